@@ -1,0 +1,337 @@
+//! One SCTP association over N paths with CMT (RFC 9260; Iyengar et al., ToN 2006).
+//!
+//! Read first: RFC 9260 §6 (data transfer), §7 (congestion control), §8 (fault
+//! management); spec/algorithms.md §1.
+
+mod recv;
+mod sack;
+mod send;
+mod timers;
+
+use std::collections::VecDeque;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::cc::{CcFactory, CcInit};
+use crate::config::Config;
+use crate::event::{Event, Observer};
+use crate::packet::{Chunk, Packet, Payload};
+use crate::path::{Path, PathId, PathState, PathView};
+use crate::rtt::RttEstimator;
+use crate::rtx::RetransmissionPolicy;
+use crate::sched::Scheduler;
+use crate::time::Time;
+
+use recv::RecvState;
+use sack::AckScratch;
+use send::SendState;
+
+/// The algorithm instances an association runs with.
+pub struct Algorithms {
+    /// Chooses paths for new data.
+    pub scheduler: Box<dyn Scheduler>,
+    /// Chooses destinations for retransmissions.
+    pub rtx: Box<dyn RetransmissionPolicy>,
+    /// Builds one congestion controller per path.
+    pub cc: Box<dyn CcFactory>,
+}
+
+/// Values normally agreed in the INIT / INIT-ACK exchange, plus the seed of the
+/// endpoint's random stream (tie-breaks, heartbeat jitter and nonces).
+#[derive(Clone, Debug)]
+pub struct AssocInit {
+    /// Our verification tag (packets to us must carry it).
+    pub local_vtag: u32,
+    /// The peer's verification tag (we put it on our packets).
+    pub peer_vtag: u32,
+    /// Our first TSN.
+    pub initial_tsn: u32,
+    /// The peer's first TSN.
+    pub peer_initial_tsn: u32,
+    /// The peer's initial a_rwnd.
+    pub peer_rwnd: u32,
+    /// Seed of this endpoint's random stream.
+    pub seed: u64,
+}
+
+impl AssocInit {
+    /// Matching parameters for two endpoints, drawn from `seed` (a stand-in for the INIT
+    /// exchange when both ends are created together, as in the simulator).
+    pub fn pair(seed: u64, rbuf_a: u32, rbuf_b: u32) -> (AssocInit, AssocInit) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (tag_a, tag_b) = (rng.gen_range(1..=u32::MAX), rng.gen_range(1..=u32::MAX));
+        let (tsn_a, tsn_b) = (rng.gen::<u32>(), rng.gen::<u32>());
+        let a = AssocInit {
+            local_vtag: tag_a,
+            peer_vtag: tag_b,
+            initial_tsn: tsn_a,
+            peer_initial_tsn: tsn_b,
+            peer_rwnd: rbuf_b,
+            seed: rng.gen(),
+        };
+        let b = AssocInit {
+            local_vtag: tag_b,
+            peer_vtag: tag_a,
+            initial_tsn: tsn_b,
+            peer_initial_tsn: tsn_a,
+            peer_rwnd: rbuf_a,
+            seed: rng.gen(),
+        };
+        (a, b)
+    }
+}
+
+/// A packet the driver must send on `path`.
+#[must_use]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// Which path (local/remote address pair) to use.
+    pub path: PathId,
+    /// The packet.
+    pub packet: Packet,
+}
+
+/// Counters the driver may want that are not protocol events.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AssocStats {
+    /// Packets dropped because their verification tag was wrong.
+    pub bad_vtag: u64,
+    /// Chunks ignored because they made no sense (e.g. a SACK for unsent TSNs).
+    pub bogus_chunks: u64,
+    /// Scheduler choices the core refused (path could not send).
+    pub refused_choices: u64,
+}
+
+/// One endpoint of a multipath association: sender and receiver halves.
+///
+/// Methods come in four groups (the quinn-proto shape):
+///
+/// * **getters**: [`config`](Self::config), [`path`](Self::path),
+///   [`num_paths`](Self::num_paths), [`stats`](Self::stats), [`observer`](Self::observer), …
+/// * **inputs**: [`handle_packet`](Self::handle_packet) for every packet that arrives on
+///   a path, [`handle_timeout`](Self::handle_timeout) when the time returned by
+///   [`poll_timeout`](Self::poll_timeout) is reached;
+/// * **application**: [`write`](Self::write) / [`write_backlog`](Self::write_backlog) to
+///   send, [`read`](Self::read) to take data delivered in order;
+/// * **outputs**: [`poll_transmit`](Self::poll_transmit), [`poll_timeout`](Self::poll_timeout).
+///
+/// Call order: after every input or application call, call `poll_transmit` until it
+/// returns `None`, then `poll_timeout` to learn when to call `handle_timeout` next.
+/// Protocol events go to the observer `O` as they happen.
+pub struct Association<O: Observer = ()> {
+    cfg: Config,
+    obs: O,
+    rng: ChaCha8Rng,
+    local_vtag: u32,
+    peer_vtag: u32,
+    paths: Vec<Path>,
+    views: Vec<PathView>,
+    sched: Box<dyn Scheduler>,
+    rtx_policy: Box<dyn RetransmissionPolicy>,
+    snd: SendState,
+    rcv: RecvState,
+    ctrl: VecDeque<(PathId, Chunk)>,
+    scratch: AckScratch,
+    sched_begin: bool,
+    assoc_errors: u32,
+    failed: bool,
+    stats: AssocStats,
+}
+
+impl<O: Observer> Association<O> {
+    /// A new, established association over `num_paths` paths.
+    pub fn new(
+        cfg: Config,
+        num_paths: usize,
+        algs: Algorithms,
+        init: AssocInit,
+        obs: O,
+    ) -> Result<Self, String> {
+        cfg.validate()?;
+        if num_paths == 0 {
+            return Err("an association needs at least one path".into());
+        }
+        let mtu = cfg.mtu as u64;
+        let cc_init = CcInit {
+            mtu,
+            initial_cwnd: cfg.initial_cwnd(),
+            initial_ssthresh: cfg
+                .initial_ssthresh
+                .unwrap_or(init.peer_rwnd as u64)
+                .max(mtu),
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(init.seed);
+        let paths: Vec<Path> = (0..num_paths)
+            .map(|i| {
+                let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
+                let mut p = Path::new(rtt, algs.cc.build(PathId(i), &cc_init));
+                if cfg.heartbeats {
+                    p.hb_due = Some(Time::ZERO + timers::hb_period(&cfg, &p, &mut rng));
+                }
+                p
+            })
+            .collect();
+        Ok(Association {
+            snd: SendState::new(init.initial_tsn, init.peer_rwnd, num_paths),
+            rcv: RecvState::new(init.peer_initial_tsn),
+            cfg,
+            obs,
+            rng,
+            local_vtag: init.local_vtag,
+            peer_vtag: init.peer_vtag,
+            paths,
+            views: Vec::with_capacity(num_paths),
+            sched: algs.scheduler,
+            rtx_policy: algs.rtx,
+            ctrl: VecDeque::new(),
+            scratch: AckScratch::default(),
+            sched_begin: true,
+            assoc_errors: 0,
+            failed: false,
+            stats: AssocStats::default(),
+        })
+    }
+
+    // ----- getters -----
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+    /// Number of paths.
+    pub fn num_paths(&self) -> usize {
+        self.paths.len()
+    }
+    /// A snapshot of one path.
+    pub fn path(&self, id: PathId) -> PathView {
+        self.paths[id.0].view(id, self.cfg.max_burst)
+    }
+    /// Counters that are not events.
+    pub fn stats(&self) -> &AssocStats {
+        &self.stats
+    }
+    /// The observer.
+    pub fn observer(&self) -> &O {
+        &self.obs
+    }
+    /// The observer, mutably.
+    pub fn observer_mut(&mut self) -> &mut O {
+        &mut self.obs
+    }
+    /// True once the association has failed (error count above Association.Max.Retrans,
+    /// or an ABORT arrived).
+    pub fn is_failed(&self) -> bool {
+        self.failed
+    }
+    /// Bytes written by the application and not yet cumulatively acknowledged
+    /// (`u64::MAX` for a backlogged source).
+    pub fn unacked_bytes(&self) -> u64 {
+        self.snd.unacked_bytes()
+    }
+    /// Bytes held in the receive buffer.
+    pub fn rbuf_held(&self) -> u32 {
+        self.rcv.held
+    }
+    /// The peer's window as the sender estimates it.
+    pub fn peer_rwnd(&self) -> u64 {
+        self.snd.peer_rwnd
+    }
+
+    // ----- application -----
+
+    /// Queues bytes for ordered delivery on stream 0.
+    pub fn write(&mut self, data: Payload) {
+        self.snd.enqueue(data);
+        self.new_opportunity();
+    }
+    /// Makes the sender backlogged: an endless supply of length-only data (bulk transfer).
+    pub fn write_backlog(&mut self) {
+        self.snd.backlog = true;
+        self.new_opportunity();
+    }
+    /// Data delivered in order, oldest first.
+    pub fn read(&mut self) -> Option<Payload> {
+        self.rcv.delivered.pop_front()
+    }
+
+    // ----- inputs -----
+
+    /// A packet arrived on `path`.
+    pub fn handle_packet(&mut self, now: Time, path: PathId, packet: Packet) {
+        if packet.vtag != self.local_vtag {
+            self.stats.bad_vtag += 1;
+            return;
+        }
+        if path.0 >= self.paths.len() {
+            self.stats.bogus_chunks += 1;
+            return;
+        }
+        let mut had_data = false;
+        let gap_before = self.rcv.has_gap();
+        for chunk in packet.chunks {
+            match chunk {
+                Chunk::Data(d) => {
+                    had_data = true;
+                    self.on_data(now, path, d);
+                }
+                Chunk::Sack(s) => self.on_sack(now, &s),
+                Chunk::Heartbeat(info) => self.ctrl.push_back((path, Chunk::HeartbeatAck(info))),
+                Chunk::HeartbeatAck(info) => self.on_heartbeat_ack(now, info),
+                Chunk::Abort { .. } => self.fail(now),
+                _ => self.stats.bogus_chunks += 1,
+            }
+        }
+        if had_data {
+            self.after_data_packet(now, path, gap_before);
+        }
+        self.new_opportunity();
+    }
+
+    // ----- helpers shared by the halves -----
+
+    fn new_opportunity(&mut self) {
+        for p in &mut self.paths {
+            p.burst_used = 0;
+        }
+        self.sched_begin = true;
+    }
+
+    fn refresh_views(&mut self) {
+        self.views.clear();
+        let max_burst = self.cfg.max_burst;
+        self.views.extend(
+            self.paths
+                .iter()
+                .enumerate()
+                .map(|(i, p)| p.view(PathId(i), max_burst)),
+        );
+    }
+
+    fn set_state(&mut self, now: Time, id: PathId, state: PathState) {
+        let p = &mut self.paths[id.0];
+        if p.state != state {
+            p.state = state;
+            p.pf_since = (state == PathState::PotentiallyFailed).then_some(now);
+            self.obs
+                .event(now, &Event::PathStateChanged { path: id, state });
+        }
+    }
+
+    fn cwnd_event(&mut self, now: Time, id: PathId) {
+        let cc = &self.paths[id.0].cc;
+        let ev = Event::CwndChanged {
+            path: id,
+            cwnd: cc.cwnd(),
+            ssthresh: cc.ssthresh(),
+        };
+        self.obs.event(now, &ev);
+    }
+
+    fn fail(&mut self, now: Time) {
+        if !self.failed {
+            self.failed = true;
+            self.obs.event(now, &Event::AssociationFailed);
+        }
+    }
+}

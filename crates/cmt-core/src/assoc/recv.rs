@@ -1,0 +1,219 @@
+//! Receiver half: the bounded receive buffer, in-order delivery and SACK generation.
+//!
+//! Rules: RFC 9260 §6.2 (a_rwnd, delayed SACK every 2nd packet or 200 ms, immediate
+//! SACK on gaps and duplicates), §6.7; CMT's DAC (spec §1.4): with DAC the receiver keeps
+//! delaying SACKs when a gap exists and reports in the SACK flags how many DATA packets
+//! arrived since the previous SACK.
+//!
+//! The application reads in-order data at once (spec §12), so the buffer holds only
+//! out-of-order chunks and `a_rwnd = rbuf − bytes held`. A new chunk that would make the
+//! buffer exceed `rbuf` is dropped, except the next in-order chunk, which is delivered
+//! immediately and never occupies the buffer.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::Association;
+use crate::event::{Event, Observer};
+use crate::packet::{DataChunk, GapBlock, Payload, SackChunk};
+use crate::path::PathId;
+use crate::time::Time;
+use crate::tsn::{unwrap_tsn, wire_tsn};
+
+struct Held {
+    payload: Payload,
+    path: PathId,
+    arrived: Time,
+}
+
+pub(super) struct RecvState {
+    /// Highest TSN delivered in order.
+    cum: u64,
+    ooo: BTreeMap<u64, Held>,
+    pub(super) held: u32,
+    dups: Vec<u32>,
+    pub(super) delivered: VecDeque<Payload>,
+    pkts_since_sack: u32,
+    pub(super) sack_now: bool,
+    pub(super) sack_at: Option<Time>,
+    sack_path: PathId,
+    dup_in_packet: bool,
+    immediate_in_packet: bool,
+}
+
+impl RecvState {
+    pub(super) fn new(peer_initial_tsn: u32) -> Self {
+        RecvState {
+            cum: (1u64 << 32) + peer_initial_tsn as u64 - 1,
+            ooo: BTreeMap::new(),
+            held: 0,
+            dups: Vec::new(),
+            delivered: VecDeque::new(),
+            pkts_since_sack: 0,
+            sack_now: false,
+            sack_at: None,
+            sack_path: PathId(0),
+            dup_in_packet: false,
+            immediate_in_packet: false,
+        }
+    }
+
+    pub(super) fn has_gap(&self) -> bool {
+        !self.ooo.is_empty()
+    }
+}
+
+impl<O: Observer> Association<O> {
+    pub(super) fn on_data(&mut self, now: Time, path: PathId, d: DataChunk) {
+        let r = &mut self.rcv;
+        let tsn = unwrap_tsn(r.cum + 1, d.tsn);
+        let bytes = d.payload.len() as u32;
+        r.immediate_in_packet |= d.flags.immediate;
+        let duplicate = tsn <= r.cum || r.ooo.contains_key(&tsn);
+        self.obs.event(
+            now,
+            &Event::DataReceived {
+                path,
+                tsn,
+                bytes,
+                duplicate,
+            },
+        );
+        if duplicate {
+            if r.dups.len() < 64 {
+                r.dups.push(d.tsn);
+            }
+            r.dup_in_packet = true;
+            return;
+        }
+        if tsn == r.cum + 1 {
+            r.cum = tsn;
+            r.delivered.push_back(d.payload);
+            self.obs.event(
+                now,
+                &Event::Delivered {
+                    tsn,
+                    bytes,
+                    path,
+                    arrived: now,
+                },
+            );
+            self.drain_in_order(now);
+            return;
+        }
+        // Out of order: keep it only if it fits the buffer and can be reported.
+        if r.held as u64 + bytes as u64 > self.cfg.rbuf as u64 || tsn - r.cum > u16::MAX as u64 {
+            self.obs
+                .event(now, &Event::DataDropped { path, tsn, bytes });
+            return;
+        }
+        r.held += bytes;
+        r.ooo.insert(
+            tsn,
+            Held {
+                payload: d.payload,
+                path,
+                arrived: now,
+            },
+        );
+        let held = r.held;
+        self.obs.event(now, &Event::RbufOccupancy { held });
+    }
+
+    fn drain_in_order(&mut self, now: Time) {
+        let r = &mut self.rcv;
+        let before = r.held;
+        while let Some(entry) = r.ooo.first_entry() {
+            if *entry.key() != r.cum + 1 {
+                break;
+            }
+            let (tsn, h) = entry.remove_entry();
+            r.cum = tsn;
+            let bytes = h.payload.len() as u32;
+            r.held -= bytes;
+            r.delivered.push_back(h.payload);
+            let ev = Event::Delivered {
+                tsn,
+                bytes,
+                path: h.path,
+                arrived: h.arrived,
+            };
+            self.obs.event(now, &ev);
+        }
+        if self.rcv.held != before {
+            let held = self.rcv.held;
+            self.obs.event(now, &Event::RbufOccupancy { held });
+        }
+    }
+
+    /// Decides between an immediate and a delayed SACK after a packet with DATA.
+    pub(super) fn after_data_packet(&mut self, now: Time, path: PathId, gap_before: bool) {
+        let dac = self.cfg.dac;
+        let r = &mut self.rcv;
+        r.pkts_since_sack += 1;
+        r.sack_path = path;
+        let gap = gap_before || r.has_gap();
+        let immediate = std::mem::take(&mut r.dup_in_packet)
+            || std::mem::take(&mut r.immediate_in_packet)
+            || (!dac && gap)
+            || r.pkts_since_sack >= self.cfg.sack_freq;
+        if immediate {
+            r.sack_now = true;
+        } else if r.sack_at.is_none() {
+            r.sack_at = Some(now + self.cfg.sack_delay);
+        }
+    }
+
+    /// Builds the SACK now due, resetting the delayed-ack state. Returns the path it
+    /// goes on: the path of the latest DATA packet (RFC 9260 §6.4).
+    pub(super) fn build_sack(&mut self, now: Time) -> (PathId, SackChunk) {
+        let r = &mut self.rcv;
+        let mut gap_blocks = Vec::new();
+        let mut run: Option<(u64, u64)> = None;
+        for &tsn in r.ooo.keys() {
+            match run {
+                Some((s, e)) if tsn == e + 1 => run = Some((s, tsn)),
+                _ => {
+                    if let Some((s, e)) = run {
+                        gap_blocks.push(block(r.cum, s, e));
+                    }
+                    if gap_blocks.len() >= self.cfg.max_gap_blocks {
+                        run = None;
+                        break;
+                    }
+                    run = Some((tsn, tsn));
+                }
+            }
+        }
+        if let Some((s, e)) = run {
+            gap_blocks.push(block(r.cum, s, e));
+        }
+        let sack = SackChunk {
+            cum_tsn: wire_tsn(r.cum),
+            a_rwnd: self.cfg.rbuf - r.held,
+            gap_blocks,
+            dup_tsns: std::mem::take(&mut r.dups),
+            flags: if self.cfg.dac {
+                r.pkts_since_sack.min(3) as u8
+            } else {
+                0
+            },
+        };
+        r.pkts_since_sack = 0;
+        r.sack_now = false;
+        r.sack_at = None;
+        let path = r.sack_path;
+        let ev = Event::SackSent {
+            path,
+            gap_blocks: sack.gap_blocks.len() as u16,
+        };
+        self.obs.event(now, &ev);
+        (path, sack)
+    }
+}
+
+fn block(cum: u64, start: u64, end: u64) -> GapBlock {
+    GapBlock {
+        start: (start - cum) as u16,
+        end: (end - cum) as u16,
+    }
+}

@@ -1,0 +1,397 @@
+//! Sender half: the send queue, the retransmission queue and `poll_transmit`.
+//!
+//! Rules: RFC 9260 §6.1 (when new data may be sent: `flight < cwnd` per path, peer window,
+//! zero-window probe), §6.3.2 (T3-rtx start), Max.Burst per transmission opportunity;
+//! CMT retransmissions to the destination chosen by the policy, with the one-packet
+//! cwnd exemption of a fast retransmission (ns-2 `RTX_LIMIT_ONE_PACKET`, spec §1.4).
+
+use std::collections::VecDeque;
+
+use super::{Association, Transmit};
+use crate::event::{Event, Observer, SendKind};
+use crate::packet::{Chunk, DataChunk, DataFlags, Packet, Payload};
+use crate::path::{PathId, PathState};
+use crate::rtx::RtxContext;
+use crate::sched::SchedContext;
+use crate::time::Time;
+use crate::tsn::wire_tsn;
+
+/// A chunk sent and not yet cumulatively acknowledged.
+pub(super) struct TxChunk {
+    pub(super) payload: Payload,
+    pub(super) len: u32,
+    pub(super) ssn: u16,
+    /// Path of the latest transmission.
+    pub(super) path: PathId,
+    pub(super) tx_count: u32,
+    /// Gap-acknowledged (our receiver never reneges, so this is final).
+    pub(super) acked: bool,
+    /// Counted in its path's flight.
+    pub(super) in_flight: bool,
+    pub(super) missing: u32,
+    /// Already fast-retransmitted once: never again.
+    pub(super) fast_done: bool,
+    /// Marked for retransmission: why, and the chosen destination.
+    pub(super) rtx: Option<(SendKind, PathId)>,
+}
+
+pub(super) struct SendState {
+    queue: VecDeque<Payload>,
+    queued: u64,
+    pub(super) backlog: bool,
+    pub(super) next_tsn: u64,
+    next_ssn: u16,
+    /// Highest cumulatively acknowledged TSN.
+    pub(super) cum_ack: u64,
+    /// TSNs `cum_ack + 1 ..` in order.
+    pub(super) chunks: VecDeque<TxChunk>,
+    pub(super) rtx_pending: usize,
+    pub(super) peer_rwnd: u64,
+    /// Per path: a fast retransmission may go out even with a full cwnd.
+    pub(super) fast_exempt: Vec<bool>,
+    blocked: bool,
+}
+
+impl SendState {
+    pub(super) fn new(initial_tsn: u32, peer_rwnd: u32, num_paths: usize) -> Self {
+        // Unwrapped TSNs start in the second 2^32 block so that `cum_ack = initial − 1`
+        // never underflows.
+        let first = (1u64 << 32) + initial_tsn as u64;
+        SendState {
+            queue: VecDeque::new(),
+            queued: 0,
+            backlog: false,
+            next_tsn: first,
+            next_ssn: 0,
+            cum_ack: first - 1,
+            chunks: VecDeque::new(),
+            rtx_pending: 0,
+            peer_rwnd: peer_rwnd as u64,
+            fast_exempt: vec![false; num_paths],
+            blocked: false,
+        }
+    }
+
+    pub(super) fn enqueue(&mut self, data: Payload) {
+        if !data.is_empty() {
+            self.queued += data.len() as u64;
+            self.queue.push_back(data);
+        }
+    }
+
+    fn has_new_data(&self) -> bool {
+        self.backlog || !self.queue.is_empty()
+    }
+
+    fn queued_bytes(&self) -> u64 {
+        if self.backlog {
+            u64::MAX
+        } else {
+            self.queued
+        }
+    }
+
+    pub(super) fn unacked_bytes(&self) -> u64 {
+        let in_chunks: u64 = self.chunks.iter().map(|c| c.len as u64).sum();
+        self.queued_bytes().saturating_add(in_chunks)
+    }
+
+    fn next_len(&self, max: u32) -> u32 {
+        match self.queue.front() {
+            Some(p) => (p.len() as u32).min(max),
+            None => max,
+        }
+    }
+
+    fn take(&mut self, max: u32) -> Payload {
+        match self.queue.pop_front() {
+            Some(p) => {
+                let (head, rest) = p.split_at(max as usize);
+                if let Some(rest) = rest {
+                    self.queue.push_front(rest);
+                }
+                self.queued -= head.len() as u64;
+                head
+            }
+            None => Payload::Synthetic(max),
+        }
+    }
+}
+
+impl<O: Observer> Association<O> {
+    /// The next packet to send, if any. Control chunks (SACK, HEARTBEAT, HEARTBEAT-ACK)
+    /// first, then retransmissions, then new data chosen by the scheduler.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
+        if let Some(t) = self.poll_control(now) {
+            return Some(t);
+        }
+        if self.failed {
+            return None;
+        }
+        self.ensure_active_path(now);
+        if self.snd.rtx_pending > 0 {
+            if let Some(t) = self.poll_retransmit(now) {
+                return Some(t);
+            }
+        }
+        self.poll_new_data(now)
+    }
+
+    fn packet(&self, chunk: Chunk) -> Packet {
+        Packet {
+            vtag: self.peer_vtag,
+            chunks: vec![chunk],
+        }
+    }
+
+    fn poll_control(&mut self, now: Time) -> Option<Transmit> {
+        if self.rcv.sack_now {
+            let (path, sack) = self.build_sack(now);
+            return Some(Transmit {
+                path,
+                packet: self.packet(Chunk::Sack(sack)),
+            });
+        }
+        let (path, chunk) = self.ctrl.pop_front()?;
+        Some(Transmit {
+            path,
+            packet: self.packet(chunk),
+        })
+    }
+
+    /// Candidate destinations for retransmissions: ACTIVE paths, or every path when none
+    /// is active (RFC 9260 §6.4.1: keep trying rather than stall).
+    fn rtx_candidates(&self) -> Vec<PathId> {
+        let active: Vec<PathId> = (0..self.paths.len())
+            .filter(|&i| self.paths[i].state == PathState::Active)
+            .map(PathId)
+            .collect();
+        if active.is_empty() {
+            (0..self.paths.len()).map(PathId).collect()
+        } else {
+            active
+        }
+    }
+
+    pub(super) fn choose_rtx_dest(&mut self, now: Time, original: PathId, tsn: u64) -> PathId {
+        let candidates = self.rtx_candidates();
+        if candidates.len() == 1 {
+            return candidates[0];
+        }
+        self.refresh_views();
+        let ctx = RtxContext {
+            now,
+            paths: &self.views,
+            candidates: &candidates,
+            original,
+            tsn,
+        };
+        let choice = self.rtx_policy.select(&ctx, &mut self.rng);
+        if candidates.contains(&choice) {
+            choice
+        } else {
+            self.stats.refused_choices += 1;
+            candidates[0]
+        }
+    }
+
+    fn poll_retransmit(&mut self, now: Time) -> Option<Transmit> {
+        let cum = self.snd.cum_ack;
+        for i in 0..self.snd.chunks.len() {
+            let Some((kind, mut dest)) = self.snd.chunks[i].rtx else {
+                continue;
+            };
+            let tsn = cum + 1 + i as u64;
+            if self.paths[dest.0].state != PathState::Active
+                && self.rtx_candidates().iter().all(|&c| c != dest)
+            {
+                let orig = self.snd.chunks[i].path;
+                dest = self.choose_rtx_dest(now, orig, tsn);
+                self.snd.chunks[i].rtx = Some((kind, dest));
+            }
+            let p = &self.paths[dest.0];
+            let exempt = kind == SendKind::FastRetransmit && self.snd.fast_exempt[dest.0];
+            if p.flight >= p.cc.cwnd() && !exempt {
+                continue;
+            }
+            if exempt {
+                self.snd.fast_exempt[dest.0] = false;
+            }
+            let c = &mut self.snd.chunks[i];
+            c.rtx = None;
+            c.path = dest;
+            c.tx_count += 1;
+            c.in_flight = true;
+            c.missing = 0;
+            let (len, ssn, payload) = (c.len, c.ssn, c.payload.clone());
+            self.snd.rtx_pending -= 1;
+            // Karn: a retransmitted chunk never gives an RTT sample.
+            for p in &mut self.paths {
+                if matches!(p.rtt_probe, Some((t, _)) if t == tsn) {
+                    p.rtt_probe = None;
+                }
+            }
+            let p = &mut self.paths[dest.0];
+            if p.rtx_pseudo_cum.is_none_or(|r| tsn < r) {
+                p.rtx_pseudo_cum = Some(tsn);
+            }
+            self.on_data_sent(now, dest, len as u64);
+            self.snd.peer_rwnd = self.snd.peer_rwnd.saturating_sub(len as u64);
+            let ev = Event::DataSent {
+                path: dest,
+                tsn,
+                bytes: len,
+                kind,
+            };
+            self.obs.event(now, &ev);
+            return Some(self.data_transmit(dest, tsn, ssn, payload));
+        }
+        None
+    }
+
+    fn poll_new_data(&mut self, now: Time) -> Option<Transmit> {
+        if !self.snd.has_new_data() {
+            self.set_blocked(now, false);
+            return None;
+        }
+        let max = self.cfg.max_payload();
+        let len = self.snd.next_len(max);
+        let zero_window_probe = self.total_flight() == 0;
+        if self.snd.peer_rwnd < len as u64 && !zero_window_probe {
+            let any_room = self
+                .paths
+                .iter()
+                .any(|p| p.state == PathState::Active && p.flight < p.cc.cwnd());
+            self.set_blocked(now, any_room);
+            return None;
+        }
+        self.set_blocked(now, false);
+        self.refresh_views();
+        let ctx = SchedContext {
+            now,
+            paths: &self.views,
+            peer_rwnd: self.snd.peer_rwnd,
+            chunk_len: len,
+            queued_bytes: self.snd.queued_bytes(),
+        };
+        if std::mem::take(&mut self.sched_begin) {
+            self.sched.begin(&ctx);
+        }
+        let path = self.sched.select(&ctx)?;
+        if !self.views.get(path.0).is_some_and(|v| v.can_send) {
+            self.stats.refused_choices += 1;
+            return None;
+        }
+        let payload = self.snd.take(max);
+        let len = payload.len() as u32;
+        let tsn = self.snd.next_tsn;
+        self.snd.next_tsn += 1;
+        let ssn = self.snd.next_ssn;
+        self.snd.next_ssn = self.snd.next_ssn.wrapping_add(1);
+        self.snd.chunks.push_back(TxChunk {
+            payload: payload.clone(),
+            len,
+            ssn,
+            path,
+            tx_count: 1,
+            acked: false,
+            in_flight: true,
+            missing: 0,
+            fast_done: false,
+            rtx: None,
+        });
+        let p = &mut self.paths[path.0];
+        p.burst_used += 1;
+        if p.rtt_probe.is_none() {
+            p.rtt_probe = Some((tsn, now));
+        }
+        if p.pseudo_cum.is_none() {
+            p.pseudo_cum = Some(tsn);
+        }
+        self.on_data_sent(now, path, len as u64);
+        self.snd.peer_rwnd = self.snd.peer_rwnd.saturating_sub(len as u64);
+        self.sched.on_sent(path, tsn, len);
+        let ev = Event::DataSent {
+            path,
+            tsn,
+            bytes: len,
+            kind: SendKind::New,
+        };
+        self.obs.event(now, &ev);
+        Some(self.data_transmit(path, tsn, ssn, payload))
+    }
+
+    pub(super) fn total_flight(&self) -> u64 {
+        self.paths.iter().map(|p| p.flight).sum()
+    }
+
+    /// Book-keeping common to new data and retransmissions on `path`.
+    fn on_data_sent(&mut self, now: Time, path: PathId, len: u64) {
+        let rto = self.paths[path.0].rtt.rto();
+        let p = &mut self.paths[path.0];
+        p.flight += len;
+        p.last_data_sent = Some(now);
+        if p.t3.is_none() {
+            p.t3 = Some(now + rto);
+        }
+        if self.cfg.idle_cwnd_decay && p.decay_at.is_none() {
+            p.decay_at = Some(now + rto);
+        }
+    }
+
+    fn data_transmit(&self, path: PathId, tsn: u64, ssn: u16, payload: Payload) -> Transmit {
+        Transmit {
+            path,
+            packet: self.packet(Chunk::Data(DataChunk {
+                tsn: wire_tsn(tsn),
+                sid: 0,
+                ssn,
+                ppid: 0,
+                flags: DataFlags::WHOLE,
+                payload,
+            })),
+        }
+    }
+
+    fn set_blocked(&mut self, now: Time, blocked: bool) {
+        if self.snd.blocked != blocked {
+            self.snd.blocked = blocked;
+            self.obs.event(now, &Event::RwndBlocked { blocked });
+        }
+    }
+
+    /// CMT-PF (spec §1.6): when no path is ACTIVE but some are PF and data is waiting,
+    /// reactivate the PF path with the fewest errors (ties: most recently PF, then
+    /// random) with cwnd = 1 MTU.
+    fn ensure_active_path(&mut self, now: Time) {
+        if self.paths.iter().any(|p| p.state == PathState::Active) {
+            return;
+        }
+        if !(self.snd.has_new_data() || self.snd.rtx_pending > 0) {
+            return;
+        }
+        let pf: Vec<usize> = (0..self.paths.len())
+            .filter(|&i| self.paths[i].state == PathState::PotentiallyFailed)
+            .collect();
+        let Some(min_err) = pf.iter().map(|&i| self.paths[i].error_count).min() else {
+            return;
+        };
+        let best: Vec<usize> = pf
+            .into_iter()
+            .filter(|&i| self.paths[i].error_count == min_err)
+            .collect();
+        let latest = best.iter().map(|&i| self.paths[i].pf_since).max().flatten();
+        let best: Vec<usize> = best
+            .into_iter()
+            .filter(|&i| self.paths[i].pf_since == latest)
+            .collect();
+        let pick = best[rand::Rng::gen_range(&mut self.rng, 0..best.len())];
+        let mtu = self.cfg.mtu as u64;
+        let p = &mut self.paths[pick];
+        p.t3 = None;
+        p.hb_pending = None;
+        p.cc.set_cwnd(mtu);
+        self.set_state(now, PathId(pick), PathState::Active);
+        self.cwnd_event(now, PathId(pick));
+    }
+}

@@ -1,0 +1,215 @@
+//! Timers: delayed SACK, T3-rtx per path, HEARTBEAT probing, idle cwnd decay.
+//!
+//! Rules: RFC 9260 §6.3.3 (T3-rtx expiry), §8.2–8.3 (error counters, heartbeats with
+//! interval `RTO + HB.interval` jittered by ±50 % of RTO); CMT-PF (spec §1.6): a timeout
+//! moves an ACTIVE path to PF once its error count exceeds PFMR, PF paths are probed
+//! every RTO and come back with `cwnd = pf_cwnd_mtus · MTU` on a HEARTBEAT-ACK.
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::Association;
+use crate::cc::LossSignal;
+use crate::config::Config;
+use crate::event::{Event, Observer, SendKind};
+use crate::packet::{Chunk, HeartbeatInfo};
+use crate::path::{Path, PathId, PathState};
+use crate::time::{Duration, Time};
+
+/// Time from the last activity to the next HEARTBEAT of an idle ACTIVE path.
+pub(super) fn hb_period(cfg: &Config, p: &Path, rng: &mut ChaCha8Rng) -> Duration {
+    let rto = p.rtt.rto().as_nanos();
+    let jitter = rng.gen_range(rto / 2..=rto + rto / 2);
+    cfg.hb_interval + Duration::from_nanos(jitter)
+}
+
+impl<O: Observer> Association<O> {
+    /// The earliest time at which [`handle_timeout`](Self::handle_timeout) must be called.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let mut t = self.rcv.sack_at;
+        let mut take = |x: Option<Time>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        };
+        for p in &self.paths {
+            take(p.t3);
+            take(p.hb_due);
+            take(p.hb_pending.map(|(_, at)| at));
+            take(p.decay_at);
+        }
+        t
+    }
+
+    /// Runs every timer that is due at `now`.
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.rcv.sack_at.is_some_and(|t| t <= now) {
+            self.rcv.sack_at = None;
+            self.rcv.sack_now = true;
+        }
+        for i in 0..self.paths.len() {
+            let id = PathId(i);
+            if self.paths[i].t3.is_some_and(|t| t <= now) {
+                self.paths[i].t3 = None;
+                self.on_t3_expiry(now, id);
+            }
+            if self.paths[i].hb_pending.is_some_and(|(_, t)| t <= now) {
+                self.paths[i].hb_pending = None;
+                self.on_heartbeat_lost(now, id);
+            }
+            if self.paths[i].hb_due.is_some_and(|t| t <= now) {
+                self.on_heartbeat_due(now, id);
+            }
+            if self.paths[i].decay_at.is_some_and(|t| t <= now) {
+                self.on_decay_check(now, id);
+            }
+        }
+        self.new_opportunity();
+    }
+
+    fn count_error(&mut self, now: Time, id: PathId) {
+        let p = &mut self.paths[id.0];
+        p.error_count += 1;
+        let (errors, state) = (p.error_count, p.state);
+        self.assoc_errors += 1;
+        if self.cfg.pf_enabled && state == PathState::Active && errors > self.cfg.pfmr {
+            self.set_state(now, id, PathState::PotentiallyFailed);
+            self.probe_now(id, now);
+        }
+        if errors > self.cfg.path_max_retrans && state != PathState::Inactive {
+            self.set_state(now, id, PathState::Inactive);
+            self.probe_now(id, now);
+        }
+        if self.assoc_errors > self.cfg.assoc_max_retrans {
+            self.fail(now);
+        }
+    }
+
+    fn probe_now(&mut self, id: PathId, now: Time) {
+        if self.cfg.heartbeats && self.paths[id.0].hb_pending.is_none() {
+            self.paths[id.0].hb_due = Some(now);
+        }
+    }
+
+    fn on_t3_expiry(&mut self, now: Time, id: PathId) {
+        if self.paths[id.0].flight == 0 {
+            return;
+        }
+        let mtu = self.cfg.mtu as u64;
+        let p = &mut self.paths[id.0];
+        p.timeouts += 1;
+        p.last_timeout = Some(now);
+        p.rtt_probe = None;
+        let loss = LossSignal {
+            now,
+            mtu,
+            srtt: p.rtt.srtt(),
+            min_rtt: p.rtt.min_rtt(),
+        };
+        p.cc.on_timeout(&loss);
+        p.rtt.back_off();
+        p.recover = Some(self.snd.next_tsn - 1);
+        let rto = p.rtt.rto();
+        self.obs.event(now, &Event::Timeout { path: id, rto });
+        self.cwnd_event(now, id);
+        self.count_error(now, id);
+        // Every chunk in flight on the path is marked for retransmission.
+        let cum = self.snd.cum_ack;
+        for i in 0..self.snd.chunks.len() {
+            let c = &mut self.snd.chunks[i];
+            if c.path != id || !c.in_flight {
+                continue;
+            }
+            c.in_flight = false;
+            self.paths[id.0].flight -= c.len as u64;
+            let dest = self.choose_rtx_dest(now, id, cum + 1 + i as u64);
+            self.snd.chunks[i].rtx = Some((SendKind::TimeoutRetransmit, dest));
+            self.snd.rtx_pending += 1;
+        }
+    }
+
+    fn on_heartbeat_due(&mut self, now: Time, id: PathId) {
+        let p = &self.paths[id.0];
+        if !self.cfg.heartbeats || p.hb_pending.is_some() {
+            self.paths[id.0].hb_due = None;
+            return;
+        }
+        // An ACTIVE path that carried data recently is not idle: look again later.
+        if p.state == PathState::Active {
+            if let Some(last) = p.last_data_sent {
+                let next = last + hb_period(&self.cfg, p, &mut self.rng);
+                if next > now {
+                    self.paths[id.0].hb_due = Some(next);
+                    return;
+                }
+            }
+        }
+        let nonce = self.rng.gen();
+        let p = &mut self.paths[id.0];
+        p.hb_due = None;
+        p.hb_pending = Some((nonce, now + p.rtt.rto()));
+        let info = HeartbeatInfo {
+            path: id.0 as u16,
+            sent_ns: now.as_nanos(),
+            nonce,
+        };
+        self.ctrl.push_back((id, Chunk::Heartbeat(info)));
+    }
+
+    fn on_heartbeat_lost(&mut self, now: Time, id: PathId) {
+        self.paths[id.0].rtt.back_off();
+        self.count_error(now, id);
+        let p = &self.paths[id.0];
+        self.paths[id.0].hb_due = Some(if p.state == PathState::Active {
+            now + hb_period(&self.cfg, p, &mut self.rng)
+        } else {
+            now // PF and INACTIVE paths are probed every (backed-off) RTO
+        });
+    }
+
+    pub(super) fn on_heartbeat_ack(&mut self, now: Time, info: HeartbeatInfo) {
+        let id = PathId(info.path as usize);
+        let Some(p) = self.paths.get_mut(id.0) else {
+            self.stats.bogus_chunks += 1;
+            return;
+        };
+        if p.hb_pending.map(|(n, _)| n) != Some(info.nonce) {
+            return; // stale or forged
+        }
+        p.hb_pending = None;
+        p.error_count = 0;
+        self.assoc_errors = 0;
+        let rtt = now.saturating_since(Time::from_nanos(info.sent_ns));
+        self.rtt_sample(now, id, rtt);
+        let state = self.paths[id.0].state;
+        if state != PathState::Active {
+            if state == PathState::PotentiallyFailed {
+                let cwnd = self.cfg.pf_cwnd_mtus as u64 * self.cfg.mtu as u64;
+                self.paths[id.0].cc.set_cwnd(cwnd);
+                self.cwnd_event(now, id);
+            }
+            self.set_state(now, id, PathState::Active);
+        }
+        let period = hb_period(&self.cfg, &self.paths[id.0], &mut self.rng);
+        self.paths[id.0].hb_due = Some(now + period);
+    }
+
+    fn on_decay_check(&mut self, now: Time, id: PathId) {
+        let initial = self.cfg.initial_cwnd();
+        let mtu = self.cfg.mtu as u64;
+        let p = &mut self.paths[id.0];
+        let rto = p.rtt.rto();
+        let idle_since = p.last_data_sent.unwrap_or(Time::ZERO);
+        if idle_since + rto > now {
+            p.decay_at = Some(idle_since + rto);
+            return;
+        }
+        let before = p.cc.cwnd();
+        p.cc.on_idle(mtu, initial);
+        let after = p.cc.cwnd();
+        p.decay_at = (after > initial).then_some(now + rto);
+        if after != before {
+            self.cwnd_event(now, id);
+        }
+    }
+}

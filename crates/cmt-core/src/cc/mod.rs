@@ -1,0 +1,105 @@
+//! Congestion control: one controller instance per path, built by a factory.
+//!
+//! The shape follows quinn-proto's `congestion.rs`: a trait for the per-path state
+//! machine and a config struct that is also its factory. [`by_name`] is the one table that
+//! maps scenario names to factories.
+
+mod reno;
+
+pub use reno::{Reno, RenoFactory};
+
+use crate::params::{ParamError, Params};
+use crate::path::PathId;
+use crate::time::{Duration, Time};
+
+/// What a SACK did for one path, as seen by its controller.
+#[derive(Clone, Debug)]
+pub struct AckSignal {
+    /// Time of the SACK.
+    pub now: Time,
+    /// Newly acknowledged bytes sent on this path that count for cwnd growth.
+    pub bytes_acked: u64,
+    /// Bytes in flight on this path before the SACK was processed.
+    pub flight_before: u64,
+    /// Path MTU in bytes.
+    pub mtu: u64,
+    /// Current smoothed RTT of the path.
+    pub srtt: Option<Duration>,
+    /// Minimum RTT of the path.
+    pub min_rtt: Option<Duration>,
+}
+
+/// Snapshot of every path's window, for coupled controllers (LIA, OLIA, BALIA).
+#[derive(Clone, Debug)]
+pub struct CcPathView {
+    /// Path.
+    pub id: PathId,
+    /// cwnd in bytes.
+    pub cwnd: u64,
+    /// Smoothed RTT.
+    pub srtt: Option<Duration>,
+}
+
+/// A loss signal for one path.
+#[derive(Clone, Debug)]
+pub struct LossSignal {
+    /// Time of detection.
+    pub now: Time,
+    /// Path MTU in bytes.
+    pub mtu: u64,
+    /// Smoothed RTT of the path.
+    pub srtt: Option<Duration>,
+    /// Minimum RTT of the path.
+    pub min_rtt: Option<Duration>,
+}
+
+/// Per-path window state machine.
+pub trait CongestionControl: Send {
+    /// Congestion window, bytes.
+    fn cwnd(&self) -> u64;
+    /// Slow-start threshold, bytes.
+    fn ssthresh(&self) -> u64;
+    /// Newly acknowledged data that advances the (pseudo-)cumulative ack on this path.
+    fn on_ack(&mut self, ack: &AckSignal, all: &[CcPathView]);
+    /// A fast-retransmit loss event (at most once per window, the core guarantees it).
+    fn on_fast_retransmit(&mut self, loss: &LossSignal);
+    /// The T3-rtx timer expired.
+    fn on_timeout(&mut self, loss: &LossSignal);
+    /// The path sent nothing for one RTO (RFC 4960 §7.2.1 idle decay).
+    fn on_idle(&mut self, mtu: u64, initial_cwnd: u64);
+    /// Force the window (CMT-PF recovery: `cwnd = pf_cwnd · MTU`).
+    fn set_cwnd(&mut self, cwnd: u64);
+}
+
+/// Initial values handed to a controller.
+#[derive(Clone, Debug)]
+pub struct CcInit {
+    /// Path MTU in bytes.
+    pub mtu: u64,
+    /// Initial cwnd in bytes.
+    pub initial_cwnd: u64,
+    /// Initial ssthresh in bytes.
+    pub initial_ssthresh: u64,
+}
+
+/// Builds one controller per path.
+pub trait CcFactory: Send + Sync {
+    /// Registry name.
+    fn name(&self) -> &'static str;
+    /// A controller for `path`.
+    fn build(&self, path: PathId, init: &CcInit) -> Box<dyn CongestionControl>;
+}
+
+/// Names accepted by [`by_name`].
+pub const NAMES: &[&str] = &["reno"];
+
+/// The registry: scenario name → factory.
+pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn CcFactory>, ParamError> {
+    match name {
+        "reno" | "rfc4960" => Ok(Box::new(RenoFactory::from_params(params)?)),
+        _ => Err(ParamError(format!(
+            "unknown congestion control `{name}` (known: {})",
+            NAMES.join(", ")
+        ))),
+    }
+}

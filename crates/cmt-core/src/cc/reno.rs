@@ -1,0 +1,188 @@
+//! RFC 4960 / RFC 9260 §7.2 per-destination AIMD ("Reno" for SCTP), as in ns-2.35
+//! `sctp.cc` (AdjustCwnd, FastRtx, Timeout). Spec §1.2.
+
+use super::{AckSignal, CcFactory, CcInit, CcPathView, CongestionControl, LossSignal};
+use crate::params::{ParamError, Params};
+use crate::path::PathId;
+
+/// Factory for [`Reno`]. Takes no parameters.
+#[derive(Clone, Debug, Default)]
+pub struct RenoFactory;
+
+impl RenoFactory {
+    /// Validates (no parameters are accepted).
+    pub fn from_params(params: &Params) -> Result<Self, ParamError> {
+        params.expect_only("reno", &[])?;
+        Ok(RenoFactory)
+    }
+}
+
+impl CcFactory for RenoFactory {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+    fn build(&self, _path: PathId, init: &CcInit) -> Box<dyn CongestionControl> {
+        Box::new(Reno::new(init))
+    }
+}
+
+/// Uncoupled SCTP congestion control of one path.
+#[derive(Clone, Debug)]
+pub struct Reno {
+    cwnd: u64,
+    ssthresh: u64,
+    pba: u64,
+}
+
+impl Reno {
+    /// Starts in slow start at the initial window.
+    pub fn new(init: &CcInit) -> Self {
+        Reno {
+            cwnd: init.initial_cwnd,
+            ssthresh: init.initial_ssthresh,
+            pba: 0,
+        }
+    }
+    /// partial_bytes_acked.
+    pub fn partial_bytes_acked(&self) -> u64 {
+        self.pba
+    }
+}
+
+impl CongestionControl for Reno {
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+
+    fn on_ack(&mut self, ack: &AckSignal, _all: &[CcPathView]) {
+        if ack.bytes_acked == 0 {
+            return;
+        }
+        if self.cwnd <= self.ssthresh {
+            // Slow start (RFC 9260 §7.2.1): only when the window was fully used.
+            if ack.flight_before >= self.cwnd {
+                self.cwnd += ack.bytes_acked.min(ack.mtu);
+            }
+        } else {
+            // Congestion avoidance (§7.2.2): one MTU per cwnd of acked bytes.
+            self.pba += ack.bytes_acked;
+            if self.pba >= self.cwnd && ack.flight_before >= self.cwnd {
+                self.pba -= self.cwnd;
+                self.cwnd += ack.mtu;
+            }
+        }
+        if ack.flight_before <= ack.bytes_acked {
+            // Everything outstanding was acked: pba restarts (§7.2.2).
+            self.pba = 0;
+        }
+    }
+
+    fn on_fast_retransmit(&mut self, loss: &LossSignal) {
+        self.ssthresh = (self.cwnd / 2).max(4 * loss.mtu);
+        self.cwnd = self.ssthresh;
+        self.pba = 0;
+    }
+
+    fn on_timeout(&mut self, loss: &LossSignal) {
+        self.ssthresh = (self.cwnd / 2).max(4 * loss.mtu);
+        self.cwnd = loss.mtu;
+        self.pba = 0;
+    }
+
+    fn on_idle(&mut self, mtu: u64, initial_cwnd: u64) {
+        if self.cwnd > initial_cwnd {
+            self.cwnd = (self.cwnd / 2).max(4 * mtu).max(initial_cwnd);
+        }
+    }
+
+    fn set_cwnd(&mut self, cwnd: u64) {
+        self.cwnd = cwnd;
+        self.pba = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Time;
+
+    const MTU: u64 = 1500;
+
+    fn reno(cwnd: u64, ssthresh: u64) -> Reno {
+        Reno::new(&CcInit {
+            mtu: MTU,
+            initial_cwnd: cwnd,
+            initial_ssthresh: ssthresh,
+        })
+    }
+    fn ack(bytes: u64, flight: u64) -> AckSignal {
+        AckSignal {
+            now: Time::ZERO,
+            bytes_acked: bytes,
+            flight_before: flight,
+            mtu: MTU,
+            srtt: None,
+            min_rtt: None,
+        }
+    }
+    fn loss() -> LossSignal {
+        LossSignal {
+            now: Time::ZERO,
+            mtu: MTU,
+            srtt: None,
+            min_rtt: None,
+        }
+    }
+
+    #[test]
+    fn slow_start_grows_by_at_most_one_mtu_per_sack_and_only_when_cwnd_was_full() {
+        // (cwnd, flight before, acked) -> cwnd after
+        let cases = [
+            (4380, 4380, 2904, 4380 + 1500),
+            (4380, 4380, 1000, 5380),
+            (4380, 3000, 2904, 4380),
+        ];
+        for (cwnd, flight, acked, want) in cases {
+            let mut r = reno(cwnd, 65536);
+            r.on_ack(&ack(acked, flight), &[]);
+            assert_eq!(r.cwnd(), want, "cwnd {cwnd} flight {flight} acked {acked}");
+        }
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_mtu_per_window_of_acked_bytes() {
+        let mut r = reno(15000, 10000);
+        for _ in 0..9 {
+            r.on_ack(&ack(1500, 30000), &[]);
+        }
+        assert_eq!(r.cwnd(), 15000);
+        assert_eq!(r.partial_bytes_acked(), 13500);
+        r.on_ack(&ack(1500, 30000), &[]);
+        assert_eq!(r.cwnd(), 16500);
+        assert_eq!(r.partial_bytes_acked(), 0);
+    }
+
+    #[test]
+    fn fast_retransmit_halves_and_timeout_collapses_with_four_mtu_floor() {
+        let mut r = reno(20000, 65536);
+        r.on_fast_retransmit(&loss());
+        assert_eq!((r.cwnd(), r.ssthresh()), (10000, 10000));
+        r.on_fast_retransmit(&loss());
+        assert_eq!((r.cwnd(), r.ssthresh()), (6000, 6000));
+        r.on_timeout(&loss());
+        assert_eq!((r.cwnd(), r.ssthresh()), (1500, 6000));
+    }
+
+    #[test]
+    fn idle_decay_halves_but_not_below_four_mtu() {
+        let mut r = reno(40000, 10000);
+        r.on_idle(MTU, 4380);
+        assert_eq!(r.cwnd(), 20000);
+        r.on_idle(MTU, 4380);
+        r.on_idle(MTU, 4380);
+        assert_eq!(r.cwnd(), 6000);
+    }
+}

@@ -1,0 +1,42 @@
+//! # cmt-core — the sans-IO protocol core of cmtlab
+//!
+//! One SCTP association carrying one ordered stream over several paths at once
+//! (Concurrent Multipath Transfer). The crate never reads a clock, opens a socket or
+//! draws ambient randomness: time comes in as a parameter, packets go in and out as
+//! values, and randomness comes from a seed the driver passes in. The same code runs in
+//! the discrete-event simulator (`cmt-sim`) and the real runtime (`cmt-net`).
+//!
+//! Layers, bottom up:
+//!
+//! * [`time`], [`tsn`] — integer-nanosecond clock types; TSN wrap-around handling.
+//! * [`packet`] — typed SCTP packets and chunks (RFC 9260 §3).
+//! * [`rtt`], [`path`] — per-path RTT/RTO estimation and state.
+//! * [`cc`], [`sched`], [`rtx`] — the three extension points: congestion control (one
+//!   instance per path), data scheduling and retransmission-destination policies. Each
+//!   folder holds a trait, one file per algorithm and one `by_name` registry function.
+//! * [`assoc`] — the association: send and receive halves, SACK processing with CMT's
+//!   SFR / CUC / DAC, timers, CMT-PF.
+//! * [`event`] — the observer interface every protocol event goes through.
+//!
+//! Algorithms follow `spec/algorithms.md` of the project; doc comments cite the section.
+
+pub mod assoc;
+pub mod cc;
+pub mod config;
+pub mod event;
+pub mod packet;
+pub mod params;
+pub mod path;
+pub mod rtt;
+pub mod rtx;
+pub mod sched;
+pub mod time;
+pub mod tsn;
+
+pub use assoc::{Algorithms, AssocInit, AssocStats, Association, Transmit};
+pub use config::Config;
+pub use event::{Event, Observer, SendKind};
+pub use packet::{Chunk, Packet, Payload};
+pub use params::{ParamError, ParamValue, Params};
+pub use path::{PathId, PathState, PathView};
+pub use time::{Duration, Time};

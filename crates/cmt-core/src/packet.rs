@@ -1,0 +1,246 @@
+//! Typed SCTP packets: what the core emits and consumes.
+//!
+//! Read first: RFC 9260 §3 (packet format) and §3.3 (chunk definitions).
+//!
+//! The simulator passes these values directly, with length-only payloads; the runtime
+//! encodes them with the wire codec (a later layer). [`Packet::wire_len`] gives the exact
+//! on-the-wire size of the SCTP packet (common header plus padded chunks) so that the
+//! simulator charges links for the same bytes a real stack would send.
+
+use bytes::Bytes;
+
+/// Size of the SCTP common header (ports, verification tag, checksum).
+pub const COMMON_HEADER_LEN: usize = 12;
+/// Size of a DATA chunk header (type, flags, length, TSN, stream id, SSN, PPID).
+pub const DATA_HEADER_LEN: usize = 16;
+/// Size of a SACK chunk without gap blocks and duplicate TSNs.
+pub const SACK_HEADER_LEN: usize = 16;
+/// Size of a HEARTBEAT / HEARTBEAT-ACK chunk carrying a [`HeartbeatInfo`].
+pub const HEARTBEAT_LEN: usize = 4 + 4 + 20;
+
+/// One SCTP packet: a verification tag and a list of chunks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// Verification tag of the receiving endpoint (RFC 9260 §8.5).
+    pub vtag: u32,
+    /// Chunks in the order they are bundled.
+    pub chunks: Vec<Chunk>,
+}
+
+/// The chunk types the core speaks.
+///
+/// INIT / INIT-ACK / COOKIE-ECHO / COOKIE-ACK arrive with the wire codec and the real
+/// runtime; the simulator starts associations in the ESTABLISHED state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Chunk {
+    /// User data (RFC 9260 §3.3.1).
+    Data(DataChunk),
+    /// Selective acknowledgement (§3.3.4).
+    Sack(SackChunk),
+    /// Path probe (§3.3.5).
+    Heartbeat(HeartbeatInfo),
+    /// Answer to a probe (§3.3.6).
+    HeartbeatAck(HeartbeatInfo),
+    /// Graceful close request carrying the cumulative TSN ack (§3.3.8).
+    Shutdown {
+        /// Cumulative TSN acknowledged by the sender of the SHUTDOWN.
+        cum_tsn: u32,
+    },
+    /// Acknowledges a SHUTDOWN (§3.3.9).
+    ShutdownAck,
+    /// Final step of the shutdown (§3.3.13).
+    ShutdownComplete,
+    /// Immediate close (§3.3.7) with an optional error cause code.
+    Abort {
+        /// Error cause code (§3.3.10), if any.
+        cause: Option<u16>,
+    },
+    /// A chunk the core does not interpret (extension chunks, kept verbatim).
+    Unknown {
+        /// Chunk type byte.
+        chunk_type: u8,
+        /// Chunk flags byte.
+        flags: u8,
+        /// Chunk value (without the 4-byte chunk header).
+        value: Bytes,
+    },
+}
+
+/// A DATA chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataChunk {
+    /// Transmission sequence number (wire form, 32 bits).
+    pub tsn: u32,
+    /// Stream identifier.
+    pub sid: u16,
+    /// Stream sequence number.
+    pub ssn: u16,
+    /// Payload protocol identifier.
+    pub ppid: u32,
+    /// U/B/E/I flag bits.
+    pub flags: DataFlags,
+    /// User data.
+    pub payload: Payload,
+}
+
+/// Flags of a DATA chunk (RFC 9260 §3.3.1, RFC 7053 for I).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DataFlags {
+    /// U: unordered delivery.
+    pub unordered: bool,
+    /// B: first fragment of a user message.
+    pub beginning: bool,
+    /// E: last fragment of a user message.
+    pub ending: bool,
+    /// I: the receiver should SACK immediately.
+    pub immediate: bool,
+}
+
+impl DataFlags {
+    /// A whole, ordered user message in one chunk (B and E set).
+    pub const WHOLE: DataFlags = DataFlags {
+        unordered: false,
+        beginning: true,
+        ending: true,
+        immediate: false,
+    };
+}
+
+/// The user data of a DATA chunk: real bytes (runtime, property tests) or only a length
+/// (simulator, where bytes would cost memory and time and carry no information).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Payload {
+    /// Real bytes.
+    Bytes(Bytes),
+    /// `n` bytes whose content does not matter.
+    Synthetic(u32),
+}
+
+impl Payload {
+    /// Number of user bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Payload::Bytes(b) => b.len(),
+            Payload::Synthetic(n) => *n as usize,
+        }
+    }
+    /// True for a zero-length payload.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The first `n` bytes, and what remains after them.
+    pub fn split_at(self, n: usize) -> (Payload, Option<Payload>) {
+        if n >= self.len() {
+            return (self, None);
+        }
+        match self {
+            Payload::Bytes(mut b) => {
+                let rest = b.split_off(n);
+                (Payload::Bytes(b), Some(Payload::Bytes(rest)))
+            }
+            Payload::Synthetic(len) => (
+                Payload::Synthetic(n as u32),
+                Some(Payload::Synthetic(len - n as u32)),
+            ),
+        }
+    }
+}
+
+/// A SACK chunk (RFC 9260 §3.3.4).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SackChunk {
+    /// Cumulative TSN ack.
+    pub cum_tsn: u32,
+    /// Advertised receiver window credit, bytes.
+    pub a_rwnd: u32,
+    /// Gap ack blocks, offsets relative to `cum_tsn`, ascending and disjoint.
+    pub gap_blocks: Vec<GapBlock>,
+    /// TSNs received more than once since the previous SACK.
+    pub dup_tsns: Vec<u32>,
+    /// Chunk flags. With CMT's DAC the low two bits carry the number of DATA packets
+    /// received since the previous SACK (Iyengar et al.; ns-2 `sctp-cmt.cc`).
+    pub flags: u8,
+}
+
+/// One gap ack block: TSNs `cum_tsn + start ..= cum_tsn + end` were received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GapBlock {
+    /// Offset of the first TSN of the block from the cumulative TSN.
+    pub start: u16,
+    /// Offset of the last TSN of the block from the cumulative TSN.
+    pub end: u16,
+}
+
+/// The opaque sender-specific information of a HEARTBEAT, typed: the core reads back
+/// which path it probed and when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeartbeatInfo {
+    /// Index of the probed path at the sender of the HEARTBEAT.
+    pub path: u16,
+    /// Send time in the sender's clock, nanoseconds.
+    pub sent_ns: u64,
+    /// Random nonce; a HEARTBEAT-ACK whose nonce does not match is ignored.
+    pub nonce: u64,
+}
+
+fn pad4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+impl Chunk {
+    /// Length of the chunk on the wire including padding.
+    pub fn wire_len(&self) -> usize {
+        match self {
+            Chunk::Data(d) => pad4(DATA_HEADER_LEN + d.payload.len()),
+            Chunk::Sack(s) => SACK_HEADER_LEN + 4 * s.gap_blocks.len() + 4 * s.dup_tsns.len(),
+            Chunk::Heartbeat(_) | Chunk::HeartbeatAck(_) => HEARTBEAT_LEN,
+            Chunk::Shutdown { .. } => 8,
+            Chunk::ShutdownAck | Chunk::ShutdownComplete => 4,
+            Chunk::Abort { cause } => 4 + if cause.is_some() { 4 } else { 0 },
+            Chunk::Unknown { value, .. } => pad4(4 + value.len()),
+        }
+    }
+}
+
+impl Packet {
+    /// Size of the SCTP packet on the wire (no IP/UDP headers).
+    pub fn wire_len(&self) -> usize {
+        COMMON_HEADER_LEN + self.chunks.iter().map(Chunk::wire_len).sum::<usize>()
+    }
+    /// True if the packet carries at least one DATA chunk.
+    pub fn has_data(&self) -> bool {
+        self.chunks.iter().any(|c| matches!(c, Chunk::Data(_)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ns2_sized_data_packet_is_1480_bytes_of_sctp() {
+        // ns-2: dataChunkSize 1468 = 16 B header + 1452 B data; + 12 B common header
+        // + 20 B IP = 1500 B (spec §1.1).
+        let p = Packet {
+            vtag: 1,
+            chunks: vec![Chunk::Data(DataChunk {
+                tsn: 0,
+                sid: 0,
+                ssn: 0,
+                ppid: 0,
+                flags: DataFlags::WHOLE,
+                payload: Payload::Synthetic(1452),
+            })],
+        };
+        assert_eq!(p.wire_len() + 20, 1500);
+    }
+
+    #[test]
+    fn payload_split_keeps_every_byte() {
+        let (a, b) = Payload::Bytes(Bytes::from_static(b"abcdef")).split_at(4);
+        assert_eq!(a, Payload::Bytes(Bytes::from_static(b"abcd")));
+        assert_eq!(b, Some(Payload::Bytes(Bytes::from_static(b"ef"))));
+        let (a, b) = Payload::Synthetic(10).split_at(10);
+        assert_eq!((a, b), (Payload::Synthetic(10), None));
+    }
+}

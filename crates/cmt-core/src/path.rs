@@ -1,0 +1,130 @@
+//! Per-path (per-destination) sender state and the read-only view given to algorithms.
+
+use crate::cc::CongestionControl;
+use crate::rtt::RttEstimator;
+use crate::time::{Duration, Time};
+
+/// Index of a path within an association (0-based, in configuration order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct PathId(pub usize);
+
+/// Reachability state of a destination (RFC 9260 §8.2, CMT-PF spec §1.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathState {
+    /// Usable for new data and retransmissions.
+    Active,
+    /// Potentially failed: one or more timeouts; probed with HEARTBEATs only.
+    PotentiallyFailed,
+    /// Failed: error count above Path.Max.Retrans.
+    Inactive,
+}
+
+/// What schedulers and retransmission policies may read about a path.
+#[derive(Clone, Debug)]
+pub struct PathView {
+    /// Which path.
+    pub id: PathId,
+    /// Reachability.
+    pub state: PathState,
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold, bytes.
+    pub ssthresh: u64,
+    /// Bytes in flight (sent, not acked, not marked for retransmission).
+    pub flight: u64,
+    /// Smoothed RTT (None before the first sample).
+    pub srtt: Option<Duration>,
+    /// RTT variation.
+    pub rttvar: Duration,
+    /// Smallest RTT sample.
+    pub min_rtt: Option<Duration>,
+    /// Current RTO.
+    pub rto: Duration,
+    /// T3-rtx timeouts so far.
+    pub timeouts: u32,
+    /// Time of the latest timeout.
+    pub last_timeout: Option<Time>,
+    /// True if new data may go on this path now (ACTIVE, `flight < cwnd`, Max.Burst
+    /// budget left). The peer window is checked by the core before asking.
+    pub can_send: bool,
+}
+
+/// Sender-side state of one path.
+pub(crate) struct Path {
+    pub(crate) state: PathState,
+    pub(crate) rtt: RttEstimator,
+    pub(crate) cc: Box<dyn CongestionControl>,
+    /// Bytes in flight.
+    pub(crate) flight: u64,
+    /// Consecutive errors (RFC 9260 §8.2).
+    pub(crate) error_count: u32,
+    /// Running T3-rtx timer.
+    pub(crate) t3: Option<Time>,
+    /// TSN and send time of the chunk being timed for an RTT sample.
+    pub(crate) rtt_probe: Option<(u64, Time)>,
+    /// Fast-retransmit recovery point: reductions only for TSNs above it.
+    pub(crate) recover: Option<u64>,
+    /// New-data packets sent in the current transmission opportunity.
+    pub(crate) burst_used: u32,
+    /// Last time data was sent on this path.
+    pub(crate) last_data_sent: Option<Time>,
+    /// Next idle cwnd decay check.
+    pub(crate) decay_at: Option<Time>,
+    /// When the next HEARTBEAT is due.
+    pub(crate) hb_due: Option<Time>,
+    /// Outstanding HEARTBEAT: nonce and the time it counts as unanswered.
+    pub(crate) hb_pending: Option<(u64, Time)>,
+    /// When the path entered PF.
+    pub(crate) pf_since: Option<Time>,
+    /// CUC: expected pseudo-cumack (lowest outstanding first-transmission TSN).
+    pub(crate) pseudo_cum: Option<u64>,
+    /// CUC: expected rtx-pseudo-cumack (lowest outstanding retransmitted TSN).
+    pub(crate) rtx_pseudo_cum: Option<u64>,
+    pub(crate) timeouts: u32,
+    pub(crate) last_timeout: Option<Time>,
+}
+
+impl Path {
+    pub(crate) fn new(rtt: RttEstimator, cc: Box<dyn CongestionControl>) -> Self {
+        Path {
+            state: PathState::Active,
+            rtt,
+            cc,
+            flight: 0,
+            error_count: 0,
+            t3: None,
+            rtt_probe: None,
+            recover: None,
+            burst_used: 0,
+            last_data_sent: None,
+            decay_at: None,
+            hb_due: None,
+            hb_pending: None,
+            pf_since: None,
+            pseudo_cum: None,
+            rtx_pseudo_cum: None,
+            timeouts: 0,
+            last_timeout: None,
+        }
+    }
+
+    pub(crate) fn view(&self, id: PathId, max_burst: u32) -> PathView {
+        let cwnd = self.cc.cwnd();
+        PathView {
+            id,
+            state: self.state,
+            cwnd,
+            ssthresh: self.cc.ssthresh(),
+            flight: self.flight,
+            srtt: self.rtt.srtt(),
+            rttvar: self.rtt.rttvar(),
+            min_rtt: self.rtt.min_rtt(),
+            rto: self.rtt.rto(),
+            timeouts: self.timeouts,
+            last_timeout: self.last_timeout,
+            can_send: self.state == PathState::Active
+                && self.flight < cwnd
+                && (max_burst == 0 || self.burst_used < max_burst),
+        }
+    }
+}

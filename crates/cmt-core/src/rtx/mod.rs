@@ -1,0 +1,115 @@
+//! Retransmission-destination policies: where a lost chunk is resent (spec §1.5).
+//!
+//! The core passes the candidate paths (ACTIVE ones; never PF or INACTIVE) and a seeded
+//! random generator for tie-breaks; [`by_name`] is the table scenario files use.
+
+mod cwnd;
+mod same;
+
+pub use cwnd::{RtxCwnd, RtxCwndFactory};
+pub use same::{RtxSame, RtxSameFactory};
+
+use crate::params::{ParamError, Params};
+use crate::path::{PathId, PathView};
+use crate::time::Time;
+use rand::RngCore;
+
+/// What a policy sees when choosing a destination.
+#[derive(Clone, Debug)]
+pub struct RtxContext<'a> {
+    /// Current time.
+    pub now: Time,
+    /// Every path, indexed by `PathId.0`.
+    pub paths: &'a [PathView],
+    /// Paths allowed as destination (non-empty).
+    pub candidates: &'a [PathId],
+    /// Path of the chunk's previous transmission.
+    pub original: PathId,
+    /// TSN being retransmitted.
+    pub tsn: u64,
+}
+
+/// Chooses the destination of a retransmission.
+pub trait RetransmissionPolicy: Send {
+    /// One of `ctx.candidates`.
+    fn select(&mut self, ctx: &RtxContext<'_>, rng: &mut dyn RngCore) -> PathId;
+}
+
+/// Builds a policy for an association.
+pub trait RtxFactory: Send + Sync {
+    /// Registry name.
+    fn name(&self) -> &'static str;
+    /// A new policy instance.
+    fn build(&self) -> Box<dyn RetransmissionPolicy>;
+}
+
+/// Names accepted by [`by_name`].
+pub const NAMES: &[&str] = &["rtx-same", "rtx-cwnd"];
+
+/// The registry: scenario name → factory.
+pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn RtxFactory>, ParamError> {
+    match name {
+        "rtx-same" => Ok(Box::new(RtxSameFactory::from_params(params)?)),
+        "rtx-cwnd" => Ok(Box::new(RtxCwndFactory::from_params(params)?)),
+        _ => Err(ParamError(format!(
+            "unknown retransmission policy `{name}` (known: {})",
+            NAMES.join(", ")
+        ))),
+    }
+}
+
+/// How ties between equally good candidates are broken (spec §1.5 tie-breaking note).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TieBreak {
+    /// Uniform over the tied candidates (default).
+    #[default]
+    Uniform,
+    /// ns-2's scan: replace the incumbent with probability 1/2 on each tie.
+    Ns2,
+}
+
+impl TieBreak {
+    /// Reads the `ns2_faithful` switch.
+    pub fn from_params(params: &Params) -> Result<Self, ParamError> {
+        Ok(if params.flag("ns2_faithful", false)? {
+            TieBreak::Ns2
+        } else {
+            TieBreak::Uniform
+        })
+    }
+}
+
+/// The candidate with the largest `key`, ties broken by `tie`.
+pub fn best_by<K: PartialOrd>(
+    ctx: &RtxContext<'_>,
+    key: impl Fn(&PathView) -> K,
+    tie: TieBreak,
+    rng: &mut dyn RngCore,
+) -> PathId {
+    let mut best: Vec<PathId> = Vec::with_capacity(ctx.candidates.len());
+    let mut best_key: Option<K> = None;
+    let mut ns2_pick = None;
+    for &c in ctx.candidates {
+        let k = key(&ctx.paths[c.0]);
+        match best_key.as_ref().map(|b| k.partial_cmp(b)) {
+            None | Some(Some(std::cmp::Ordering::Greater)) => {
+                best_key = Some(k);
+                best.clear();
+                best.push(c);
+                ns2_pick = Some(c);
+            }
+            Some(Some(std::cmp::Ordering::Equal)) => {
+                best.push(c);
+                if rng.next_u32() & 1 == 1 {
+                    ns2_pick = Some(c);
+                }
+            }
+            _ => {}
+        }
+    }
+    match tie {
+        TieBreak::Ns2 => ns2_pick.unwrap_or(ctx.original),
+        TieBreak::Uniform if best.len() == 1 => best[0],
+        TieBreak::Uniform => best[(rng.next_u64() % best.len() as u64) as usize],
+    }
+}

@@ -1,0 +1,140 @@
+//! A tiny in-memory driver for two associations (the quinn `Pair` idea): no simulator,
+//! no sockets. Each path direction delays, loses, duplicates or reorders packets as the
+//! test's fault model says, with a seeded random stream.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+use cmt_core::cc::RenoFactory;
+use cmt_core::rtx::RtxCwndFactory;
+use cmt_core::rtx::RtxFactory;
+use cmt_core::sched::{RoundRobinFactory, SchedulerFactory};
+use cmt_core::{Algorithms, AssocInit, Association, Config, Duration, Event, Packet, PathId, Time};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// How one direction of a path treats packets.
+#[derive(Clone, Debug)]
+pub struct Faults {
+    pub delay: Duration,
+    /// Extra uniform random delay (reorders packets when larger than the spacing).
+    pub jitter: Duration,
+    pub loss: f64,
+    pub dup: f64,
+}
+
+pub fn algorithms(paths: usize) -> Algorithms {
+    Algorithms {
+        scheduler: RoundRobinFactory.build(paths),
+        rtx: RtxCwndFactory::default().build(),
+        cc: Box::new(RenoFactory),
+    }
+}
+
+/// Records every event plus the largest receive-buffer occupancy seen.
+#[derive(Default)]
+pub struct Log {
+    pub events: Vec<(Time, Event)>,
+    pub max_held: u32,
+}
+
+impl cmt_core::Observer for Log {
+    fn event(&mut self, now: Time, e: &Event) {
+        if let Event::RbufOccupancy { held } = e {
+            self.max_held = self.max_held.max(*held);
+        }
+        self.events.push((now, e.clone()));
+    }
+}
+
+pub struct Pair {
+    pub a: Association<Log>,
+    pub b: Association<Log>,
+    pub now: Time,
+    /// (arrival time, sequence) -> (to_b, path, packet)
+    wire: BTreeMap<(Time, u64), (bool, PathId, Packet)>,
+    seq: u64,
+    faults: Vec<Faults>,
+    rng: ChaCha8Rng,
+    pub sent_packets: u64,
+}
+
+impl Pair {
+    pub fn new(cfg_a: Config, cfg_b: Config, faults: Vec<Faults>, seed: u64) -> Pair {
+        let n = faults.len();
+        let (ia, ib) = AssocInit::pair(seed, cfg_a.rbuf, cfg_b.rbuf);
+        Pair {
+            a: Association::new(cfg_a, n, algorithms(n), ia, Log::default()).unwrap(),
+            b: Association::new(cfg_b, n, algorithms(n), ib, Log::default()).unwrap(),
+            now: Time::ZERO,
+            wire: BTreeMap::new(),
+            seq: 0,
+            faults,
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5eed),
+            sent_packets: 0,
+        }
+    }
+
+    fn flush(&mut self) {
+        for to_b in [true, false] {
+            loop {
+                let t = if to_b {
+                    self.a.poll_transmit(self.now)
+                } else {
+                    self.b.poll_transmit(self.now)
+                };
+                let Some(t) = t else { break };
+                self.sent_packets += 1;
+                let f = &self.faults[t.path.0];
+                if self.rng.gen_bool(f.loss) {
+                    continue;
+                }
+                let copies = if self.rng.gen_bool(f.dup) { 2 } else { 1 };
+                for _ in 0..copies {
+                    let j = self.rng.gen_range(0..=f.jitter.as_nanos());
+                    let at = self.now + f.delay + Duration::from_nanos(j);
+                    self.seq += 1;
+                    self.wire
+                        .insert((at, self.seq), (to_b, t.path, t.packet.clone()));
+                }
+            }
+        }
+    }
+
+    /// Runs until `done` holds or `limit` passes; returns whether `done` held.
+    pub fn drive(&mut self, limit: Time, mut done: impl FnMut(&mut Pair) -> bool) -> bool {
+        self.flush();
+        loop {
+            if done(self) {
+                return true;
+            }
+            let next_wire = self.wire.keys().next().map(|k| k.0);
+            let next = [next_wire, self.a.poll_timeout(), self.b.poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min();
+            let Some(next) = next else { return done(self) };
+            if next > limit {
+                return false;
+            }
+            self.now = next.max(self.now);
+            if next_wire == Some(next) {
+                let (_, (to_b, path, pkt)) = self.wire.pop_first().unwrap();
+                if to_b {
+                    self.b.handle_packet(self.now, path, pkt);
+                } else {
+                    self.a.handle_packet(self.now, path, pkt);
+                }
+            } else {
+                if self.a.poll_timeout().is_some_and(|t| t <= self.now) {
+                    self.a.handle_timeout(self.now);
+                }
+                if self.b.poll_timeout().is_some_and(|t| t <= self.now) {
+                    self.b.handle_timeout(self.now);
+                }
+            }
+            self.flush();
+        }
+    }
+}
