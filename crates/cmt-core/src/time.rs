@@ -120,6 +120,13 @@ impl Sub<Time> for Time {
         self.saturating_since(rhs)
     }
 }
+impl Sub<Duration> for Time {
+    type Output = Time;
+    /// Saturating at the epoch.
+    fn sub(self, d: Duration) -> Time {
+        Time(self.0.saturating_sub(d.0))
+    }
+}
 impl Add for Duration {
     type Output = Duration;
     fn add(self, d: Duration) -> Duration {

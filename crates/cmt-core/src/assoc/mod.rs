@@ -28,13 +28,13 @@ use sack::AckScratch;
 use send::SendState;
 
 /// The algorithm instances an association runs with.
-pub struct Algorithms {
+pub struct Algorithms<'a> {
     /// Chooses paths for new data.
     pub scheduler: Box<dyn Scheduler>,
     /// Chooses destinations for retransmissions.
     pub rtx: Box<dyn RetransmissionPolicy>,
     /// Builds one congestion controller per path.
-    pub cc: Box<dyn CcFactory>,
+    pub cc: &'a dyn CcFactory,
 }
 
 /// Values normally agreed in the INIT / INIT-ACK exchange, plus the seed of the
@@ -144,7 +144,7 @@ impl<O: Observer> Association<O> {
     pub fn new(
         cfg: Config,
         num_paths: usize,
-        algs: Algorithms,
+        algs: Algorithms<'_>,
         init: AssocInit,
         obs: O,
     ) -> Result<Self, String> {

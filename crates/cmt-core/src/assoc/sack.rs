@@ -2,9 +2,12 @@
 //! cwnd growth, missing reports and fast-retransmit marking.
 //!
 //! Rules: RFC 9260 §6.2.1, §6.3, §7.2.1–7.2.4; CMT's SFR, CUC and DAC as in ns-2.35
-//! `sctp-cmt.cc` (spec §1.4). T3-rtx is restarted for a path whenever a SACK newly acks
-//! data sent on it and data remains outstanding there (ns-2 behaviour, slightly more
-//! lenient than RFC rule R3, which restarts only when the earliest TSN is acked).
+//! `sctp-cmt.cc` (spec §1.4). T3-rtx follows RFC 9260 §6.3.2 rule R3: it is restarted
+//! for a path only when a SACK acknowledges the earliest TSN outstanding on that path.
+//! (Restarting on any new ack would let a lost fast retransmission stall the
+//! association for as long as newer data keeps being acked.)
+
+use std::collections::VecDeque;
 
 use super::send::TxChunk;
 use super::Association;
@@ -24,11 +27,15 @@ pub(super) struct AckScratch {
     lowest: Vec<u64>,
     new_pseudo: Vec<bool>,
     flight_before: Vec<u64>,
+    /// Earliest TSN in flight on each path before this SACK.
+    earliest: Vec<Option<u64>>,
+    /// The earliest TSN of the path was acked: restart its T3 (rule R3).
+    restart_t3: Vec<bool>,
     cc_views: Vec<CcPathView>,
 }
 
 impl AckScratch {
-    fn reset(&mut self, paths: &[Path], cum: u64) {
+    fn reset(&mut self, paths: &[Path], chunks: &VecDeque<TxChunk>, cum_ack: u64, cum: u64) {
         let n = paths.len();
         self.newly_bytes.clear();
         self.newly_bytes.resize(n, 0);
@@ -42,6 +49,20 @@ impl AckScratch {
         self.new_pseudo.resize(n, false);
         self.flight_before.clear();
         self.flight_before.extend(paths.iter().map(|p| p.flight));
+        self.earliest.clear();
+        self.earliest.resize(n, None);
+        let mut missing = paths.iter().filter(|p| p.flight > 0).count();
+        for (i, c) in chunks.iter().enumerate() {
+            if missing == 0 {
+                break;
+            }
+            if c.in_flight && self.earliest[c.path.0].is_none() {
+                self.earliest[c.path.0] = Some(cum_ack + 1 + i as u64);
+                missing -= 1;
+            }
+        }
+        self.restart_t3.clear();
+        self.restart_t3.resize(n, false);
     }
 }
 
@@ -59,6 +80,9 @@ fn newly_acked(
     s.saw_new_ack[d] = true;
     s.highest[d] = s.highest[d].max(tsn);
     s.lowest[d] = s.lowest[d].min(tsn);
+    if s.earliest[d] == Some(tsn) {
+        s.restart_t3[d] = true;
+    }
     let p = &mut paths[d];
     if p.pseudo_cum == Some(tsn) || p.rtx_pseudo_cum == Some(tsn) {
         s.new_pseudo[d] = true;
@@ -82,7 +106,7 @@ impl<O: Observer> Association<O> {
             return;
         }
         let mut s = std::mem::take(&mut self.scratch);
-        s.reset(&self.paths, cum);
+        s.reset(&self.paths, &self.snd.chunks, self.snd.cum_ack, cum);
         let mut rtts = Vec::new();
         let mut newly_any = false;
         let advanced = cum > self.snd.cum_ack;
@@ -151,7 +175,7 @@ impl<O: Observer> Association<O> {
         for (i, p) in self.paths.iter_mut().enumerate() {
             if p.flight == 0 {
                 p.t3 = None;
-            } else if s.saw_new_ack[i] || p.t3.is_none() {
+            } else if s.restart_t3[i] || p.t3.is_none() {
                 p.t3 = Some(now + p.rtt.rto());
             }
         }

@@ -24,11 +24,11 @@ pub struct Faults {
     pub dup: f64,
 }
 
-pub fn algorithms(paths: usize) -> Algorithms {
+pub fn algorithms(paths: usize) -> Algorithms<'static> {
     Algorithms {
         scheduler: RoundRobinFactory.build(paths),
         rtx: RtxCwndFactory::default().build(),
-        cc: Box::new(RenoFactory),
+        cc: &RenoFactory,
     }
 }
 

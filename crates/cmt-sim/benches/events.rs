@@ -1,0 +1,31 @@
+//! Simulator speed: events per second on the demo scenario (release build).
+//!
+//! `cargo bench -p cmt-sim` — prints events/s and wall time per run.
+
+use std::time::Instant;
+
+fn main() {
+    let demo = include_str!("../../../scenarios/demo.toml");
+    let mut rates = Vec::new();
+    for seed in 1..=5u64 {
+        let set = vec![format!("seed={seed}")];
+        let built =
+            cmt_sim::load_str(demo, "demo.toml", Some("demo"), &set).expect("demo scenario loads");
+        let mut sim = cmt_sim::Simulation::new(built).expect("demo builds");
+        let t = Instant::now();
+        sim.run(&mut |_| {});
+        let wall = t.elapsed().as_secs_f64();
+        let s = cmt_sim::Summary::of(&sim, wall);
+        let rate = s.events as f64 / wall;
+        rates.push(rate);
+        println!(
+            "demo seed {seed}: {} events in {:.3} s = {:.2} M events/s (goodput {:.2} Mbit/s)",
+            s.events,
+            wall,
+            rate / 1e6,
+            s.goodput_mbps
+        );
+    }
+    rates.sort_by(f64::total_cmp);
+    println!("median: {:.2} M events/s", rates[rates.len() / 2] / 1e6);
+}

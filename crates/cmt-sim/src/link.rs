@@ -1,0 +1,162 @@
+//! One direction of a hop: serialisation at a rate, a drop-tail queue in packets,
+//! propagation delay with optional FIFO-preserving Gaussian jitter, and a loss chain.
+//!
+//! Loss is applied when a packet finishes serialisation (it used the link, then was
+//! corrupted), as ns-2 error models attached to a link do.
+
+use std::collections::VecDeque;
+
+use cmt_core::{Duration, Packet, Time};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Normal};
+
+use crate::loss::LossChain;
+
+/// A packet travelling through the simulated network.
+#[derive(Clone, Debug)]
+pub struct InFlight {
+    /// The SCTP packet.
+    pub packet: Packet,
+    /// Path index.
+    pub path: usize,
+    /// Sender → receiver direction.
+    pub forward: bool,
+    /// Index of the current hop in the path's link list.
+    pub hop: usize,
+    /// Bytes on the wire (SCTP packet plus IP header).
+    pub size: u32,
+    /// When the sender emitted it.
+    pub sent_at: Time,
+    /// Carries DATA.
+    pub data: bool,
+}
+
+/// Fixed parameters of a link direction after per-run draws.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkParams {
+    /// Rate in bits per second.
+    pub rate_bps: u64,
+    /// Propagation delay.
+    pub delay: Duration,
+    /// Standard deviation of the per-packet Gaussian jitter (0 = none).
+    pub jitter: Duration,
+    /// Drop-tail queue limit, packets waiting (excluding the one in service).
+    pub queue: usize,
+}
+
+/// Counters of one link direction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Packets that finished serialisation.
+    pub tx_packets: u64,
+    /// Bytes that finished serialisation.
+    pub tx_bytes: u64,
+    /// Packets dropped at a full queue.
+    pub queue_drops: u64,
+    /// Packets lost by the loss model.
+    pub loss_drops: u64,
+}
+
+/// What happened to a packet offered to a link.
+pub enum Offer {
+    /// The link was idle: serialisation ends at this time.
+    Started(Time),
+    /// Waiting in the queue.
+    Queued,
+    /// Tail-dropped (the packet is returned for accounting).
+    Dropped(InFlight),
+}
+
+/// What finished serialisation.
+pub enum Finished {
+    /// It will arrive at the far end at this time.
+    Arrives(Time, InFlight),
+    /// The loss model dropped it.
+    Lost(InFlight),
+}
+
+/// A link direction and its state.
+pub struct Link {
+    /// Name (from the scenario) plus direction.
+    pub name: String,
+    /// Parameters after draws.
+    pub params: LinkParams,
+    loss: LossChain,
+    rng_loss: ChaCha8Rng,
+    rng_jitter: ChaCha8Rng,
+    jitter: Option<Normal<f64>>,
+    in_service: Option<InFlight>,
+    queue: VecDeque<InFlight>,
+    last_arrival: Time,
+    /// Counters.
+    pub stats: LinkStats,
+}
+
+impl Link {
+    /// A new idle link.
+    pub fn new(
+        name: String,
+        params: LinkParams,
+        loss: LossChain,
+        rng_loss: ChaCha8Rng,
+        rng_jitter: ChaCha8Rng,
+    ) -> Self {
+        let sigma = params.jitter.as_nanos() as f64;
+        Link {
+            name,
+            jitter: (sigma > 0.0).then(|| Normal::new(0.0, sigma).expect("finite, positive sigma")),
+            params,
+            loss,
+            rng_loss,
+            rng_jitter,
+            in_service: None,
+            queue: VecDeque::new(),
+            last_arrival: Time::ZERO,
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// Offers a packet for transmission.
+    pub fn offer(&mut self, now: Time, pkt: InFlight) -> Offer {
+        if self.in_service.is_none() {
+            let done = now + Duration::transmission(pkt.size as u64, self.params.rate_bps);
+            self.in_service = Some(pkt);
+            return Offer::Started(done);
+        }
+        if self.queue.len() >= self.params.queue {
+            self.stats.queue_drops += 1;
+            return Offer::Dropped(pkt);
+        }
+        self.queue.push_back(pkt);
+        Offer::Queued
+    }
+
+    /// The packet in service finished serialisation. Returns its fate and, if another
+    /// packet starts, when that one finishes.
+    pub fn finish(&mut self, now: Time) -> (Option<Finished>, Option<Time>) {
+        let fate = self.in_service.take().map(|pkt| {
+            self.stats.tx_packets += 1;
+            self.stats.tx_bytes += pkt.size as u64;
+            if self.loss.lose(&mut self.rng_loss) {
+                self.stats.loss_drops += 1;
+                return Finished::Lost(pkt);
+            }
+            let mut at = now + self.params.delay;
+            if let Some(n) = &self.jitter {
+                let j = n.sample(&mut self.rng_jitter);
+                let ns = at.as_nanos() as f64 + j;
+                at = Time::from_nanos(ns.max(now.as_nanos() as f64) as u64);
+            }
+            // FIFO: never overtake the previous packet.
+            at = at.max(self.last_arrival);
+            self.last_arrival = at;
+            Finished::Arrives(at, pkt)
+        });
+        let next = self.queue.pop_front().map(|pkt| {
+            let done = now + Duration::transmission(pkt.size as u64, self.params.rate_bps);
+            self.in_service = Some(pkt);
+            done
+        });
+        (fate, next)
+    }
+}

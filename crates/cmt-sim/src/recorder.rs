@@ -1,0 +1,270 @@
+//! Metrics (spec §13), fed by the core's observer events and by the network for what
+//! only the network sees (packet drops, one-way delay).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use cmt_core::{Duration, Event, Observer, SendKind, Time};
+
+/// Totals of one path.
+#[derive(Clone, Debug, Default)]
+pub struct PathCounters {
+    /// DATA packets sent (first transmissions and retransmissions).
+    pub sent_packets: u64,
+    /// DATA packets retransmitted.
+    pub retransmissions: u64,
+    /// DATA packets dropped by the network (queue or loss model).
+    pub lost_packets: u64,
+    /// User bytes delivered in order that arrived on this path.
+    pub delivered_bytes: u64,
+}
+
+/// One time-series bin.
+#[derive(Clone, Debug, Default)]
+pub struct Bin {
+    /// Payload bytes received, including duplicates (throughput).
+    pub received_bytes: u64,
+    /// Bytes delivered in order (goodput).
+    pub delivered_bytes: u64,
+    /// Goodput bytes per path.
+    pub delivered_per_path: Vec<u64>,
+    /// Largest |O3-TSN| in the bin.
+    pub o3_max: u64,
+    /// Largest receive-buffer occupancy in the bin.
+    pub rbuf_max: u32,
+    /// cwnd per path at the end of the bin.
+    pub cwnd: Vec<u64>,
+    /// Time the sender spent receive-buffer blocked in the bin.
+    pub blocked: Duration,
+}
+
+/// Collects everything a run reports.
+pub struct Recorder {
+    bin_width: Duration,
+    bin_end: Time,
+    current: Bin,
+    /// Closed bins.
+    pub bins: Vec<Bin>,
+    /// Per-path totals.
+    pub paths: Vec<PathCounters>,
+    cwnd: Vec<u64>,
+    prev_tsn: Option<u64>,
+    /// Peak |O3-TSN|.
+    pub o3_peak: u64,
+    /// Reordering latency samples, ns (one per delivered chunk).
+    pub reordering: Vec<u64>,
+    delay_sum: f64,
+    delay_n: u64,
+    jitter_sum: f64,
+    prev_delay: Option<f64>,
+    blocked_since: Option<Time>,
+    /// Total receive-buffer blocked time at the sender.
+    pub blocked_total: Duration,
+    /// Fast retransmit events.
+    pub fast_retransmits: u64,
+    /// T3-rtx timeouts.
+    pub timeouts: u64,
+    /// User bytes delivered in order.
+    pub delivered: u64,
+    /// Payload bytes received including duplicates.
+    pub received: u64,
+    /// Time of the latest in-order delivery.
+    pub last_delivery: Option<Time>,
+    /// Largest receive-buffer occupancy.
+    pub rbuf_max: u32,
+    /// The association failed.
+    pub failed: bool,
+}
+
+impl Recorder {
+    /// An empty recorder for `paths` paths with bins of `bin` width starting at zero.
+    pub fn new(paths: usize, bin: Duration, initial_cwnd: u64) -> Self {
+        Recorder {
+            bin_width: bin,
+            bin_end: Time::ZERO + bin,
+            current: Bin {
+                delivered_per_path: vec![0; paths],
+                ..Bin::default()
+            },
+            bins: Vec::new(),
+            paths: vec![PathCounters::default(); paths],
+            cwnd: vec![initial_cwnd; paths],
+            prev_tsn: None,
+            o3_peak: 0,
+            reordering: Vec::new(),
+            delay_sum: 0.0,
+            delay_n: 0,
+            jitter_sum: 0.0,
+            prev_delay: None,
+            blocked_since: None,
+            blocked_total: Duration::ZERO,
+            fast_retransmits: 0,
+            timeouts: 0,
+            delivered: 0,
+            received: 0,
+            last_delivery: None,
+            rbuf_max: 0,
+            failed: false,
+        }
+    }
+
+    /// Closes every bin that ends at or before `now`.
+    pub fn advance(&mut self, now: Time) {
+        while now >= self.bin_end {
+            if let Some(since) = self.blocked_since {
+                let from = since.max(self.bin_end - self.bin_width);
+                self.current.blocked = self.current.blocked + (self.bin_end - from);
+            }
+            let n = self.paths.len();
+            let mut done = std::mem::replace(
+                &mut self.current,
+                Bin {
+                    delivered_per_path: vec![0; n],
+                    ..Bin::default()
+                },
+            );
+            done.cwnd = self.cwnd.clone();
+            self.bins.push(done);
+            self.bin_end += self.bin_width;
+        }
+    }
+
+    /// A DATA packet of `path` was dropped by the network.
+    pub fn on_data_drop(&mut self, path: usize) {
+        self.paths[path].lost_packets += 1;
+    }
+
+    /// A DATA packet sent at `sent_at` reached the receiver at `now`.
+    pub fn on_data_arrival(&mut self, now: Time, sent_at: Time) {
+        let d = (now - sent_at).as_nanos() as f64;
+        self.delay_sum += d;
+        self.delay_n += 1;
+        if let Some(p) = self.prev_delay {
+            self.jitter_sum += (d - p).abs();
+        }
+        self.prev_delay = Some(d);
+    }
+
+    /// Mean one-way delay of DATA packets, ms.
+    pub fn delay_mean_ms(&self) -> f64 {
+        if self.delay_n == 0 {
+            0.0
+        } else {
+            self.delay_sum / self.delay_n as f64 * 1e-6
+        }
+    }
+    /// Mean |delay_k − delay_{k−1}|, ms.
+    pub fn jitter_ms(&self) -> f64 {
+        if self.delay_n < 2 {
+            0.0
+        } else {
+            self.jitter_sum / (self.delay_n - 1) as f64 * 1e-6
+        }
+    }
+
+    /// Closes the run at `end`.
+    pub fn finish(&mut self, end: Time) {
+        self.advance(end);
+        if let Some(since) = self.blocked_since.take() {
+            self.blocked_total = self.blocked_total + (end - since);
+            let from = since.max(self.bin_end - self.bin_width);
+            self.current.blocked = self.current.blocked + (end - from);
+        }
+        if end > self.bin_end - self.bin_width {
+            let n = self.paths.len();
+            let mut last = std::mem::replace(
+                &mut self.current,
+                Bin {
+                    delivered_per_path: vec![0; n],
+                    ..Bin::default()
+                },
+            );
+            last.cwnd = self.cwnd.clone();
+            self.bins.push(last);
+        }
+    }
+
+    fn sender_event(&mut self, now: Time, e: &Event) {
+        match *e {
+            Event::DataSent { path, kind, .. } => {
+                let p = &mut self.paths[path.0];
+                p.sent_packets += 1;
+                if kind != SendKind::New {
+                    p.retransmissions += 1;
+                }
+            }
+            Event::FastRetransmit { .. } => self.fast_retransmits += 1,
+            Event::Timeout { .. } => self.timeouts += 1,
+            Event::CwndChanged { path, cwnd, .. } => self.cwnd[path.0] = cwnd,
+            Event::RwndBlocked { blocked } => {
+                if blocked {
+                    self.blocked_since = Some(now);
+                } else if let Some(since) = self.blocked_since.take() {
+                    self.blocked_total = self.blocked_total + (now - since);
+                    let from = since.max(self.bin_end - self.bin_width);
+                    self.current.blocked = self.current.blocked + (now - from);
+                }
+            }
+            Event::AssociationFailed => self.failed = true,
+            _ => {}
+        }
+    }
+
+    fn receiver_event(&mut self, now: Time, e: &Event) {
+        match *e {
+            Event::DataReceived { tsn, bytes, .. } => {
+                self.received += bytes as u64;
+                self.current.received_bytes += bytes as u64;
+                if let Some(prev) = self.prev_tsn {
+                    let o = tsn.abs_diff(prev);
+                    self.o3_peak = self.o3_peak.max(o);
+                    self.current.o3_max = self.current.o3_max.max(o);
+                }
+                self.prev_tsn = Some(tsn);
+            }
+            Event::Delivered {
+                bytes,
+                path,
+                arrived,
+                ..
+            } => {
+                self.delivered += bytes as u64;
+                self.current.delivered_bytes += bytes as u64;
+                self.current.delivered_per_path[path.0] += bytes as u64;
+                self.paths[path.0].delivered_bytes += bytes as u64;
+                self.reordering.push((now - arrived).as_nanos());
+                self.last_delivery = Some(now);
+            }
+            Event::RbufOccupancy { held } => {
+                self.rbuf_max = self.rbuf_max.max(held);
+                self.current.rbuf_max = self.current.rbuf_max.max(held);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The observer handed to each endpoint: a shared recorder and which side this is.
+pub struct Probe {
+    rec: Rc<RefCell<Recorder>>,
+    sender: bool,
+}
+
+impl Probe {
+    /// The sender's or the receiver's probe.
+    pub fn new(rec: Rc<RefCell<Recorder>>, sender: bool) -> Self {
+        Probe { rec, sender }
+    }
+}
+
+impl Observer for Probe {
+    fn event(&mut self, now: Time, e: &Event) {
+        let mut r = self.rec.borrow_mut();
+        r.advance(now);
+        if self.sender {
+            r.sender_event(now, e);
+        } else {
+            r.receiver_event(now, e);
+        }
+    }
+}

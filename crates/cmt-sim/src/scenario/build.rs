@@ -1,0 +1,309 @@
+//! Validation and conversion of a parsed [`Scenario`] into the values the simulator uses.
+
+use std::collections::BTreeMap;
+
+use cmt_core::cc::{self, CcFactory};
+use cmt_core::rtx::{self, RtxFactory};
+use cmt_core::sched::{self, SchedulerFactory};
+use cmt_core::{Config, Duration, ParamValue, Params};
+
+use super::{GilbertSpec, ParamTable, Scenario};
+use crate::loss::Gilbert;
+use crate::units::{
+    parse_duration, parse_probability, parse_rate, parse_size, parse_spread, Raw, Spread,
+};
+
+/// What the association does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Workload {
+    /// Backlogged bulk transfer for this long.
+    Timed(Duration),
+    /// Transfer this many bytes, giving up after `limit`.
+    File {
+        /// Bytes.
+        bytes: u64,
+        /// Simulated-time limit.
+        limit: Duration,
+    },
+}
+
+/// A validated link (duplex; both directions share these values).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuiltLink {
+    /// Name.
+    pub name: String,
+    /// Rate, bits/s.
+    pub rate_bps: u64,
+    /// Propagation delay (drawn per run when a range).
+    pub delay: Spread<Duration>,
+    /// Gaussian jitter std. deviation.
+    pub jitter: Duration,
+    /// Queue limit, packets.
+    pub queue: usize,
+    /// Bernoulli loss (drawn per run when a range).
+    pub loss: Spread<f64>,
+    /// Gilbert–Elliott model in series.
+    pub gilbert: Option<Gilbert>,
+}
+
+/// A validated path: indexes into the link list, sender to receiver.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuiltPath {
+    /// Name.
+    pub name: String,
+    /// Link indexes in forward order.
+    pub links: Vec<usize>,
+}
+
+/// A scenario ready to simulate.
+pub struct Built {
+    /// Scenario name.
+    pub name: String,
+    /// Seed of all random streams.
+    pub seed: u64,
+    /// Workload.
+    pub workload: Workload,
+    /// Protocol configuration for both endpoints.
+    pub config: Config,
+    /// Scheduler factory.
+    pub scheduler: Box<dyn SchedulerFactory>,
+    /// Retransmission policy factory.
+    pub rtx: Box<dyn RtxFactory>,
+    /// Congestion control factory.
+    pub cc: Box<dyn CcFactory>,
+    /// Links.
+    pub links: Vec<BuiltLink>,
+    /// Paths.
+    pub paths: Vec<BuiltPath>,
+    /// Metrics bin width.
+    pub bin: Duration,
+}
+
+type BuildError = (String, String);
+
+fn field<T>(name: &str, r: Result<T, String>) -> Result<T, BuildError> {
+    r.map_err(|m| (name.to_string(), m))
+}
+
+fn params(table: &ParamTable, name: &str) -> Result<Params, BuildError> {
+    let mut out = BTreeMap::new();
+    for (k, v) in table {
+        let pv = match v {
+            toml::Value::Integer(i) => ParamValue::Number(*i as f64),
+            toml::Value::Float(x) => ParamValue::Number(*x),
+            toml::Value::Boolean(b) => ParamValue::Bool(*b),
+            toml::Value::String(s) => ParamValue::Text(s.clone()),
+            other => return Err((format!("{name}.{k}"), format!("unsupported value {other}"))),
+        };
+        out.insert(k.clone(), pv);
+    }
+    Ok(Params(out))
+}
+
+fn opt_dur(raw: &Option<Raw>, name: &str, default: Duration) -> Result<Duration, BuildError> {
+    raw.as_ref()
+        .map_or(Ok(default), |r| field(name, parse_duration(r)))
+}
+
+pub(super) fn build(s: &Scenario, default_name: Option<&str>) -> Result<Built, BuildError> {
+    let a = &s.association;
+    let d = Config::default();
+    let rbuf = match &s.receiver.rbuf {
+        Some(r) => field("receiver.rbuf", parse_size(r))?,
+        None => d.rbuf as u64,
+    };
+    let rbuf = u32::try_from(rbuf).map_err(|_| {
+        (
+            "receiver.rbuf".to_string(),
+            "too large (max 4 GiB − 1)".to_string(),
+        )
+    })?;
+    let config = Config {
+        mtu: a.mtu.unwrap_or(d.mtu),
+        ip_header_len: a.ip_header.unwrap_or(d.ip_header_len),
+        rbuf,
+        rto_initial: opt_dur(&a.rto_initial, "association.rto_initial", d.rto_initial)?,
+        rto_min: opt_dur(&a.rto_min, "association.rto_min", d.rto_min)?,
+        rto_max: opt_dur(&a.rto_max, "association.rto_max", d.rto_max)?,
+        max_burst: a.max_burst.unwrap_or(d.max_burst),
+        path_max_retrans: a.path_max_retrans.unwrap_or(d.path_max_retrans),
+        assoc_max_retrans: a.assoc_max_retrans.unwrap_or(d.assoc_max_retrans),
+        heartbeats: a.heartbeats.unwrap_or(d.heartbeats),
+        hb_interval: opt_dur(&a.hb_interval, "association.hb_interval", d.hb_interval)?,
+        sack_delay: opt_dur(&a.sack_delay, "association.sack_delay", d.sack_delay)?,
+        sack_freq: a.sack_freq.unwrap_or(d.sack_freq),
+        dupthresh: a.dupthresh.unwrap_or(d.dupthresh),
+        sfr: a.sfr.unwrap_or(d.sfr),
+        cuc: a.cuc.unwrap_or(d.cuc),
+        dac: a.dac.unwrap_or(d.dac),
+        pf_enabled: a.pf.unwrap_or(d.pf_enabled),
+        pfmr: a.pfmr.unwrap_or(d.pfmr),
+        pf_cwnd_mtus: a.pf_cwnd_mtus.unwrap_or(d.pf_cwnd_mtus),
+        initial_ssthresh: match &a.initial_ssthresh {
+            Some(r) => Some(field("association.initial_ssthresh", parse_size(r))?),
+            None => None,
+        },
+        idle_cwnd_decay: d.idle_cwnd_decay,
+        max_gap_blocks: d.max_gap_blocks,
+    };
+    field("association", config.validate())?;
+
+    let sched_name = a.scheduler.as_deref().unwrap_or("round-robin");
+    let scheduler = sched::by_name(
+        sched_name,
+        &params(&a.scheduler_params, "association.scheduler_params")?,
+    )
+    .map_err(|e| ("association.scheduler".to_string(), e.0))?;
+    let rtx_name = a.rtx.as_deref().unwrap_or("rtx-cwnd");
+    let rtx = rtx::by_name(rtx_name, &params(&a.rtx_params, "association.rtx_params")?)
+        .map_err(|e| ("association.rtx".to_string(), e.0))?;
+    let cc_name = a.cc.as_deref().unwrap_or("reno");
+    let cc = cc::by_name(cc_name, &params(&a.cc_params, "association.cc_params")?)
+        .map_err(|e| ("association.cc".to_string(), e.0))?;
+
+    let workload = match (&s.duration, &s.file_size) {
+        (Some(dur), None) => {
+            let t = field("duration", parse_duration(dur))?;
+            if t == Duration::ZERO {
+                return Err(("duration".into(), "must be positive".into()));
+            }
+            Workload::Timed(t)
+        }
+        (None, Some(size)) => {
+            let bytes = field("file_size", parse_size(size))?;
+            if bytes == 0 {
+                return Err(("file_size".into(), "must be positive".into()));
+            }
+            Workload::File {
+                bytes,
+                limit: opt_dur(&s.time_limit, "time_limit", Duration::from_secs(3600))?,
+            }
+        }
+        (Some(_), Some(_)) => {
+            return Err((
+                "duration".into(),
+                "give either `duration` or `file_size`, not both".into(),
+            ))
+        }
+        (None, None) => {
+            return Err((
+                "duration".into(),
+                "missing: give `duration` (bulk run) or `file_size` (file transfer)".into(),
+            ))
+        }
+    };
+
+    let mut links = Vec::with_capacity(s.links.len());
+    for (i, l) in s.links.iter().enumerate() {
+        let f = |k: &str| format!("links[{i}].{k}");
+        if s.links[..i].iter().any(|o| o.name == l.name) {
+            return Err((f("name"), format!("duplicate link name `{}`", l.name)));
+        }
+        let delay = match &l.delay {
+            Some(r) => field(&f("delay"), parse_spread(r, parse_duration))?,
+            None => Spread::Fixed(Duration::ZERO),
+        };
+        let loss = match &l.loss {
+            Some(r) => field(&f("loss"), parse_spread(r, parse_probability))?,
+            None => Spread::Fixed(0.0),
+        };
+        let gilbert = match &l.gilbert {
+            None => None,
+            Some(GilbertSpec::Preset(p)) if p == "markov1pct" => Some(Gilbert::markov_1pct()),
+            Some(GilbertSpec::Preset(p)) => {
+                return Err((
+                    f("gilbert"),
+                    format!("unknown preset `{p}` (known: markov1pct)"),
+                ))
+            }
+            Some(GilbertSpec::Params {
+                p,
+                r,
+                h_good,
+                h_bad,
+            }) => {
+                for (k, v) in [("p", p), ("r", r), ("h_good", h_good), ("h_bad", h_bad)] {
+                    if !(0.0..=1.0).contains(v) {
+                        return Err((
+                            f(&format!("gilbert.{k}")),
+                            format!("{v} is not a probability"),
+                        ));
+                    }
+                }
+                Some(Gilbert {
+                    p: *p,
+                    r: *r,
+                    h_good: *h_good,
+                    h_bad: *h_bad,
+                })
+            }
+        };
+        let queue = l.queue.unwrap_or(50);
+        if queue == 0 {
+            return Err((f("queue"), "must be at least 1 packet".into()));
+        }
+        links.push(BuiltLink {
+            name: l.name.clone(),
+            rate_bps: field(&f("rate"), parse_rate(&l.rate))?,
+            delay,
+            jitter: match &l.jitter {
+                Some(r) => field(&f("jitter"), parse_duration(r))?,
+                None => Duration::ZERO,
+            },
+            queue: queue as usize,
+            loss,
+            gilbert,
+        });
+    }
+
+    if s.paths.is_empty() {
+        return Err(("paths".into(), "at least one path is required".into()));
+    }
+    let mut paths = Vec::with_capacity(s.paths.len());
+    for (i, p) in s.paths.iter().enumerate() {
+        if p.links.is_empty() {
+            return Err((
+                format!("paths[{i}].links"),
+                "a path needs at least one link".into(),
+            ));
+        }
+        let mut idx = Vec::with_capacity(p.links.len());
+        for (j, name) in p.links.iter().enumerate() {
+            let k = links.iter().position(|l| &l.name == name).ok_or_else(|| {
+                (
+                    format!("paths[{i}].links[{j}]"),
+                    format!("unknown link `{name}`"),
+                )
+            })?;
+            idx.push(k);
+        }
+        paths.push(BuiltPath {
+            name: p.name.clone(),
+            links: idx,
+        });
+    }
+
+    let bin = match &s.metrics.bin {
+        Some(r) => field("metrics.bin", parse_duration(r))?,
+        None => Duration::from_millis(500),
+    };
+    if bin == Duration::ZERO {
+        return Err(("metrics.bin".into(), "must be positive".into()));
+    }
+    Ok(Built {
+        name: s
+            .name
+            .clone()
+            .or(default_name.map(str::to_string))
+            .unwrap_or_else(|| "scenario".into()),
+        seed: s.seed,
+        workload,
+        config,
+        scheduler,
+        rtx,
+        cc,
+        links,
+        paths,
+        bin,
+    })
+}

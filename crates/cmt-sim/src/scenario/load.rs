@@ -1,0 +1,129 @@
+//! Reading a scenario: TOML text → `--set` overrides → typed [`Scenario`] → validated
+//! [`Built`] world, with one-line errors.
+
+use std::fmt;
+use std::path::Path;
+
+use super::{Built, Scenario};
+
+/// A scenario problem, printed on one line: `FILE: field `x.y`: problem`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// File (or source label).
+    pub file: String,
+    /// Dotted field path, if known.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.field {
+            Some(field) => write!(f, "{}: field `{}`: {}", self.file, field, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+impl std::error::Error for ScenarioError {}
+
+fn err(file: &str, field: Option<String>, message: impl Into<String>) -> ScenarioError {
+    let message: String = message.into();
+    ScenarioError {
+        file: file.to_string(),
+        field,
+        message: message.lines().next().unwrap_or("").trim().to_string(),
+    }
+}
+
+/// Reads, overrides, parses and validates a scenario file.
+pub fn load_file(path: &Path, overrides: &[String]) -> Result<Built, ScenarioError> {
+    let label = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| err(&label, None, format!("cannot read file: {e}")))?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    load_str(&text, &label, stem.as_deref(), overrides)
+}
+
+/// As [`load_file`], from text; `label` names the source in errors.
+pub fn load_str(
+    text: &str,
+    label: &str,
+    default_name: Option<&str>,
+    overrides: &[String],
+) -> Result<Built, ScenarioError> {
+    let mut value: toml::Value = toml::from_str(text).map_err(|e| {
+        let at = e.span().map(|s| {
+            let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+            format!("line {line}: ")
+        });
+        err(
+            label,
+            None,
+            format!("{}{}", at.unwrap_or_default(), e.message()),
+        )
+    })?;
+    for o in overrides {
+        apply_override(&mut value, o)
+            .map_err(|(field, m)| err(label, field, format!("--set: {m}")))?;
+    }
+    let scenario: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let field = (path != "." && !path.is_empty()).then_some(path);
+        err(label, field, e.into_inner().to_string())
+    })?;
+    super::build::build(&scenario, default_name).map_err(|(field, m)| err(label, Some(field), m))
+}
+
+/// Applies `KEY=VALUE` where KEY is a dotted path; array elements are chosen by index
+/// or by their `name` field (`links.wifi.rate=5Mbps`). VALUE is parsed as a TOML value
+/// (number, boolean, quoted string, array, inline table), falling back to a bare string.
+fn apply_override(root: &mut toml::Value, o: &str) -> Result<(), (Option<String>, String)> {
+    let (key, raw) = o
+        .split_once('=')
+        .ok_or((None, format!("`{o}` is not KEY=VALUE")))?;
+    let key = key.trim();
+    let value: toml::Value = toml::from_str::<toml::Table>(&format!("v = {}", raw.trim()))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.trim().to_string()));
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err((Some(key.into()), "empty key segment".into()));
+    }
+    let mut cur = root;
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let here = Some(parts[..=i].join("."));
+        cur = match cur {
+            toml::Value::Table(t) => {
+                if last {
+                    t.insert(part.to_string(), value);
+                    return Ok(());
+                }
+                t.entry(part.to_string())
+                    .or_insert_with(|| toml::Value::Table(Default::default()))
+            }
+            toml::Value::Array(a) => {
+                let idx = match part.parse::<usize>() {
+                    Ok(i) => i,
+                    Err(_) => a
+                        .iter()
+                        .position(|v| v.get("name").and_then(|n| n.as_str()) == Some(part))
+                        .ok_or((here.clone(), format!("no element named `{part}`")))?,
+                };
+                let len = a.len();
+                let slot = a
+                    .get_mut(idx)
+                    .ok_or((here, format!("index {idx} out of range (length {len})")))?;
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                slot
+            }
+            _ => return Err((here, "cannot descend into a plain value".into())),
+        };
+    }
+    Ok(())
+}

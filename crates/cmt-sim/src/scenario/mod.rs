@@ -1,0 +1,191 @@
+//! Scenario files (TOML): the network, the algorithms, the workload and the seed.
+//!
+//! Every table rejects unknown fields; quantities are validated when the scenario is
+//! built, with errors that name the file, the field and the problem. The key reference
+//! lives in `docs/scenario.md` of the repository.
+
+mod build;
+mod load;
+
+pub use build::{Built, BuiltLink, BuiltPath, Workload};
+pub use load::{load_file, load_str, ScenarioError};
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::units::Raw;
+
+/// A whole scenario as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free-form name (defaults to the file stem).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Seed of every random stream. Required: a scenario without a seed is an error.
+    pub seed: u64,
+    /// Simulated time for a backlogged (bulk) transfer, e.g. "120s".
+    #[serde(default)]
+    pub duration: Option<Raw>,
+    /// Bytes to transfer instead (FTT run), e.g. "10MB".
+    #[serde(default)]
+    pub file_size: Option<Raw>,
+    /// Upper bound of simulated time for a file transfer (default "3600s").
+    #[serde(default)]
+    pub time_limit: Option<Raw>,
+    /// Algorithms and protocol parameters.
+    #[serde(default)]
+    pub association: AssociationSpec,
+    /// Receiver parameters.
+    #[serde(default)]
+    pub receiver: ReceiverSpec,
+    /// What is measured.
+    #[serde(default)]
+    pub metrics: MetricsSpec,
+    /// Links (each declared link exists in both directions).
+    pub links: Vec<LinkSpec>,
+    /// Paths, as chains of links.
+    pub paths: Vec<PathSpec>,
+}
+
+/// Algorithm parameters: a TOML table of numbers, booleans and strings.
+pub type ParamTable = BTreeMap<String, toml::Value>;
+
+/// `[association]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssociationSpec {
+    /// Scheduler name (default "round-robin").
+    pub scheduler: Option<String>,
+    /// Scheduler parameters.
+    #[serde(default)]
+    pub scheduler_params: ParamTable,
+    /// Retransmission policy (default "rtx-cwnd").
+    pub rtx: Option<String>,
+    /// Retransmission policy parameters.
+    #[serde(default)]
+    pub rtx_params: ParamTable,
+    /// Congestion control (default "reno").
+    pub cc: Option<String>,
+    /// Congestion control parameters.
+    #[serde(default)]
+    pub cc_params: ParamTable,
+    /// Path MTU in bytes including the IP header (default 1500).
+    pub mtu: Option<u32>,
+    /// Header bytes below SCTP (default 20, IPv4).
+    pub ip_header: Option<u32>,
+    /// CMT switches (default true).
+    pub sfr: Option<bool>,
+    /// CMT Cwnd Update for CMT.
+    pub cuc: Option<bool>,
+    /// CMT Delayed Ack for CMT.
+    pub dac: Option<bool>,
+    /// Missing reports for fast retransmit (default 3).
+    pub dupthresh: Option<u32>,
+    /// Max.Burst (default 4; 0 = off).
+    pub max_burst: Option<u32>,
+    /// CMT-PF on/off (default off: the seeds' "CMT" baseline).
+    pub pf: Option<bool>,
+    /// PF threshold (default 0).
+    pub pfmr: Option<u32>,
+    /// cwnd after PF recovery, MTUs (default 2).
+    pub pf_cwnd_mtus: Option<u32>,
+    /// Heartbeats on idle paths (default true).
+    pub heartbeats: Option<bool>,
+    /// HB.interval (default "30s").
+    pub hb_interval: Option<Raw>,
+    /// RTO.Initial (default "3s").
+    pub rto_initial: Option<Raw>,
+    /// RTO.Min (default "1s").
+    pub rto_min: Option<Raw>,
+    /// RTO.Max (default "60s").
+    pub rto_max: Option<Raw>,
+    /// Delayed SACK timer (default "200ms").
+    pub sack_delay: Option<Raw>,
+    /// SACK every N packets (default 2).
+    pub sack_freq: Option<u32>,
+    /// Path.Max.Retrans (default 5).
+    pub path_max_retrans: Option<u32>,
+    /// Association.Max.Retrans (default 10).
+    pub assoc_max_retrans: Option<u32>,
+    /// Initial ssthresh (default: the receiver's rbuf).
+    pub initial_ssthresh: Option<Raw>,
+}
+
+/// `[receiver]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiverSpec {
+    /// Receive buffer (default "64KB").
+    pub rbuf: Option<Raw>,
+}
+
+/// `[metrics]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsSpec {
+    /// Width of a time-series bin (default "0.5s").
+    pub bin: Option<Raw>,
+}
+
+/// `[[links]]`: a duplex link; both directions get the same parameters and independent
+/// random streams.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Unique name, used by paths.
+    pub name: String,
+    /// Rate, e.g. "11Mbps".
+    pub rate: Raw,
+    /// Propagation delay, fixed or a range drawn once per run ("10ms..20ms").
+    #[serde(default)]
+    pub delay: Option<Raw>,
+    /// Std. deviation of per-packet Gaussian jitter that keeps FIFO order.
+    #[serde(default)]
+    pub jitter: Option<Raw>,
+    /// Drop-tail queue limit in packets (default 50).
+    #[serde(default)]
+    pub queue: Option<u64>,
+    /// Bernoulli loss probability, fixed or a range drawn once per run ("1%..2%").
+    #[serde(default)]
+    pub loss: Option<Raw>,
+    /// Gilbert–Elliott loss in series: "markov1pct" or `{ p, r, h_good, h_bad }`.
+    #[serde(default)]
+    pub gilbert: Option<GilbertSpec>,
+}
+
+/// A Gilbert–Elliott model by name or by its four parameters.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum GilbertSpec {
+    /// A named preset ("markov1pct").
+    Preset(String),
+    /// Explicit parameters.
+    Params {
+        /// P(good → bad) per packet.
+        p: f64,
+        /// P(bad → good) per packet.
+        r: f64,
+        /// Loss probability in the good state (default 0).
+        #[serde(default)]
+        h_good: f64,
+        /// Loss probability in the bad state (default 1).
+        #[serde(default = "one")]
+        h_bad: f64,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// `[[paths]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathSpec {
+    /// Name shown in results.
+    pub name: String,
+    /// Links from sender to receiver; the return direction uses the same links reversed.
+    pub links: Vec<String>,
+}

@@ -1,0 +1,230 @@
+//! The result of one run: `summary.json` and the time-series CSVs.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::scenario::Workload;
+use crate::world::{Drawn, Ending, Simulation};
+
+/// Reordering latency statistics, ms.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Latency {
+    /// Mean.
+    pub mean: f64,
+    /// 99th percentile (nearest rank).
+    pub p99: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+/// One-way delay statistics, ms.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Delay {
+    /// Mean one-way delay of DATA packets.
+    pub mean: f64,
+}
+
+/// Per-path results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PathSummary {
+    /// Path name.
+    pub name: String,
+    /// DATA packets sent (including retransmissions).
+    pub sent_packets: u64,
+    /// DATA packets dropped by the network.
+    pub lost_packets: u64,
+    /// DATA packets retransmitted on this path.
+    pub retransmissions: u64,
+    /// Goodput of data that arrived on this path, Mbit/s.
+    pub goodput_mbps: f64,
+}
+
+/// Everything `summary.json` holds. Field meanings: docs/metrics.md.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    /// Scenario name.
+    pub scenario: String,
+    /// Seed.
+    pub seed: u64,
+    /// Scheduler name.
+    pub scheduler: String,
+    /// Retransmission policy name.
+    pub rtx: String,
+    /// Congestion control name.
+    pub cc: String,
+    /// Receive buffer, bytes.
+    pub rbuf: u32,
+    /// How the run ended.
+    pub ending: String,
+    /// Simulated time measured, s.
+    pub sim_time_s: f64,
+    /// User bytes delivered in order.
+    pub delivered_bytes: u64,
+    /// Goodput, Mbit/s.
+    pub goodput_mbps: f64,
+    /// Throughput at the receiver (payload incl. duplicates), Mbit/s.
+    pub throughput_mbps: f64,
+    /// Receive-buffer bound, Mbit/s.
+    pub bound_mbps: f64,
+    /// goodput / bound.
+    pub goodput_of_bound: f64,
+    /// Peak |O3-TSN|.
+    pub o3_tsn_peak: u64,
+    /// Reordering latency.
+    pub reordering_latency_ms: Latency,
+    /// Time the sender was receive-buffer blocked, s.
+    pub rbuf_blocked_s: f64,
+    /// Largest receive-buffer occupancy, bytes.
+    pub rbuf_max_bytes: u32,
+    /// One-way delay.
+    pub delay_ms: Delay,
+    /// Mean |Δ delay|, ms.
+    pub jitter_ms: f64,
+    /// Fast retransmit events.
+    pub fast_retransmits: u64,
+    /// T3-rtx timeouts.
+    pub timeouts: u64,
+    /// File transfer time, s (null for timed runs or unfinished transfers).
+    pub ftt_s: Option<f64>,
+    /// Simulator events processed.
+    pub events: u64,
+    /// Wall-clock time of the run, s (the only non-deterministic field).
+    pub wall_s: f64,
+    /// Values drawn for this run (delays, loss rates).
+    pub drawn: Vec<Drawn>,
+    /// Per path.
+    pub paths: Vec<PathSummary>,
+}
+
+fn mbps(bytes: u64, secs: f64) -> f64 {
+    if secs <= 0.0 {
+        0.0
+    } else {
+        bytes as f64 * 8.0 / secs / 1e6
+    }
+}
+
+impl Summary {
+    /// Summarises a finished simulation.
+    pub fn of(sim: &Simulation, wall_s: f64) -> Summary {
+        let r = sim.rec.borrow();
+        let b = &sim.built;
+        let t = sim.now().as_secs_f64();
+        let ftt = match (b.workload.clone(), sim.ending) {
+            (Workload::File { .. }, Some(Ending::FileDelivered)) => {
+                r.last_delivery.map(|t| t.as_secs_f64())
+            }
+            _ => None,
+        };
+        let measured = ftt.unwrap_or(t);
+        let mut lat: Vec<u64> = r.reordering.clone();
+        lat.sort_unstable();
+        let p99 = if lat.is_empty() {
+            0
+        } else {
+            lat[((lat.len() as f64 * 0.99).ceil() as usize).clamp(1, lat.len()) - 1]
+        };
+        let mean = if lat.is_empty() {
+            0.0
+        } else {
+            lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64
+        };
+        let bound = sim.bound_mbps();
+        let goodput = mbps(r.delivered, measured);
+        Summary {
+            scenario: b.name.clone(),
+            seed: b.seed,
+            scheduler: b.scheduler.name().into(),
+            rtx: b.rtx.name().into(),
+            cc: b.cc.name().into(),
+            rbuf: b.config.rbuf,
+            ending: format!("{:?}", sim.ending.unwrap_or(Ending::DurationElapsed)),
+            sim_time_s: measured,
+            delivered_bytes: r.delivered,
+            goodput_mbps: goodput,
+            throughput_mbps: mbps(r.received, measured),
+            bound_mbps: bound,
+            goodput_of_bound: if bound > 0.0 { goodput / bound } else { 0.0 },
+            o3_tsn_peak: r.o3_peak,
+            reordering_latency_ms: Latency {
+                mean: mean * 1e-6,
+                p99: p99 as f64 * 1e-6,
+                max: lat.last().copied().unwrap_or(0) as f64 * 1e-6,
+            },
+            rbuf_blocked_s: r.blocked_total.as_secs_f64(),
+            rbuf_max_bytes: r.rbuf_max,
+            delay_ms: Delay {
+                mean: r.delay_mean_ms(),
+            },
+            jitter_ms: r.jitter_ms(),
+            fast_retransmits: r.fast_retransmits,
+            timeouts: r.timeouts,
+            ftt_s: ftt,
+            events: sim.events,
+            wall_s,
+            drawn: sim.drawn.clone(),
+            paths: b
+                .paths
+                .iter()
+                .zip(&r.paths)
+                .map(|(p, c)| PathSummary {
+                    name: p.name.clone(),
+                    sent_packets: c.sent_packets,
+                    lost_packets: c.lost_packets,
+                    retransmissions: c.retransmissions,
+                    goodput_mbps: mbps(c.delivered_bytes, measured),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Writes `summary.json`, `timeseries.csv` (one row per bin) and `paths.csv` (one row
+/// per bin and path) into `dir`. Column meanings: docs/metrics.md.
+pub fn write_outputs(sim: &Simulation, summary: &Summary, dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let json = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
+    write_atomic(&dir.join("summary.json"), json.as_bytes())?;
+    let r = sim.rec.borrow();
+    let w = sim.built.bin.as_secs_f64();
+    let mut ts = Vec::new();
+    writeln!(
+        ts,
+        "t_s,goodput_mbps,throughput_mbps,o3_tsn_max,rbuf_max_bytes,rbuf_blocked_s"
+    )?;
+    let mut ps = Vec::new();
+    writeln!(ps, "t_s,path,goodput_mbps,cwnd_bytes")?;
+    for (i, bin) in r.bins.iter().enumerate() {
+        let t = (i + 1) as f64 * w;
+        writeln!(
+            ts,
+            "{t:.3},{:.6},{:.6},{},{},{:.6}",
+            mbps(bin.delivered_bytes, w),
+            mbps(bin.received_bytes, w),
+            bin.o3_max,
+            bin.rbuf_max,
+            bin.blocked.as_secs_f64()
+        )?;
+        for (p, path) in sim.built.paths.iter().enumerate() {
+            writeln!(
+                ps,
+                "{t:.3},{},{:.6},{}",
+                path.name,
+                mbps(bin.delivered_per_path[p], w),
+                bin.cwnd[p]
+            )?;
+        }
+    }
+    write_atomic(&dir.join("timeseries.csv"), &ts)?;
+    write_atomic(&dir.join("paths.csv"), &ps)
+}
+
+/// Writes to a temporary file and renames it, so a reader never sees half a file and a
+/// failed run never clobbers a good result.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(tmp, path)
+}

@@ -1,0 +1,217 @@
+//! Human-friendly quantities in scenario files: rates, durations, sizes, probabilities,
+//! and "a..b" ranges drawn once per run (spec §11.1, §12).
+
+use std::fmt;
+
+use cmt_core::Duration;
+use serde::Deserialize;
+
+/// A number or a string with a unit, as written in TOML.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Raw {
+    /// Bare number.
+    Num(f64),
+    /// Text with a unit, or a range "a..b".
+    Text(String),
+}
+
+impl fmt::Display for Raw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Raw::Num(x) => write!(f, "{x}"),
+            Raw::Text(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .find(|c: char| {
+            !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')
+        })
+        .unwrap_or(s.len());
+    // "e" may start a unit; back off if the number does not parse.
+    let (mut num, mut unit) = s.split_at(end);
+    while !num.is_empty() && num.parse::<f64>().is_err() {
+        let cut = num.len() - 1;
+        (num, unit) = s.split_at(cut);
+    }
+    Some((num.parse().ok()?, unit.trim()))
+}
+
+/// A link rate in bits per second ("11Mbps", "2100kbps", "384kbit", or a number in bit/s).
+pub fn parse_rate(raw: &Raw) -> Result<u64, String> {
+    let (x, unit) = match raw {
+        Raw::Num(x) => (*x, ""),
+        Raw::Text(s) => split_number(s).ok_or_else(|| format!("invalid rate {raw}"))?,
+    };
+    let mult = match unit.to_ascii_lowercase().as_str() {
+        "" | "bps" | "bit" | "b/s" => 1.0,
+        "kbps" | "kbit" | "kb" | "kb/s" => 1e3,
+        "mbps" | "mbit" | "mb" | "mb/s" => 1e6,
+        "gbps" | "gbit" | "gb" | "gb/s" => 1e9,
+        _ => {
+            return Err(format!(
+                "invalid rate {raw}: unknown unit `{unit}` (use bps, kbps, Mbps, Gbps)"
+            ))
+        }
+    };
+    let bps = x * mult;
+    if !bps.is_finite() || bps <= 0.0 {
+        return Err(format!("invalid rate {raw}: must be positive"));
+    }
+    Ok(bps.round() as u64)
+}
+
+/// A duration ("10ms", "1.5s", "250us", "2min", or a number of seconds).
+pub fn parse_duration(raw: &Raw) -> Result<Duration, String> {
+    let (x, unit) = match raw {
+        Raw::Num(x) => (*x, "s"),
+        Raw::Text(s) => split_number(s).ok_or_else(|| format!("invalid duration {raw}"))?,
+    };
+    let secs = match unit {
+        "s" | "" => x,
+        "ms" => x * 1e-3,
+        "us" | "µs" => x * 1e-6,
+        "ns" => x * 1e-9,
+        "min" => x * 60.0,
+        _ => {
+            return Err(format!(
+                "invalid duration {raw}: unknown unit `{unit}` (use ns, us, ms, s, min)"
+            ))
+        }
+    };
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("invalid duration {raw}: must not be negative"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A size in bytes ("64KB" = 65536, "10MB" = 10·2^20, "1500B", or a number of bytes).
+pub fn parse_size(raw: &Raw) -> Result<u64, String> {
+    let (x, unit) = match raw {
+        Raw::Num(x) => (*x, ""),
+        Raw::Text(s) => split_number(s).ok_or_else(|| format!("invalid size {raw}"))?,
+    };
+    let mult = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1.0,
+        "KB" | "KIB" | "K" => 1024.0,
+        "MB" | "MIB" | "M" => 1024.0 * 1024.0,
+        "GB" | "GIB" | "G" => 1024.0 * 1024.0 * 1024.0,
+        _ => {
+            return Err(format!(
+                "invalid size {raw}: unknown unit `{unit}` (use B, KB, MB, GB)"
+            ))
+        }
+    };
+    let b = x * mult;
+    if !b.is_finite() || b < 0.0 || b.fract() != 0.0 {
+        return Err(format!(
+            "invalid size {raw}: must be a whole, non-negative number of bytes"
+        ));
+    }
+    Ok(b as u64)
+}
+
+/// A probability ("1%", "0.01").
+pub fn parse_probability(raw: &Raw) -> Result<f64, String> {
+    let p = match raw {
+        Raw::Num(x) => *x,
+        Raw::Text(s) => match s.trim().strip_suffix('%') {
+            Some(pct) => {
+                pct.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("invalid probability {raw}"))?
+                    / 100.0
+            }
+            None => s
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| format!("invalid probability {raw}"))?,
+        },
+    };
+    if !(0.0..=1.0).contains(&p) {
+        return Err(format!(
+            "invalid probability {raw}: must be between 0 and 1 (0% and 100%)"
+        ));
+    }
+    Ok(p)
+}
+
+/// A value that is fixed or drawn uniformly from `lo..hi` once per run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Spread<T> {
+    /// Always this value.
+    Fixed(T),
+    /// Drawn uniformly per run.
+    Uniform(T, T),
+}
+
+/// Parses "a..b" (a range) or a single value with `one`.
+pub fn parse_spread<T: PartialOrd + Copy>(
+    raw: &Raw,
+    one: impl Fn(&Raw) -> Result<T, String>,
+) -> Result<Spread<T>, String> {
+    if let Raw::Text(s) = raw {
+        if let Some((a, b)) = s.split_once("..") {
+            let lo = one(&Raw::Text(a.to_string()))?;
+            let hi = one(&Raw::Text(b.to_string()))?;
+            if hi < lo {
+                return Err(format!("invalid range {raw}: upper end below lower end"));
+            }
+            return Ok(Spread::Uniform(lo, hi));
+        }
+    }
+    Ok(Spread::Fixed(one(raw)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Raw {
+        Raw::Text(s.into())
+    }
+
+    #[test]
+    fn rates_with_units() {
+        assert_eq!(parse_rate(&t("11Mbps")), Ok(11_000_000));
+        assert_eq!(parse_rate(&t("2100 kbps")), Ok(2_100_000));
+        assert_eq!(parse_rate(&Raw::Num(384000.0)), Ok(384_000));
+        assert!(parse_rate(&t("-5Mbps")).unwrap_err().contains("positive"));
+        assert!(parse_rate(&t("5 furlongs"))
+            .unwrap_err()
+            .contains("unknown unit"));
+    }
+
+    #[test]
+    fn durations_sizes_and_probabilities() {
+        assert_eq!(parse_duration(&t("10ms")), Ok(Duration::from_millis(10)));
+        assert_eq!(
+            parse_duration(&Raw::Num(1.5)),
+            Ok(Duration::from_millis(1500))
+        );
+        assert_eq!(parse_size(&t("64KB")), Ok(65536));
+        assert_eq!(parse_size(&t("1e3")), Ok(1000));
+        assert_eq!(parse_probability(&t("1.5%")), Ok(0.015));
+        assert!(parse_probability(&t("150%")).is_err());
+    }
+
+    #[test]
+    fn ranges_parse_both_ends_and_reject_inverted_ones() {
+        assert_eq!(
+            parse_spread(&t("10ms..20ms"), parse_duration),
+            Ok(Spread::Uniform(
+                Duration::from_millis(10),
+                Duration::from_millis(20)
+            ))
+        );
+        assert_eq!(
+            parse_spread(&t("1%..2%"), parse_probability),
+            Ok(Spread::Uniform(0.01, 0.02))
+        );
+        assert!(parse_spread(&t("2%..1%"), parse_probability).is_err());
+    }
+}

@@ -1,0 +1,332 @@
+//! The simulation: two endpoints of the core, the links between them, and the event
+//! loop that moves packets and fires timers in `(time, seq)` order.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use cmt_core::{Algorithms, AssocInit, Association, Duration, PathId, Payload, Time};
+use rand::Rng;
+
+use crate::bound::{rbuf_bound, PathCapacity};
+use crate::link::{Finished, InFlight, Link, LinkParams, Offer};
+use crate::loss::LossChain;
+use crate::queue::EventQueue;
+use crate::recorder::{Probe, Recorder};
+use crate::rng::stream;
+use crate::scenario::{Built, Workload};
+use crate::units::Spread;
+
+enum Ev {
+    LinkDone(usize),
+    Arrive(usize, InFlight),
+    Timer(usize),
+    End,
+}
+
+/// Values drawn once per run for one duplex link (spec §11.1, §12), for the record.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Drawn {
+    /// Link name.
+    pub link: String,
+    /// Propagation delay, ms.
+    pub delay_ms: f64,
+    /// Bernoulli loss probability.
+    pub loss: f64,
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The configured duration elapsed.
+    DurationElapsed,
+    /// The whole file was delivered.
+    FileDelivered,
+    /// The file transfer hit its time limit.
+    TimeLimit,
+    /// The association failed.
+    AssociationFailed,
+}
+
+/// A runnable simulation built from a scenario.
+pub struct Simulation {
+    pub(crate) built: Built,
+    now: Time,
+    q: EventQueue<Ev>,
+    links: Vec<Link>,
+    routes: Vec<[Vec<usize>; 2]>,
+    ends: [Association<Probe>; 2],
+    timer_at: [Option<Time>; 2],
+    pub(crate) rec: Rc<RefCell<Recorder>>,
+    pub(crate) events: u64,
+    pub(crate) drawn: Vec<Drawn>,
+    pub(crate) ending: Option<Ending>,
+}
+
+fn draw<T: Copy + rand::distributions::uniform::SampleUniform + PartialOrd>(
+    s: Spread<T>,
+    rng: &mut impl Rng,
+) -> T {
+    match s {
+        Spread::Fixed(v) => v,
+        Spread::Uniform(lo, hi) if lo < hi => rng.gen_range(lo..=hi),
+        Spread::Uniform(lo, _) => lo,
+    }
+}
+
+impl Simulation {
+    /// Builds links, draws per-run values and creates both endpoints.
+    pub fn new(built: Built) -> Result<Self, String> {
+        let seed = built.seed;
+        let mut links = Vec::with_capacity(2 * built.links.len());
+        let mut drawn = Vec::with_capacity(built.links.len());
+        for l in &built.links {
+            let mut rng = stream(seed, &format!("link/{}/draw", l.name));
+            let delay_ns = draw(
+                match l.delay {
+                    Spread::Fixed(d) => Spread::Fixed(d.as_nanos()),
+                    Spread::Uniform(a, b) => Spread::Uniform(a.as_nanos(), b.as_nanos()),
+                },
+                &mut rng,
+            );
+            let loss = draw(l.loss, &mut rng);
+            drawn.push(Drawn {
+                link: l.name.clone(),
+                delay_ms: delay_ns as f64 * 1e-6,
+                loss,
+            });
+            let params = LinkParams {
+                rate_bps: l.rate_bps,
+                delay: Duration::from_nanos(delay_ns),
+                jitter: l.jitter,
+                queue: l.queue,
+            };
+            for dir in ["fwd", "rev"] {
+                links.push(Link::new(
+                    format!("{}/{dir}", l.name),
+                    params.clone(),
+                    LossChain::new(loss, l.gilbert),
+                    stream(seed, &format!("link/{}/{dir}/loss", l.name)),
+                    stream(seed, &format!("link/{}/{dir}/jitter", l.name)),
+                ));
+            }
+        }
+        let routes: Vec<[Vec<usize>; 2]> = built
+            .paths
+            .iter()
+            .map(|p| {
+                let fwd = p.links.iter().map(|&l| 2 * l).collect();
+                let rev = p.links.iter().rev().map(|&l| 2 * l + 1).collect();
+                [fwd, rev]
+            })
+            .collect();
+        let n = built.paths.len();
+        let cfg = built.config.clone();
+        let rec = Rc::new(RefCell::new(Recorder::new(
+            n,
+            built.bin,
+            cfg.initial_cwnd(),
+        )));
+        let mut init_rng = stream(seed, "association/init");
+        let (ia, ib) = AssocInit::pair(init_rng.gen(), cfg.rbuf, cfg.rbuf);
+        fn algs(b: &Built, n: usize) -> Algorithms<'_> {
+            Algorithms {
+                scheduler: b.scheduler.build(n),
+                rtx: b.rtx.build(),
+                cc: b.cc.as_ref(),
+            }
+        }
+        let sender = Association::new(
+            cfg.clone(),
+            n,
+            algs(&built, n),
+            ia,
+            Probe::new(rec.clone(), true),
+        )?;
+        let receiver =
+            Association::new(cfg, n, algs(&built, n), ib, Probe::new(rec.clone(), false))?;
+        Ok(Simulation {
+            built,
+            now: Time::ZERO,
+            q: EventQueue::default(),
+            links,
+            routes,
+            ends: [sender, receiver],
+            timer_at: [None, None],
+            rec,
+            events: 0,
+            drawn,
+            ending: None,
+        })
+    }
+
+    /// The receive-buffer bound for this run's drawn link values, Mbit/s of goodput.
+    pub fn bound_mbps(&self) -> f64 {
+        let cfg = &self.built.config;
+        let payload = cfg.max_payload() as f64;
+        let pkt = (cfg.mtu) as f64;
+        let sack = 20.0 + 12.0 + 16.0 + cfg.ip_header_len as f64;
+        let caps: Vec<PathCapacity> = self
+            .routes
+            .iter()
+            .map(|[fwd, rev]| {
+                let rate = fwd
+                    .iter()
+                    .map(|&l| self.links[l].params.rate_bps)
+                    .min()
+                    .unwrap_or(0) as f64;
+                let mut rtt = 0.0;
+                for &l in fwd {
+                    rtt += self.links[l].params.delay.as_secs_f64()
+                        + pkt * 8.0 / self.links[l].params.rate_bps as f64;
+                }
+                for &l in rev {
+                    rtt += self.links[l].params.delay.as_secs_f64()
+                        + sack * 8.0 / self.links[l].params.rate_bps as f64;
+                }
+                PathCapacity {
+                    goodput_bps: rate / 8.0 * payload / pkt,
+                    rtt_s: rtt,
+                }
+            })
+            .collect();
+        rbuf_bound(&caps, cfg.rbuf as f64) * 8.0 / 1e6
+    }
+
+    /// Runs to the end. `progress` gets the fraction of simulated time done now and then.
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64)) -> Ending {
+        let (end, file) = match self.built.workload {
+            Workload::Timed(d) => (Time::ZERO + d, None),
+            Workload::File { bytes, limit } => (Time::ZERO + limit, Some(bytes)),
+        };
+        match file {
+            None => self.ends[0].write_backlog(),
+            Some(mut bytes) => {
+                while bytes > 0 {
+                    let part = bytes.min(u32::MAX as u64 / 2);
+                    self.ends[0].write(Payload::Synthetic(part as u32));
+                    bytes -= part;
+                }
+            }
+        }
+        self.q.push(end, Ev::End);
+        self.flush(0);
+        self.flush(1);
+        let span = end.as_nanos().max(1) as f64;
+        while let Some((at, ev)) = self.q.pop() {
+            self.now = at;
+            self.events += 1;
+            if self.events & 0xffff == 0 {
+                progress(at.as_nanos() as f64 / span);
+            }
+            match ev {
+                Ev::End => {
+                    self.ending = Some(if file.is_some() {
+                        Ending::TimeLimit
+                    } else {
+                        Ending::DurationElapsed
+                    });
+                    break;
+                }
+                Ev::LinkDone(l) => self.link_done(l),
+                Ev::Arrive(l, pkt) => self.arrive(l, pkt),
+                Ev::Timer(side) => {
+                    if self.timer_at[side] == Some(at) {
+                        self.timer_at[side] = None;
+                        self.ends[side].handle_timeout(at);
+                        self.flush(side);
+                    }
+                }
+            }
+            if let Some(bytes) = file {
+                if self.rec.borrow().delivered >= bytes {
+                    self.ending = Some(Ending::FileDelivered);
+                    break;
+                }
+            }
+            if self.ends[0].is_failed() {
+                self.ending = Some(Ending::AssociationFailed);
+                break;
+            }
+        }
+        self.rec.borrow_mut().finish(self.now);
+        progress(1.0);
+        self.ending.unwrap_or(Ending::DurationElapsed)
+    }
+
+    /// Simulated time now.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    fn link_done(&mut self, l: usize) {
+        let (fate, next) = self.links[l].finish(self.now);
+        match fate {
+            Some(Finished::Arrives(at, pkt)) => self.q.push(at, Ev::Arrive(l, pkt)),
+            Some(Finished::Lost(pkt)) => self.dropped(&pkt),
+            None => {}
+        }
+        if let Some(t) = next {
+            self.q.push(t, Ev::LinkDone(l));
+        }
+    }
+
+    fn dropped(&mut self, pkt: &InFlight) {
+        if pkt.data && pkt.forward {
+            self.rec.borrow_mut().on_data_drop(pkt.path);
+        }
+    }
+
+    fn offer(&mut self, mut pkt: InFlight) {
+        let dir = if pkt.forward { 0 } else { 1 };
+        let l = self.routes[pkt.path][dir][pkt.hop];
+        match self.links[l].offer(self.now, pkt) {
+            Offer::Started(done) => self.q.push(done, Ev::LinkDone(l)),
+            Offer::Queued => {}
+            Offer::Dropped(p) => {
+                pkt = p;
+                self.dropped(&pkt);
+            }
+        }
+    }
+
+    fn arrive(&mut self, _link: usize, mut pkt: InFlight) {
+        pkt.hop += 1;
+        let dir = if pkt.forward { 0 } else { 1 };
+        if pkt.hop < self.routes[pkt.path][dir].len() {
+            self.offer(pkt);
+            return;
+        }
+        let side = if pkt.forward { 1 } else { 0 };
+        if pkt.data && pkt.forward {
+            self.rec.borrow_mut().on_data_arrival(self.now, pkt.sent_at);
+        }
+        self.ends[side].handle_packet(self.now, PathId(pkt.path), pkt.packet);
+        self.flush(side);
+    }
+
+    /// Sends everything endpoint `side` has to send, drains delivered data, re-arms its timer.
+    fn flush(&mut self, side: usize) {
+        let ip = self.built.config.ip_header_len;
+        while let Some(t) = self.ends[side].poll_transmit(self.now) {
+            let size = t.packet.wire_len() as u32 + ip;
+            let pkt = InFlight {
+                data: t.packet.has_data(),
+                packet: t.packet,
+                path: t.path.0,
+                forward: side == 0,
+                hop: 0,
+                size,
+                sent_at: self.now,
+            };
+            self.offer(pkt);
+        }
+        while self.ends[side].read().is_some() {}
+        let t = self.ends[side].poll_timeout().map(|t| t.max(self.now));
+        if t != self.timer_at[side] {
+            self.timer_at[side] = t;
+            if let Some(t) = t {
+                self.q.push(t, Ev::Timer(side));
+            }
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! End-to-end behaviour of the simulator on small scenarios, against analytic
+//! expectations (design.md, "Validation ladder" step 2).
+
+use cmt_sim::{run_str, Summary};
+
+fn run(text: &str, set: &[&str]) -> Summary {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    run_str(text, &set).expect("scenario runs")
+}
+
+/// Two paths with one link each; everything else comes from overrides.
+const TWO_PATHS: &str = r#"
+seed = 1
+duration = "60s"
+[receiver]
+rbuf = "4MB"
+[[links]]
+name = "fast"
+rate = "10Mbps"
+delay = "10ms"
+queue = 100
+[[links]]
+name = "slow"
+rate = "2Mbps"
+delay = "10ms"
+queue = 100
+[[paths]]
+name = "fast"
+links = ["fast"]
+[[paths]]
+name = "slow"
+links = ["slow"]
+"#;
+
+#[test]
+fn loss_free_paths_with_large_rbuf_reach_95_percent_of_capacity_after_headers() {
+    // 10 + 2 Mbit/s, 20 ms RTT each, no random loss. Capacity after headers: a
+    // 1500-byte packet carries 1452 bytes of user data, so 12 Mbit/s · 1452/1500.
+    // Queues of 100 packets keep Reno's sawtooth from draining the bottlenecks.
+    let capacity = 12.0 * 1452.0 / 1500.0;
+    for seed in ["seed=1", "seed=2", "seed=3"] {
+        let s = run(TWO_PATHS, &[seed]);
+        assert!(
+            s.goodput_mbps >= 0.95 * capacity,
+            "{seed}: goodput {:.3} Mbit/s < 95 % of {capacity:.3}",
+            s.goodput_mbps
+        );
+        assert!(
+            (s.bound_mbps - capacity).abs() < 0.05 * capacity,
+            "bound {}",
+            s.bound_mbps
+        );
+        assert!(
+            s.paths.iter().all(|p| p.goodput_mbps > 0.0),
+            "both paths carry data"
+        );
+    }
+}
+
+#[test]
+fn round_robin_over_very_unequal_paths_is_blocked_below_the_fast_path_alone() {
+    // 10 Mbit/s / 20 ms RTT + 1 Mbit/s / 200 ms RTT, rbuf 64 KB. The fast path alone
+    // would fill its 10 Mbit/s (64 KB per 20 ms is far more); round-robin puts every
+    // other chunk on the slow path, whose 200 ms RTT holds the buffer hostage.
+    let s = run(
+        TWO_PATHS,
+        &[
+            "receiver.rbuf=\"64KB\"",
+            "links.slow.rate=\"1Mbps\"",
+            "links.slow.delay=\"100ms\"",
+        ],
+    );
+    let fast_alone = 10.0 * 1452.0 / 1500.0;
+    assert!(
+        s.goodput_mbps < 0.5 * fast_alone,
+        "goodput {:.3} Mbit/s should be far below the fast path alone ({fast_alone:.3})",
+        s.goodput_mbps
+    );
+    assert!(
+        s.rbuf_blocked_s > 30.0,
+        "sender blocked only {:.1} s of 60",
+        s.rbuf_blocked_s
+    );
+    // Seed 003 exp. 1: round-robin on very unequal paths gets about twice the slow
+    // path's rate (both paths send at the slow path's pace).
+    let slow = 1.0 * 1452.0 / 1500.0;
+    assert!(
+        s.goodput_mbps > 1.5 * slow && s.goodput_mbps < 2.5 * slow,
+        "goodput {}",
+        s.goodput_mbps
+    );
+}
+
+const RENO: &str = r#"
+seed = 1
+duration = "600s"
+[receiver]
+rbuf = "16MB"
+[[links]]
+name = "data"
+rate = "100Mbps"
+delay = "50ms"
+queue = 10000
+[[paths]]
+name = "p"
+links = ["data"]
+"#;
+
+#[test]
+fn single_reno_path_under_bernoulli_loss_follows_the_square_root_law() {
+    // Mathis, Semke, Mahdavi, Ott (CCR 1997): rate = C · MSS/RTT / sqrt(p), with
+    // C = sqrt(3/2) for periodic loss. SCTP counts acked bytes in congestion avoidance,
+    // so delayed SACKs do not slow growth (b = 1). The link is fast and deep, so loss
+    // alone limits the rate. Two effects put real Reno above the formula: Mathis et al.
+    // report C ≈ 1.31 (7 % more) for random rather than periodic loss, and SCTP cuts
+    // cwnd at most once per window, so several losses in one window count as one event.
+    // We measured 1.08–1.19 × the formula for p = 0.5–5 %; a broken loss recovery shows
+    // up as a ratio far below 1 (a T3-rule bug gave 0.69). Band: [0.95, 1.35] per run.
+    let mss_bits = 1452.0 * 8.0;
+    let rtt = 0.1;
+    let mut ratios = Vec::new();
+    for p in [0.005f64, 0.01, 0.02, 0.05] {
+        let model = mss_bits / rtt * (3.0 / (2.0 * p)).sqrt() / 1e6;
+        for seed in 1..=2 {
+            let loss = format!("links.data.loss={p}");
+            let s = run(RENO, &[&loss, &format!("seed={seed}")]);
+            let ratio = s.goodput_mbps / model;
+            assert!(
+                (0.95..=1.35).contains(&ratio),
+                "p={p} seed={seed}: {:.3} vs model {model:.3}",
+                s.goodput_mbps
+            );
+            ratios.push(ratio);
+        }
+    }
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    assert!(
+        (1.0..=1.25).contains(&mean),
+        "mean ratio {mean:.3} ({ratios:?})"
+    );
+}
+
+#[test]
+fn receiver_never_holds_more_than_rbuf_and_uses_it() {
+    let demo = include_str!("../../../scenarios/demo.toml");
+    for rbuf in [16384u32, 32768, 65536] {
+        let s = run(
+            demo,
+            &[&format!("receiver.rbuf={rbuf}"), "duration=\"30s\""],
+        );
+        assert!(
+            s.rbuf_max_bytes <= rbuf,
+            "held {} > rbuf {rbuf}",
+            s.rbuf_max_bytes
+        );
+        assert!(
+            s.rbuf_max_bytes > rbuf / 4,
+            "buffer barely used ({} of {rbuf})",
+            s.rbuf_max_bytes
+        );
+    }
+}
+
+#[test]
+fn a_file_transfer_delivers_every_byte_and_reports_its_transfer_time() {
+    let text = TWO_PATHS.replace("duration = \"60s\"", "file_size = \"2MB\"");
+    let s = run(&text, &[]);
+    assert_eq!(s.delivered_bytes, 2 * 1024 * 1024);
+    assert_eq!(s.ending, "FileDelivered");
+    let ftt = s.ftt_s.expect("a finished transfer has an FTT");
+    let floor = (2 * 1024 * 1024) as f64 * 8.0 / (12e6 * 1452.0 / 1500.0);
+    // Never faster than the capacity allows; slow start from 4380 bytes costs a few RTTs.
+    assert!(
+        ftt > floor && ftt < floor + 2.0,
+        "FTT {ftt:.3} s, capacity floor {floor:.3} s"
+    );
+}

@@ -1,0 +1,135 @@
+//! Bad scenario input gives one-line errors naming the source, the field and the
+//! problem — never a panic.
+
+use cmt_sim::{load_file, load_str};
+
+const BASE: &str = r#"
+seed = 1
+duration = "10s"
+[[links]]
+name = "a"
+rate = "10Mbps"
+delay = "10ms"
+[[paths]]
+name = "p"
+links = ["a"]
+"#;
+
+fn error(text: &str, set: &[&str]) -> String {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    match load_str(text, "test.toml", None, &set) {
+        Ok(_) => panic!("accepted a bad scenario: {text} {set:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn each_kind_of_mistake_is_named_with_its_field() {
+    // (scenario text, overrides, substrings the message must contain)
+    let no_seed = BASE.replace("seed = 1", "");
+    let both = BASE.replace(
+        "duration = \"10s\"",
+        "duration = \"10s\"\nfile_size = \"1MB\"",
+    );
+    let syntax = BASE.replace("rate = \"10Mbps\"", "rate = \"10Mbps");
+    let cases: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
+        (BASE, vec!["colour=\"red\""], vec!["unknown field `colour`"]),
+        (
+            BASE,
+            vec!["association.schedular=\"rr\""],
+            vec!["association", "unknown field `schedular`"],
+        ),
+        (
+            BASE,
+            vec!["association.scheduler=\"fancy\""],
+            vec![
+                "`association.scheduler`",
+                "unknown scheduler `fancy`",
+                "round-robin",
+            ],
+        ),
+        (
+            BASE,
+            vec!["association.rtx=\"rtx-nope\""],
+            vec!["`association.rtx`", "unknown retransmission policy"],
+        ),
+        (
+            BASE,
+            vec!["association.cc=\"cubic9\""],
+            vec!["`association.cc`", "unknown congestion control"],
+        ),
+        (
+            BASE,
+            vec!["links.a.rate=\"-5Mbps\""],
+            vec!["`links[0].rate`", "must be positive"],
+        ),
+        (
+            BASE,
+            vec!["links.a.loss=\"150%\""],
+            vec!["`links[0].loss`", "between 0 and 1"],
+        ),
+        (
+            BASE,
+            vec!["links.a.delay=\"20ms..10ms\""],
+            vec!["`links[0].delay`", "upper end below lower end"],
+        ),
+        (
+            BASE,
+            vec!["links.a.gilbert=\"markov9\""],
+            vec!["`links[0].gilbert`", "unknown preset"],
+        ),
+        (
+            BASE,
+            vec!["links.a.queue=0"],
+            vec!["`links[0].queue`", "at least 1"],
+        ),
+        (
+            BASE,
+            vec!["paths.p.links=[\"b\"]"],
+            vec!["`paths[0].links[0]`", "unknown link `b`"],
+        ),
+        (
+            BASE,
+            vec!["receiver.rbuf=\"1KB\""],
+            vec!["`association`", "rbuf 1024 is smaller than one chunk"],
+        ),
+        (
+            BASE,
+            vec!["association.scheduler_params.x=1"],
+            vec!["`association.scheduler`", "takes no parameters"],
+        ),
+        (
+            BASE,
+            vec!["duration=\"0s\""],
+            vec!["`duration`", "positive"],
+        ),
+        (
+            BASE,
+            vec!["links.zz.rate=1"],
+            vec!["--set", "no element named `zz`"],
+        ),
+        (&no_seed, vec![], vec!["missing field `seed`"]),
+        (&both, vec![], vec!["`duration`", "not both"]),
+        (&syntax, vec![], vec!["line 6"]),
+    ];
+    for (text, set, wants) in cases {
+        let msg = error(text, &set);
+        assert!(msg.starts_with("test.toml: "), "no source in {msg:?}");
+        assert_eq!(msg.lines().count(), 1, "not one line: {msg:?}");
+        for w in wants {
+            assert!(msg.contains(w), "{set:?}: {msg:?} lacks {w:?}");
+        }
+    }
+}
+
+#[test]
+fn an_unreadable_file_is_reported_with_its_path() {
+    let e = load_file(std::path::Path::new("/nonexistent/dir/x.toml"), &[])
+        .err()
+        .expect("fails");
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("/nonexistent/dir/x.toml: cannot read file"),
+        "{msg}"
+    );
+}

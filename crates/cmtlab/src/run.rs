@@ -1,0 +1,118 @@
+//! `cmtlab run`: one simulation, a summary table, optional output files.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cmt_sim::{load_file, write_outputs, Simulation, Summary};
+use indicatif::{ProgressBar, ProgressStyle};
+
+pub fn run(file: &Path, set: &[String], out: Option<&Path>) -> Result<(), String> {
+    let built = load_file(file, set).map_err(|e| e.to_string())?;
+    let mut sim = Simulation::new(built).map_err(|e| format!("{}: {e}", file.display()))?;
+    let start = Instant::now();
+    let tty = std::io::stderr().is_terminal();
+    let mut bar: Option<ProgressBar> = None;
+    sim.run(&mut |frac| {
+        if !tty {
+            return;
+        }
+        if bar.is_none() && start.elapsed() > Duration::from_secs(2) {
+            let b = ProgressBar::new(1000);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} simulating [{bar:40}] {percent}% (ETA {eta})",
+                )
+                .expect("static template")
+                .progress_chars("=> "),
+            );
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            b.set_position((frac * 1000.0) as u64);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let summary = Summary::of(&sim, start.elapsed().as_secs_f64());
+    print!("{}", table(&summary));
+    if let Some(dir) = out {
+        write_outputs(&sim, &summary, dir)
+            .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
+        println!("results written to {}", dir.display());
+    }
+    Ok(())
+}
+
+fn table(s: &Summary) -> String {
+    let mut t = String::new();
+    let ftt = s.ftt_s.map_or("-".to_string(), |f| format!("{f:.3} s"));
+    t += &format!(
+        "scenario {}  seed {}  scheduler {}  rtx {}  cc {}  rbuf {} B  ({})\n\n",
+        s.scenario, s.seed, s.scheduler, s.rtx, s.cc, s.rbuf, s.ending
+    );
+    let rows: Vec<(&str, String)> = vec![
+        ("goodput", format!("{:.3} Mbit/s", s.goodput_mbps)),
+        ("throughput", format!("{:.3} Mbit/s", s.throughput_mbps)),
+        (
+            "rbuf bound",
+            format!(
+                "{:.3} Mbit/s  (goodput = {:.0} % of it)",
+                s.bound_mbps,
+                100.0 * s.goodput_of_bound
+            ),
+        ),
+        ("O3-TSN peak", s.o3_tsn_peak.to_string()),
+        (
+            "reordering latency",
+            format!(
+                "mean {:.1} ms  p99 {:.1} ms  max {:.1} ms",
+                s.reordering_latency_ms.mean,
+                s.reordering_latency_ms.p99,
+                s.reordering_latency_ms.max
+            ),
+        ),
+        ("rbuf blocked", format!("{:.2} s", s.rbuf_blocked_s)),
+        (
+            "one-way delay",
+            format!(
+                "mean {:.1} ms  jitter {:.2} ms",
+                s.delay_ms.mean, s.jitter_ms
+            ),
+        ),
+        (
+            "fast rtx / T3 timeouts",
+            format!("{} / {}", s.fast_retransmits, s.timeouts),
+        ),
+        ("file transfer time", ftt),
+        (
+            "simulator",
+            format!(
+                "{} events in {:.3} s wall ({:.2} M events/s)",
+                s.events,
+                s.wall_s,
+                s.events as f64 / s.wall_s.max(1e-9) / 1e6
+            ),
+        ),
+    ];
+    for (k, v) in rows {
+        t += &format!("  {k:<24}{v}\n");
+    }
+    t += &format!(
+        "\n  {:<16}{:>10}{:>10}{:>10}{:>10}{:>14}\n",
+        "path", "sent", "lost", "loss %", "rtx", "goodput Mb/s"
+    );
+    for p in &s.paths {
+        let loss = if p.sent_packets > 0 {
+            100.0 * p.lost_packets as f64 / p.sent_packets as f64
+        } else {
+            0.0
+        };
+        t += &format!(
+            "  {:<16}{:>10}{:>10}{:>10.2}{:>10}{:>14.3}\n",
+            p.name, p.sent_packets, p.lost_packets, loss, p.retransmissions, p.goodput_mbps
+        );
+    }
+    t
+}

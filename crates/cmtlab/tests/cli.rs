@@ -1,0 +1,123 @@
+//! The `cmtlab` binary: exit status 2 and one error line for bad input; a summary with
+//! the documented keys for good input.
+
+use std::process::Command;
+
+fn cmtlab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cmtlab"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn repo(p: &str) -> String {
+    format!("{}/../../{p}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
+    let dir = std::env::temp_dir().join(format!("cmtlab-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "seed = 1\nduration = \"1s\"\nlinks = []\npaths = []\n",
+    )
+    .unwrap();
+    let missing = dir.join("missing.toml");
+    let demo = repo("scenarios/demo.toml");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["run", bad.to_str().unwrap()], "at least one path"),
+        (vec!["run", missing.to_str().unwrap()], "cannot read file"),
+        (
+            vec!["run", &demo, "--set", "association.scheduler=warp"],
+            "unknown scheduler `warp`",
+        ),
+        (
+            vec!["run", &demo, "--set", "receiver.rbuf=-3"],
+            "receiver.rbuf",
+        ),
+        (vec!["run", &demo, "--set", "nonsense"], "not KEY=VALUE"),
+    ];
+    for (args, want) in cases {
+        let out = cmtlab(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn run_with_out_writes_a_summary_with_the_documented_keys_and_csvs() {
+    let dir = std::env::temp_dir().join(format!("cmtlab-out-{}", std::process::id()));
+    let demo = repo("scenarios/demo.toml");
+    let out = cmtlab(&[
+        "run",
+        &demo,
+        "--set",
+        "duration=\"20s\"",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("goodput") && table.contains("path1-80211b"),
+        "{table}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    for k in [
+        "goodput_mbps",
+        "throughput_mbps",
+        "bound_mbps",
+        "o3_tsn_peak",
+        "rbuf_blocked_s",
+        "jitter_ms",
+        "fast_retransmits",
+        "timeouts",
+        "ftt_s",
+        "events",
+        "wall_s",
+    ] {
+        assert!(v.get(k).is_some(), "summary.json lacks {k}");
+    }
+    for k in ["mean", "p99", "max"] {
+        assert!(v["reordering_latency_ms"][k].is_number());
+    }
+    assert!(
+        v["delay_ms"]["mean"].as_f64().unwrap() > 60.0,
+        "demo one-way delay is ≥ 60 ms"
+    );
+    assert!(v["ftt_s"].is_null(), "timed runs have no FTT");
+    let paths = v["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 3);
+    for k in [
+        "name",
+        "sent_packets",
+        "lost_packets",
+        "retransmissions",
+        "goodput_mbps",
+    ] {
+        assert!(paths[0].get(k).is_some(), "paths[] lacks {k}");
+    }
+    let ts = std::fs::read_to_string(dir.join("timeseries.csv")).unwrap();
+    assert_eq!(
+        ts.lines().count(),
+        1 + 40,
+        "20 s in 0.5 s bins plus a header"
+    );
+    let ps = std::fs::read_to_string(dir.join("paths.csv")).unwrap();
+    assert_eq!(ps.lines().count(), 1 + 40 * 3);
+    std::fs::remove_dir_all(&dir).ok();
+}
