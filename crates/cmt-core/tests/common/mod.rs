@@ -58,6 +58,8 @@ pub struct Pair {
     faults: Vec<Faults>,
     rng: ChaCha8Rng,
     pub sent_packets: u64,
+    /// Paths whose packets are all dropped (both directions) while true.
+    pub down: Vec<bool>,
 }
 
 impl Pair {
@@ -73,6 +75,7 @@ impl Pair {
             faults,
             rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5eed),
             sent_packets: 0,
+            down: vec![false; n],
         }
     }
 
@@ -87,7 +90,7 @@ impl Pair {
                 let Some(t) = t else { break };
                 self.sent_packets += 1;
                 let f = &self.faults[t.path.0];
-                if self.rng.gen_bool(f.loss) {
+                if self.rng.gen_bool(f.loss) || self.down[t.path.0] {
                     continue;
                 }
                 let copies = if self.rng.gen_bool(f.dup) { 2 } else { 1 };
