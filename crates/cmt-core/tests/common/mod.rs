@@ -60,13 +60,20 @@ pub struct Pair {
     pub sent_packets: u64,
     /// Paths whose packets are all dropped (both directions) while true.
     pub down: Vec<bool>,
+    /// A's first TSN (wire form).
+    pub first_tsn_a: u32,
+    /// Offsets from `first_tsn_a` whose *first* transmission from A is dropped.
+    pub drop_first: Vec<u32>,
 }
 
 impl Pair {
     pub fn new(cfg_a: Config, cfg_b: Config, faults: Vec<Faults>, seed: u64) -> Pair {
         let n = faults.len();
         let (ia, ib) = AssocInit::pair(seed, cfg_a.rbuf, cfg_b.rbuf);
+        let first_tsn_a = ia.initial_tsn;
         Pair {
+            first_tsn_a,
+            drop_first: Vec::new(),
             a: Association::new(cfg_a, n, algorithms(n), ia, Log::default()).unwrap(),
             b: Association::new(cfg_b, n, algorithms(n), ib, Log::default()).unwrap(),
             now: Time::ZERO,
@@ -92,6 +99,15 @@ impl Pair {
                 let f = &self.faults[t.path.0];
                 if self.rng.gen_bool(f.loss) || self.down[t.path.0] {
                     continue;
+                }
+                if to_b {
+                    if let Some(cmt_core::Chunk::Data(d)) = t.packet.chunks.first() {
+                        let off = d.tsn.wrapping_sub(self.first_tsn_a);
+                        if let Some(i) = self.drop_first.iter().position(|&x| x == off) {
+                            self.drop_first.remove(i);
+                            continue;
+                        }
+                    }
                 }
                 let copies = if self.rng.gen_bool(f.dup) { 2 } else { 1 };
                 for _ in 0..copies {

@@ -209,11 +209,12 @@ pub(super) fn build(s: &Scenario, default_name: Option<&str>) -> Result<Built, B
         };
         let gilbert = match &l.gilbert {
             None => None,
+            Some(GilbertSpec::Preset(p)) if p == "none" => None,
             Some(GilbertSpec::Preset(p)) if p == "markov1pct" => Some(Gilbert::markov_1pct()),
             Some(GilbertSpec::Preset(p)) => {
                 return Err((
                     f("gilbert"),
-                    format!("unknown preset `{p}` (known: markov1pct)"),
+                    format!("unknown preset `{p}` (known: markov1pct, none)"),
                 ))
             }
             Some(GilbertSpec::Params {
