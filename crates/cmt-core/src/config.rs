@@ -5,6 +5,19 @@
 
 use crate::time::Duration;
 
+/// When the Max.Burst limit is enforced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MaxBurstMode {
+    /// In every transmission opportunity (RFC 9260 §6.1).
+    #[default]
+    Always,
+    /// Only in the opportunity after a SACK that acknowledges a chunk that had been fast
+    /// retransmitted or timed out, as ns-2.35's `sctp.cc` does ("a proposed change to
+    /// RFC 2960 section 7.2.4"); otherwise a send opportunity may fill the whole cwnd.
+    /// Use it to compare with results obtained in ns-2.
+    Ns2,
+}
+
 /// Protocol parameters of one association endpoint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -23,6 +36,8 @@ pub struct Config {
     pub rto_max: Duration,
     /// Max.Burst: new-data packets per path per transmission opportunity (0 = unlimited).
     pub max_burst: u32,
+    /// When Max.Burst applies.
+    pub max_burst_mode: MaxBurstMode,
     /// Path.Max.Retrans: a path whose error count exceeds this becomes INACTIVE.
     pub path_max_retrans: u32,
     /// Association.Max.Retrans: the association fails when its error count exceeds this.
@@ -67,6 +82,7 @@ impl Default for Config {
             rto_min: Duration::from_secs(1),
             rto_max: Duration::from_secs(60),
             max_burst: 4,
+            max_burst_mode: MaxBurstMode::Always,
             path_max_retrans: 5,
             assoc_max_retrans: 10,
             heartbeats: true,

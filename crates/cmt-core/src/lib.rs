@@ -34,7 +34,7 @@ pub mod time;
 pub mod tsn;
 
 pub use assoc::{Algorithms, AssocInit, AssocStats, Association, Transmit};
-pub use config::Config;
+pub use config::{Config, MaxBurstMode};
 pub use event::{Event, Observer, SendKind};
 pub use packet::{Chunk, Packet, Payload};
 pub use params::{ParamError, ParamValue, Params};

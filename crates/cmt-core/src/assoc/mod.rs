@@ -14,7 +14,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::cc::{CcFactory, CcInit};
-use crate::config::Config;
+use crate::config::{Config, MaxBurstMode};
 use crate::event::{Event, Observer};
 use crate::packet::{Chunk, Packet, Payload};
 use crate::path::{Path, PathId, PathState, PathView};
@@ -134,6 +134,10 @@ pub struct Association<O: Observer = ()> {
     ctrl: VecDeque<(PathId, Chunk)>,
     scratch: AckScratch,
     sched_begin: bool,
+    /// Max.Burst in force for the current transmission opportunity (0 = none).
+    burst_limit: u32,
+    /// ns-2 mode: the SACK being handled acked a retransmitted chunk.
+    burst_trigger: bool,
     assoc_errors: u32,
     failed: bool,
     stats: AssocStats,
@@ -187,6 +191,8 @@ impl<O: Observer> Association<O> {
             ctrl: VecDeque::new(),
             scratch: AckScratch::default(),
             sched_begin: true,
+            burst_limit: 0,
+            burst_trigger: false,
             assoc_errors: 0,
             failed: false,
             stats: AssocStats::default(),
@@ -205,7 +211,7 @@ impl<O: Observer> Association<O> {
     }
     /// A snapshot of one path.
     pub fn path(&self, id: PathId) -> PathView {
-        self.paths[id.0].view(id, self.cfg.max_burst)
+        self.paths[id.0].view(id, self.burst_limit)
     }
     /// Counters that are not events.
     pub fn stats(&self) -> &AssocStats {
@@ -295,11 +301,16 @@ impl<O: Observer> Association<O> {
             p.burst_used = 0;
         }
         self.sched_begin = true;
+        let applies = match self.cfg.max_burst_mode {
+            MaxBurstMode::Always => true,
+            MaxBurstMode::Ns2 => std::mem::take(&mut self.burst_trigger),
+        };
+        self.burst_limit = if applies { self.cfg.max_burst } else { 0 };
     }
 
     fn refresh_views(&mut self) {
         self.views.clear();
-        let max_burst = self.cfg.max_burst;
+        let max_burst = self.burst_limit;
         self.views.extend(
             self.paths
                 .iter()

@@ -119,6 +119,7 @@ impl<O: Observer> Association<O> {
             self.snd.cum_ack += 1;
             let tsn = self.snd.cum_ack;
             if !c.acked {
+                self.burst_trigger |= c.tx_count > 1;
                 newly_acked(&mut self.paths, &mut s, now, tsn, &c, &mut rtts);
                 // CUC: a newly cum-acked TSN that was never gap-acked counts as progress.
                 s.new_pseudo[c.path.0] = true;
@@ -155,6 +156,7 @@ impl<O: Observer> Association<O> {
                     self.snd.rtx_pending -= 1;
                 }
                 let c = &self.snd.chunks[idx];
+                self.burst_trigger |= c.tx_count > 1;
                 newly_acked(&mut self.paths, &mut s, now, cum + off as u64, c, &mut rtts);
                 newly_any = true;
             }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use cmt_core::cc::{self, CcFactory};
 use cmt_core::rtx::{self, RtxFactory};
 use cmt_core::sched::{self, SchedulerFactory};
-use cmt_core::{Config, Duration, ParamValue, Params};
+use cmt_core::{Config, Duration, MaxBurstMode, ParamValue, Params};
 
 use super::{GilbertSpec, ParamTable, Scenario};
 use crate::loss::Gilbert;
@@ -126,6 +126,16 @@ pub(super) fn build(s: &Scenario, default_name: Option<&str>) -> Result<Built, B
         rto_min: opt_dur(&a.rto_min, "association.rto_min", d.rto_min)?,
         rto_max: opt_dur(&a.rto_max, "association.rto_max", d.rto_max)?,
         max_burst: a.max_burst.unwrap_or(d.max_burst),
+        max_burst_mode: match a.max_burst_mode.as_deref() {
+            None | Some("rfc") => MaxBurstMode::Always,
+            Some("ns2") => MaxBurstMode::Ns2,
+            Some(other) => {
+                return Err((
+                    "association.max_burst_mode".into(),
+                    format!("unknown mode `{other}` (known: rfc, ns2)"),
+                ))
+            }
+        },
         path_max_retrans: a.path_max_retrans.unwrap_or(d.path_max_retrans),
         assoc_max_retrans: a.assoc_max_retrans.unwrap_or(d.assoc_max_retrans),
         heartbeats: a.heartbeats.unwrap_or(d.heartbeats),

@@ -85,6 +85,8 @@ pub struct AssociationSpec {
     pub dupthresh: Option<u32>,
     /// Max.Burst (default 4; 0 = off).
     pub max_burst: Option<u32>,
+    /// When Max.Burst applies: "rfc" (every opportunity, default) or "ns2".
+    pub max_burst_mode: Option<String>,
     /// CMT-PF on/off (default off: the seeds' "CMT" baseline).
     pub pf: Option<bool>,
     /// PF threshold (default 0).
