@@ -187,11 +187,18 @@ fn pad4(n: usize) -> usize {
     (n + 3) & !3
 }
 
+/// Size on the wire of a DATA chunk carrying `payload` user bytes (header and padding
+/// included). Congestion and flow control count these bytes, as RFC 9260 §6.1 counts
+/// "DATA chunks" and ns-2.35 counts chunk lengths.
+pub fn data_chunk_len(payload: usize) -> usize {
+    pad4(DATA_HEADER_LEN + payload)
+}
+
 impl Chunk {
     /// Length of the chunk on the wire including padding.
     pub fn wire_len(&self) -> usize {
         match self {
-            Chunk::Data(d) => pad4(DATA_HEADER_LEN + d.payload.len()),
+            Chunk::Data(d) => data_chunk_len(d.payload.len()),
             Chunk::Sack(s) => SACK_HEADER_LEN + 4 * s.gap_blocks.len() + 4 * s.dup_tsns.len(),
             Chunk::Heartbeat(_) | Chunk::HeartbeatAck(_) => HEARTBEAT_LEN,
             Chunk::Shutdown { .. } => 8,

@@ -30,7 +30,8 @@ pub struct PathView {
     pub cwnd: u64,
     /// Slow-start threshold, bytes.
     pub ssthresh: u64,
-    /// Bytes in flight (sent, not acked, not marked for retransmission).
+    /// Bytes in flight (sent, not acked, not marked for retransmission), counted as DATA
+    /// chunk bytes (16-byte header and padding included).
     pub flight: u64,
     /// Smoothed RTT (None before the first sample).
     pub srtt: Option<Duration>,
@@ -76,10 +77,15 @@ pub(crate) struct Path {
     pub(crate) hb_pending: Option<(u64, Time)>,
     /// When the path entered PF.
     pub(crate) pf_since: Option<Time>,
-    /// CUC: expected pseudo-cumack (lowest outstanding first-transmission TSN).
+    /// CUC: expected pseudo-cumack (lowest outstanding first-transmission TSN when it
+    /// was last looked for). Sticky: looked for again only when `find_pseudo` is set.
     pub(crate) pseudo_cum: Option<u64>,
-    /// CUC: expected rtx-pseudo-cumack (lowest outstanding retransmitted TSN).
+    /// CUC: expected rtx-pseudo-cumack (the same for retransmitted TSNs).
     pub(crate) rtx_pseudo_cum: Option<u64>,
+    /// CUC: look for a new expected pseudo-cumack at the next SACK.
+    pub(crate) find_pseudo: bool,
+    /// CUC: look for a new expected rtx-pseudo-cumack at the next SACK.
+    pub(crate) find_rtx_pseudo: bool,
     pub(crate) timeouts: u32,
     pub(crate) last_timeout: Option<Time>,
 }
@@ -103,6 +109,8 @@ impl Path {
             pf_since: None,
             pseudo_cum: None,
             rtx_pseudo_cum: None,
+            find_pseudo: true,
+            find_rtx_pseudo: true,
             timeouts: 0,
             last_timeout: None,
         }

@@ -17,6 +17,9 @@ pub struct PathCounters {
     pub lost_packets: u64,
     /// User bytes delivered in order that arrived on this path.
     pub delivered_bytes: u64,
+    /// Times the path's cwnd went down (loss events: fast-retransmit cuts, timeouts,
+    /// idle decay).
+    pub cwnd_reductions: u64,
 }
 
 /// One time-series bin.
@@ -195,7 +198,12 @@ impl Recorder {
             }
             Event::FastRetransmit { .. } => self.fast_retransmits += 1,
             Event::Timeout { .. } => self.timeouts += 1,
-            Event::CwndChanged { path, cwnd, .. } => self.cwnd[path.0] = cwnd,
+            Event::CwndChanged { path, cwnd, .. } => {
+                if cwnd < self.cwnd[path.0] {
+                    self.paths[path.0].cwnd_reductions += 1;
+                }
+                self.cwnd[path.0] = cwnd;
+            }
             Event::RwndBlocked { blocked } => {
                 if blocked {
                     self.blocked_since = Some(now);

@@ -39,6 +39,8 @@ pub struct PathSummary {
     pub retransmissions: u64,
     /// Goodput of data that arrived on this path, Mbit/s.
     pub goodput_mbps: f64,
+    /// Times the path's cwnd was reduced (fast-retransmit cuts, timeouts, idle decay).
+    pub cwnd_reductions: u64,
 }
 
 /// Everything `summary.json` holds. Field meanings: docs/metrics.md.
@@ -175,6 +177,7 @@ impl Summary {
                     lost_packets: c.lost_packets,
                     retransmissions: c.retransmissions,
                     goodput_mbps: mbps(c.delivered_bytes, measured),
+                    cwnd_reductions: c.cwnd_reductions,
                 })
                 .collect(),
         }

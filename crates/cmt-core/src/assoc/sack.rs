@@ -76,7 +76,7 @@ fn newly_acked(
     rtt_events: &mut Vec<(PathId, u64)>,
 ) {
     let d = c.path.0;
-    s.newly_bytes[d] += c.len as u64;
+    s.newly_bytes[d] += c.size();
     s.saw_new_ack[d] = true;
     s.highest[d] = s.highest[d].max(tsn);
     s.lowest[d] = s.lowest[d].min(tsn);
@@ -84,8 +84,14 @@ fn newly_acked(
         s.restart_t3[d] = true;
     }
     let p = &mut paths[d];
-    if p.pseudo_cum == Some(tsn) || p.rtx_pseudo_cum == Some(tsn) {
+    // CUC: acking the expected (rtx-)pseudo-cumack is progress; look for the next one.
+    if p.pseudo_cum == Some(tsn) {
         s.new_pseudo[d] = true;
+        p.find_pseudo = true;
+    }
+    if p.rtx_pseudo_cum == Some(tsn) {
+        s.new_pseudo[d] = true;
+        p.find_rtx_pseudo = true;
     }
     if let Some((probe, sent)) = p.rtt_probe {
         if probe == tsn && c.tx_count == 1 {
@@ -121,15 +127,19 @@ impl<O: Observer> Association<O> {
             if !c.acked {
                 self.burst_trigger |= c.tx_count > 1;
                 newly_acked(&mut self.paths, &mut s, now, tsn, &c, &mut rtts);
-                // CUC: a newly cum-acked TSN that was never gap-acked counts as progress.
+                // CUC: a newly cum-acked TSN that was never gap-acked counts as progress,
+                // and the path's expected pseudo-cumacks must be looked for again.
                 s.new_pseudo[c.path.0] = true;
+                let p = &mut self.paths[c.path.0];
+                p.find_pseudo = true;
+                p.find_rtx_pseudo = true;
                 newly_any = true;
             }
             if c.in_flight {
-                self.paths[c.path.0].flight -= c.len as u64;
+                self.paths[c.path.0].flight -= c.size();
             }
             if c.rtx.is_some() {
-                self.snd.rtx_pending -= 1;
+                self.snd.rtx_marked.remove(&tsn);
             }
         }
 
@@ -150,14 +160,15 @@ impl<O: Observer> Association<O> {
                 c.acked = true;
                 if c.in_flight {
                     c.in_flight = false;
-                    self.paths[c.path.0].flight -= c.len as u64;
+                    self.paths[c.path.0].flight -= c.size();
                 }
+                let tsn = cum + off as u64;
                 if c.rtx.take().is_some() {
-                    self.snd.rtx_pending -= 1;
+                    self.snd.rtx_marked.remove(&tsn);
                 }
                 let c = &self.snd.chunks[idx];
                 self.burst_trigger |= c.tx_count > 1;
-                newly_acked(&mut self.paths, &mut s, now, cum + off as u64, c, &mut rtts);
+                newly_acked(&mut self.paths, &mut s, now, tsn, c, &mut rtts);
                 newly_any = true;
             }
         }
@@ -247,8 +258,11 @@ impl<O: Observer> Association<O> {
         }
     }
 
-    /// Missing reports (SFR + DAC), fast-retransmit marking, recomputation of the CUC
-    /// pseudo-cumacks.
+    /// Missing reports (SFR + DAC), fast-retransmit marking, and the search for new
+    /// expected CUC pseudo-cumacks on paths whose expected value was acked (ns-2.35
+    /// `sctp-cmt.cc` ProcessGapAckBlocks; spec §1.4). The expected value is sticky: a
+    /// lost chunk keeps it until the chunk itself is acked, so cwnd does not grow while
+    /// the loss is being recovered.
     fn missing_reports(&mut self, now: Time, s: &mut AckScratch, flags: u8) {
         let cum = self.snd.cum_ack;
         let acked_paths = s.saw_new_ack.iter().filter(|&&b| b).count();
@@ -258,8 +272,12 @@ impl<O: Observer> Association<O> {
             .max();
         let sack_pkts = ((flags & 0x3) as u32).max(1);
         for p in &mut self.paths {
-            p.pseudo_cum = None;
-            p.rtx_pseudo_cum = None;
+            if p.find_pseudo {
+                p.pseudo_cum = None;
+            }
+            if p.find_rtx_pseudo {
+                p.rtx_pseudo_cum = None;
+            }
         }
         let mut losses: Vec<(usize, u64)> = Vec::new();
         for (i, c) in self.snd.chunks.iter_mut().enumerate() {
@@ -268,13 +286,15 @@ impl<O: Observer> Association<O> {
             }
             let tsn = cum + 1 + i as u64;
             let d = c.path.0;
-            let pc = if c.tx_count == 1 {
-                &mut self.paths[d].pseudo_cum
+            let p = &mut self.paths[d];
+            let (find, pc) = if c.tx_count == 1 {
+                (&mut p.find_pseudo, &mut p.pseudo_cum)
             } else {
-                &mut self.paths[d].rtx_pseudo_cum
+                (&mut p.find_rtx_pseudo, &mut p.rtx_pseudo_cum)
             };
-            if pc.is_none() {
+            if *find {
                 *pc = Some(tsn);
+                *find = false;
             }
             if !c.in_flight {
                 continue;
@@ -297,7 +317,7 @@ impl<O: Observer> Association<O> {
             if c.missing >= self.cfg.dupthresh && !c.fast_done {
                 c.fast_done = true;
                 c.in_flight = false;
-                self.paths[d].flight -= c.len as u64;
+                self.paths[d].flight -= c.size();
                 losses.push((i, tsn));
             }
         }
@@ -322,7 +342,7 @@ impl<O: Observer> Association<O> {
             }
             let dest = self.choose_rtx_dest(now, orig, tsn);
             self.snd.chunks[i].rtx = Some((SendKind::FastRetransmit, dest));
-            self.snd.rtx_pending += 1;
+            self.snd.rtx_marked.insert(tsn);
             self.snd.fast_exempt[dest.0] = true;
         }
     }

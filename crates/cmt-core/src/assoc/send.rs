@@ -5,11 +5,11 @@
 //! CMT retransmissions to the destination chosen by the policy, with the one-packet
 //! cwnd exemption of a fast retransmission (ns-2 `RTX_LIMIT_ONE_PACKET`, spec §1.4).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 use super::{Association, Transmit};
 use crate::event::{Event, Observer, SendKind};
-use crate::packet::{Chunk, DataChunk, DataFlags, Packet, Payload};
+use crate::packet::{data_chunk_len, Chunk, DataChunk, DataFlags, Packet, Payload};
 use crate::path::{PathId, PathState};
 use crate::rtx::RtxContext;
 use crate::sched::SchedContext;
@@ -35,6 +35,13 @@ pub(super) struct TxChunk {
     pub(super) rtx: Option<(SendKind, PathId)>,
 }
 
+impl TxChunk {
+    /// Bytes this chunk counts in flight and in cwnd arithmetic (DATA chunk length).
+    pub(super) fn size(&self) -> u64 {
+        data_chunk_len(self.len as usize) as u64
+    }
+}
+
 pub(super) struct SendState {
     queue: VecDeque<Payload>,
     queued: u64,
@@ -45,7 +52,9 @@ pub(super) struct SendState {
     pub(super) cum_ack: u64,
     /// TSNs `cum_ack + 1 ..` in order.
     pub(super) chunks: VecDeque<TxChunk>,
-    pub(super) rtx_pending: usize,
+    /// TSNs marked for retransmission, in order.
+    pub(super) rtx_marked: BTreeSet<u64>,
+
     pub(super) peer_rwnd: u64,
     /// Per path: a fast retransmission may go out even with a full cwnd.
     pub(super) fast_exempt: Vec<bool>,
@@ -65,7 +74,8 @@ impl SendState {
             next_ssn: 0,
             cum_ack: first - 1,
             chunks: VecDeque::new(),
-            rtx_pending: 0,
+            rtx_marked: BTreeSet::new(),
+
             peer_rwnd: peer_rwnd as u64,
             fast_exempt: vec![false; num_paths],
             blocked: false,
@@ -129,7 +139,7 @@ impl<O: Observer> Association<O> {
             return None;
         }
         self.ensure_active_path(now);
-        if self.snd.rtx_pending > 0 {
+        if !self.snd.rtx_marked.is_empty() {
             if let Some(t) = self.poll_retransmit(now) {
                 return Some(t);
             }
@@ -197,11 +207,13 @@ impl<O: Observer> Association<O> {
 
     fn poll_retransmit(&mut self, now: Time) -> Option<Transmit> {
         let cum = self.snd.cum_ack;
-        for i in 0..self.snd.chunks.len() {
+        let mut from = 0;
+        while let Some(&tsn) = self.snd.rtx_marked.range(from..).next() {
+            from = tsn + 1;
+            let i = (tsn - cum - 1) as usize;
             let Some((kind, mut dest)) = self.snd.chunks[i].rtx else {
                 continue;
             };
-            let tsn = cum + 1 + i as u64;
             if self.paths[dest.0].state != PathState::Active
                 && self.rtx_candidates().iter().all(|&c| c != dest)
             {
@@ -223,8 +235,8 @@ impl<O: Observer> Association<O> {
             c.tx_count += 1;
             c.in_flight = true;
             c.missing = 0;
-            let (len, ssn, payload) = (c.len, c.ssn, c.payload.clone());
-            self.snd.rtx_pending -= 1;
+            let (len, size, ssn, payload) = (c.len, c.size(), c.ssn, c.payload.clone());
+            self.snd.rtx_marked.remove(&tsn);
             // Karn: a retransmitted chunk never gives an RTT sample.
             for p in &mut self.paths {
                 if matches!(p.rtt_probe, Some((t, _)) if t == tsn) {
@@ -232,11 +244,12 @@ impl<O: Observer> Association<O> {
                 }
             }
             let p = &mut self.paths[dest.0];
-            if p.rtx_pseudo_cum.is_none_or(|r| tsn < r) {
+            if p.find_rtx_pseudo {
                 p.rtx_pseudo_cum = Some(tsn);
+                p.find_rtx_pseudo = false;
             }
-            self.on_data_sent(now, dest, len as u64);
-            self.snd.peer_rwnd = self.snd.peer_rwnd.saturating_sub(len as u64);
+            self.on_data_sent(now, dest, size);
+            self.snd.peer_rwnd = self.snd.peer_rwnd.saturating_sub(size);
             let ev = Event::DataSent {
                 path: dest,
                 tsn,
@@ -257,7 +270,7 @@ impl<O: Observer> Association<O> {
         let max = self.cfg.max_payload();
         let len = self.snd.next_len(max);
         let zero_window_probe = self.total_flight() == 0;
-        if self.snd.peer_rwnd < len as u64 && !zero_window_probe {
+        if self.snd.peer_rwnd < data_chunk_len(len as usize) as u64 && !zero_window_probe {
             let any_room = self
                 .paths
                 .iter()
@@ -305,11 +318,13 @@ impl<O: Observer> Association<O> {
         if p.rtt_probe.is_none() {
             p.rtt_probe = Some((tsn, now));
         }
-        if p.pseudo_cum.is_none() {
+        if p.find_pseudo {
             p.pseudo_cum = Some(tsn);
+            p.find_pseudo = false;
         }
-        self.on_data_sent(now, path, len as u64);
-        self.snd.peer_rwnd = self.snd.peer_rwnd.saturating_sub(len as u64);
+        let size = data_chunk_len(len as usize) as u64;
+        self.on_data_sent(now, path, size);
+        self.snd.peer_rwnd = self.snd.peer_rwnd.saturating_sub(size);
         self.sched.on_sent(path, tsn, len);
         let ev = Event::DataSent {
             path,
@@ -325,11 +340,12 @@ impl<O: Observer> Association<O> {
         self.paths.iter().map(|p| p.flight).sum()
     }
 
-    /// Book-keeping common to new data and retransmissions on `path`.
-    fn on_data_sent(&mut self, now: Time, path: PathId, len: u64) {
+    /// Book-keeping common to new data and retransmissions on `path` (`size` in DATA
+    /// chunk bytes).
+    fn on_data_sent(&mut self, now: Time, path: PathId, size: u64) {
         let rto = self.paths[path.0].rtt.rto();
         let p = &mut self.paths[path.0];
-        p.flight += len;
+        p.flight += size;
         p.last_data_sent = Some(now);
         if p.t3.is_none() {
             p.t3 = Some(now + rto);
@@ -367,7 +383,7 @@ impl<O: Observer> Association<O> {
         if self.paths.iter().any(|p| p.state == PathState::Active) {
             return;
         }
-        if !(self.snd.has_new_data() || self.snd.rtx_pending > 0) {
+        if !self.snd.has_new_data() && self.snd.rtx_marked.is_empty() {
             return;
         }
         let pf: Vec<usize> = (0..self.paths.len())

@@ -121,10 +121,11 @@ impl<O: Observer> Association<O> {
                 continue;
             }
             c.in_flight = false;
-            self.paths[id.0].flight -= c.len as u64;
-            let dest = self.choose_rtx_dest(now, id, cum + 1 + i as u64);
+            self.paths[id.0].flight -= c.size();
+            let tsn = cum + 1 + i as u64;
+            let dest = self.choose_rtx_dest(now, id, tsn);
             self.snd.chunks[i].rtx = Some((SendKind::TimeoutRetransmit, dest));
-            self.snd.rtx_pending += 1;
+            self.snd.rtx_marked.insert(tsn);
         }
     }
 

@@ -17,9 +17,9 @@ use crate::time::{Duration, Time};
 pub struct AckSignal {
     /// Time of the SACK.
     pub now: Time,
-    /// Newly acknowledged bytes sent on this path that count for cwnd growth.
+    /// Newly acknowledged DATA chunk bytes sent on this path that count for growth.
     pub bytes_acked: u64,
-    /// Bytes in flight on this path before the SACK was processed.
+    /// DATA chunk bytes in flight on this path before the SACK was processed.
     pub flight_before: u64,
     /// Path MTU in bytes.
     pub mtu: u64,
