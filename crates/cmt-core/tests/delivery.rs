@@ -15,6 +15,7 @@ fn faults() -> impl Strategy<Value = Faults> {
         jitter: Duration::from_millis(j),
         loss,
         dup,
+        rate_bps: 0,
     })
 }
 

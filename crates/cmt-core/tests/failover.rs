@@ -13,6 +13,7 @@ fn faults() -> Faults {
         jitter: Duration::ZERO,
         loss: 0.0,
         dup: 0.0,
+        rate_bps: 0,
     }
 }
 

@@ -12,6 +12,7 @@ fn path(delay_ms: u64) -> Faults {
         jitter: Duration::ZERO,
         loss: 0.0,
         dup: 0.0,
+        rate_bps: 0,
     }
 }
 
@@ -115,4 +116,59 @@ fn karn_no_rtt_sample_comes_from_a_retransmitted_chunk() {
             }
         }
     }
+}
+
+#[test]
+fn with_cuc_the_window_does_not_grow_until_the_lost_chunk_is_acked() {
+    // Spec §1.4 / ns-2.35: the expected pseudo-cumack stays on the lost chunk until it
+    // is acked, so the path's cwnd is frozen during recovery (no growth past a hole).
+    // 10 Mbit/s so that SACKs arrive spread over the round trip, not all at once.
+    let cfg = Config {
+        sack_freq: 1,
+        ..Config::default()
+    };
+    let p = run(
+        cfg,
+        vec![Faults {
+            rate_bps: 10_000_000,
+            ..path(10)
+        }],
+        60,
+    );
+    let a = &p.a.observer().events;
+    let (t_cut, lost) = a
+        .iter()
+        .find_map(|(t, e)| match e {
+            Event::FastRetransmit { tsn, .. } => Some((*t, *tsn)),
+            _ => None,
+        })
+        .unwrap();
+    // The retransmission reaches the receiver; its SACK is back 10 ms later.
+    let t_delivered =
+        p.b.observer()
+            .events
+            .iter()
+            .find_map(|(t, e)| match e {
+                Event::Delivered { tsn, .. } if tsn.wrapping_sub(lost) % (1 << 32) == 0 => Some(*t),
+                _ => None,
+            })
+            .unwrap();
+    let t_acked = t_delivered + Duration::from_millis(10);
+    let mut cwnd_at_cut = None;
+    for (t, e) in a {
+        if let Event::CwndChanged { cwnd, .. } = e {
+            if *t == t_cut {
+                cwnd_at_cut = Some(*cwnd);
+            } else if *t > t_cut && *t < t_acked {
+                panic!(
+                    "cwnd changed to {cwnd} at {t}, before the lost chunk was acked at {t_acked}"
+                );
+            }
+        }
+    }
+    assert!(cwnd_at_cut.is_some());
+    // And it does grow again afterwards.
+    assert!(a
+        .iter()
+        .any(|(t, e)| *t >= t_acked && matches!(e, Event::CwndChanged { .. })));
 }

@@ -22,6 +22,8 @@ pub struct Faults {
     pub jitter: Duration,
     pub loss: f64,
     pub dup: f64,
+    /// Serialisation rate in bit/s (0 = infinitely fast): packets leave one after another.
+    pub rate_bps: u64,
 }
 
 pub fn algorithms(paths: usize) -> Algorithms<'static> {
@@ -64,6 +66,8 @@ pub struct Pair {
     pub first_tsn_a: u32,
     /// Offsets from `first_tsn_a` whose *first* transmission from A is dropped.
     pub drop_first: Vec<u32>,
+    /// Per path and direction (0 = A→B): when the sender's side of the link is free.
+    link_free: Vec<[Time; 2]>,
 }
 
 impl Pair {
@@ -83,6 +87,7 @@ impl Pair {
             rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5eed),
             sent_packets: 0,
             down: vec![false; n],
+            link_free: vec![[Time::ZERO; 2]; n],
         }
     }
 
@@ -97,6 +102,16 @@ impl Pair {
                 let Some(t) = t else { break };
                 self.sent_packets += 1;
                 let f = &self.faults[t.path.0];
+                let dir = if to_b { 0 } else { 1 };
+                let free = &mut self.link_free[t.path.0][dir];
+                let start = (*free).max(self.now);
+                let tx = if f.rate_bps == 0 {
+                    Duration::ZERO
+                } else {
+                    Duration::transmission(t.packet.wire_len() as u64 + 20, f.rate_bps)
+                };
+                *free = start + tx;
+                let depart = start + tx;
                 if self.rng.gen_bool(f.loss) || self.down[t.path.0] {
                     continue;
                 }
@@ -112,7 +127,7 @@ impl Pair {
                 let copies = if self.rng.gen_bool(f.dup) { 2 } else { 1 };
                 for _ in 0..copies {
                     let j = self.rng.gen_range(0..=f.jitter.as_nanos());
-                    let at = self.now + f.delay + Duration::from_nanos(j);
+                    let at = depart + f.delay + Duration::from_nanos(j);
                     self.seq += 1;
                     self.wire
                         .insert((at, self.seq), (to_b, t.path, t.packet.clone()));
