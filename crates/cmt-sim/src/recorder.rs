@@ -115,21 +115,28 @@ impl Recorder {
     pub fn advance(&mut self, now: Time) {
         while now >= self.bin_end {
             if let Some(since) = self.blocked_since {
-                let from = since.max(self.bin_end - self.bin_width);
-                self.current.blocked = self.current.blocked + (self.bin_end - from);
+                self.charge_blocked(since, self.bin_end);
             }
-            let n = self.paths.len();
-            let mut done = std::mem::replace(
-                &mut self.current,
-                Bin {
-                    delivered_per_path: vec![0; n],
-                    ..Bin::default()
-                },
-            );
-            done.cwnd = self.cwnd.clone();
-            self.bins.push(done);
+            self.close_bin();
             self.bin_end += self.bin_width;
         }
+    }
+
+    /// Adds the part of a blocked interval `[since, until]` that falls in the current bin.
+    fn charge_blocked(&mut self, since: Time, until: Time) {
+        let from = since.max(self.bin_end - self.bin_width);
+        self.current.blocked = self.current.blocked + (until - from);
+    }
+
+    /// Stores the current bin (with the cwnd snapshot) and starts an empty one.
+    fn close_bin(&mut self) {
+        let empty = Bin {
+            delivered_per_path: vec![0; self.paths.len()],
+            ..Bin::default()
+        };
+        let mut done = std::mem::replace(&mut self.current, empty);
+        done.cwnd = self.cwnd.clone();
+        self.bins.push(done);
     }
 
     /// A DATA packet of `path` was dropped by the network.
@@ -170,20 +177,10 @@ impl Recorder {
         self.advance(end);
         if let Some(since) = self.blocked_since.take() {
             self.blocked_total = self.blocked_total + (end - since);
-            let from = since.max(self.bin_end - self.bin_width);
-            self.current.blocked = self.current.blocked + (end - from);
+            self.charge_blocked(since, end);
         }
         if end > self.bin_end - self.bin_width {
-            let n = self.paths.len();
-            let mut last = std::mem::replace(
-                &mut self.current,
-                Bin {
-                    delivered_per_path: vec![0; n],
-                    ..Bin::default()
-                },
-            );
-            last.cwnd = self.cwnd.clone();
-            self.bins.push(last);
+            self.close_bin();
         }
     }
 
@@ -209,8 +206,7 @@ impl Recorder {
                     self.blocked_since = Some(now);
                 } else if let Some(since) = self.blocked_since.take() {
                     self.blocked_total = self.blocked_total + (now - since);
-                    let from = since.max(self.bin_end - self.bin_width);
-                    self.current.blocked = self.current.blocked + (now - from);
+                    self.charge_blocked(since, now);
                 }
             }
             Event::AssociationFailed => self.failed = true,
