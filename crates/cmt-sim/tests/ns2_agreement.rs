@@ -96,8 +96,7 @@ fn goodput(case: &Case, mode: &str) -> f64 {
 
 #[test]
 fn ns2_burst_mode_matches_ns2_within_five_percent() {
-    // Measured: 0.5–3.5 % below ns-2 (ns-2 spends its first ~0.1 s on the INIT
-    // handshake, which our measurement window does not contain).
+    // Measured: 0.2–3.0 % below ns-2 (see BENCHMARKS.md).
     for case in CASES {
         let g = goodput(case, "ns2");
         let rel = (g - case.ns2) / case.ns2;
