@@ -17,6 +17,8 @@ pub struct PathCounters {
     pub lost_packets: u64,
     /// User bytes delivered in order that arrived on this path.
     pub delivered_bytes: u64,
+    /// Payload bytes that arrived on this path, duplicates included.
+    pub received_bytes: u64,
     /// Times the path's cwnd went down (loss events: fast-retransmit cuts, timeouts,
     /// idle decay).
     pub cwnd_reductions: u64,
@@ -31,6 +33,8 @@ pub struct Bin {
     pub delivered_bytes: u64,
     /// Goodput bytes per path.
     pub delivered_per_path: Vec<u64>,
+    /// Throughput bytes per path.
+    pub received_per_path: Vec<u64>,
     /// Largest |O3-TSN| in the bin.
     pub o3_max: u64,
     /// Largest receive-buffer occupancy in the bin.
@@ -39,6 +43,16 @@ pub struct Bin {
     pub cwnd: Vec<u64>,
     /// Time the sender spent receive-buffer blocked in the bin.
     pub blocked: Duration,
+}
+
+impl Bin {
+    fn empty(paths: usize) -> Self {
+        Bin {
+            delivered_per_path: vec![0; paths],
+            received_per_path: vec![0; paths],
+            ..Bin::default()
+        }
+    }
 }
 
 /// Collects everything a run reports.
@@ -85,10 +99,7 @@ impl Recorder {
         Recorder {
             bin_width: bin,
             bin_end: Time::ZERO + bin,
-            current: Bin {
-                delivered_per_path: vec![0; paths],
-                ..Bin::default()
-            },
+            current: Bin::empty(paths),
             bins: Vec::new(),
             paths: vec![PathCounters::default(); paths],
             cwnd: vec![initial_cwnd; paths],
@@ -130,10 +141,7 @@ impl Recorder {
 
     /// Stores the current bin (with the cwnd snapshot) and starts an empty one.
     fn close_bin(&mut self) {
-        let empty = Bin {
-            delivered_per_path: vec![0; self.paths.len()],
-            ..Bin::default()
-        };
+        let empty = Bin::empty(self.paths.len());
         let mut done = std::mem::replace(&mut self.current, empty);
         done.cwnd = self.cwnd.clone();
         self.bins.push(done);
@@ -216,9 +224,13 @@ impl Recorder {
 
     fn receiver_event(&mut self, now: Time, e: &Event) {
         match *e {
-            Event::DataReceived { tsn, bytes, .. } => {
+            Event::DataReceived {
+                tsn, bytes, path, ..
+            } => {
                 self.received += bytes as u64;
                 self.current.received_bytes += bytes as u64;
+                self.current.received_per_path[path.0] += bytes as u64;
+                self.paths[path.0].received_bytes += bytes as u64;
                 if let Some(prev) = self.prev_tsn {
                     let o = tsn.abs_diff(prev);
                     self.o3_peak = self.o3_peak.max(o);

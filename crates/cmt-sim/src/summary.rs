@@ -39,6 +39,8 @@ pub struct PathSummary {
     pub retransmissions: u64,
     /// Goodput of data that arrived on this path, Mbit/s.
     pub goodput_mbps: f64,
+    /// Payload arriving on this path, duplicates included, Mbit/s.
+    pub throughput_mbps: f64,
     /// Times the path's cwnd was reduced (fast-retransmit cuts, timeouts, idle decay).
     pub cwnd_reductions: u64,
 }
@@ -177,6 +179,7 @@ impl Summary {
                     lost_packets: c.lost_packets,
                     retransmissions: c.retransmissions,
                     goodput_mbps: mbps(c.delivered_bytes, measured),
+                    throughput_mbps: mbps(c.received_bytes, measured),
                     cwnd_reductions: c.cwnd_reductions,
                 })
                 .collect(),
@@ -198,7 +201,7 @@ pub fn write_outputs(sim: &Simulation, summary: &Summary, dir: &Path) -> std::io
         "t_s,goodput_mbps,throughput_mbps,o3_tsn_max,rbuf_max_bytes,rbuf_blocked_s"
     )?;
     let mut ps = Vec::new();
-    writeln!(ps, "t_s,path,goodput_mbps,cwnd_bytes")?;
+    writeln!(ps, "t_s,path,goodput_mbps,throughput_mbps,cwnd_bytes")?;
     for (i, bin) in r.bins.iter().enumerate() {
         let t = (i + 1) as f64 * w;
         writeln!(

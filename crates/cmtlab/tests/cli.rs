@@ -119,5 +119,17 @@ fn run_with_out_writes_a_summary_with_the_documented_keys_and_csvs() {
     );
     let ps = std::fs::read_to_string(dir.join("paths.csv")).unwrap();
     assert_eq!(ps.lines().count(), 1 + 40 * 3);
+    // Per path and bin, throughput (duplicates included) is never below goodput over
+    // the run as a whole.
+    let (mut good, mut thr) = (0.0, 0.0);
+    for line in ps.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        good += f[2].parse::<f64>().unwrap();
+        thr += f[3].parse::<f64>().unwrap();
+    }
+    assert!(
+        thr >= good * 0.99 && good > 0.0,
+        "throughput {thr} vs goodput {good}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
