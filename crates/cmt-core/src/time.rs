@@ -31,7 +31,7 @@ impl Time {
     }
     /// Seconds since the epoch as a float (for reporting only).
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Time elapsed since `earlier`, saturating at zero.
     pub fn saturating_since(self, earlier: Time) -> Duration {
@@ -77,11 +77,11 @@ impl Duration {
     }
     /// Seconds as a float.
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Milliseconds as a float.
     pub fn as_millis_f64(self) -> f64 {
-        self.0 as f64 * 1e-6
+        self.0 as f64 / 1e6
     }
     /// Time to serialise `bytes` at `bits_per_sec`, rounded up to a whole nanosecond.
     pub fn transmission(bytes: u64, bits_per_sec: u64) -> Self {

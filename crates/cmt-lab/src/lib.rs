@@ -1,7 +1,37 @@
-//! # cmt-lab — experiments over many runs
+//! # cmt-lab — experiments over many simulation runs
 //!
-//! The experiment engine (sweep files, parallel runs, reports, study reproductions)
-//! grows here. For now it holds the statistics every report needs: mean, sample
-//! standard deviation and confidence intervals (spec §13).
+//! * [`sweep`] — sweep files (TOML) expanded into plans of runs with stable ids, run in
+//!   parallel, one result file per run (resumable, shardable);
+//! * [`results`] — `results.csv` (a row per run) and `runs.jsonl` (full summaries);
+//! * [`stats`], [`aggregate`] — per-group mean, SD, 95 % CI, comparisons, regression;
+//! * [`report`] — `aggregate.csv`, `comparisons.csv`, `report.md`;
+//! * [`merge`] — combining sharded outputs into exactly what one run would produce.
 
+pub mod aggregate;
+pub mod error;
+pub mod merge;
+pub mod report;
+pub mod results;
 pub mod stats;
+pub mod sweep;
+
+pub use error::LabError;
+
+use std::path::Path;
+
+/// Writes every output of a complete sweep directory (results, aggregates, report) from
+/// its run files. Sharded and unsharded sweeps both end here, so their outputs match.
+pub fn finalize(
+    plan: &sweep::Plan,
+    runs_dir: &Path,
+    out: &Path,
+) -> Result<aggregate::Aggregate, LabError> {
+    let mut agg = aggregate::Aggregator::new(plan);
+    results::write_results(plan, runs_dir, out, |r| agg.add(r))?;
+    let agg = agg.finish();
+    report::write_tables(plan, &agg, out)?;
+    let md = report::markdown(plan, &agg, &[]);
+    sweep::write_atomic(&out.join("report.md"), md.as_bytes())
+        .map_err(|e| LabError::at(&out.display().to_string(), e))?;
+    Ok(agg)
+}

@@ -1,4 +1,10 @@
-//! Descriptive statistics and confidence intervals (spec §13; seed 002 eq. 6).
+//! Statistics for reports (spec §13): mean, sample SD, confidence intervals (Student-t
+//! or the z interval of seed 002 eq. 6), advantage (seed 001 eq. 2), impact degree
+//! (seed 001 eq. 1), least-squares line and R² (seed 002 eq. 7–8).
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use crate::sweep::CiMethod;
 
 /// Arithmetic mean (`None` for no samples).
 pub fn mean(xs: &[f64]) -> Option<f64> {
@@ -12,23 +18,118 @@ pub fn sample_sd(xs: &[f64]) -> Option<f64> {
         .then(|| (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt())
 }
 
-/// Half-width of the 95 % normal (z) interval of seed 002 eq. 6: `1.960 · SD/√n`.
-pub fn ci95_z_half_width(xs: &[f64]) -> Option<f64> {
-    Some(1.959_964 * sample_sd(xs)? / (xs.len() as f64).sqrt())
+/// Half-width of the 95 % confidence interval of the mean: `q · SD/√n` with q the
+/// Student-t quantile t(0.975, n − 1) or the normal 1.960 (seed 002 eq. 6).
+pub fn ci95_half_width(xs: &[f64], method: CiMethod) -> Option<f64> {
+    let sd = sample_sd(xs)?;
+    let n = xs.len() as f64;
+    let q = match method {
+        CiMethod::Z => 1.959_963_984_540_054,
+        CiMethod::T => StudentsT::new(0.0, 1.0, n - 1.0).ok()?.inverse_cdf(0.975),
+    };
+    Some(q * sd / n.sqrt())
+}
+
+/// Seed 001 eq. 2: how much better `a` is than the baseline `b`, in percent.
+pub fn advantage_pct(a: f64, b: f64) -> Option<f64> {
+    (b != 0.0).then(|| (a - b) / b * 100.0)
+}
+
+/// Seed 001 eq. 1: relative change from the baseline `x` to `y`, in percent.
+pub fn impact_degree_pct(x: f64, y: f64) -> Option<f64> {
+    (x != 0.0).then(|| (x - y).abs() / x * 100.0)
+}
+
+/// A least-squares line `y = slope·x + intercept` with its R².
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fit {
+    /// b of seed 002 eq. 7.
+    pub slope: f64,
+    /// a of seed 002 eq. 7.
+    pub intercept: f64,
+    /// Seed 002 eq. 8: `1 − Σ(y − ŷ)²/Σ(y − ȳ)²` (1 when all y are equal and fitted).
+    pub r2: f64,
+}
+
+/// Least squares over `(x, y)` points; `None` below two distinct x.
+pub fn linear_fit(points: &[(f64, f64)]) -> Option<Fit> {
+    let n = points.len() as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    if points.len() < 2 || sxx == 0.0 {
+        return None;
+    }
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let slope = sxy / sxx;
+    let intercept = my - slope * mx;
+    let ss_res: f64 = points
+        .iter()
+        .map(|p| (p.1 - (slope * p.0 + intercept)).powi(2))
+        .sum();
+    let ss_tot: f64 = points.iter().map(|p| (p.1 - my).powi(2)).sum();
+    let r2 = if ss_tot == 0.0 {
+        1.0
+    } else {
+        1.0 - ss_res / ss_tot
+    };
+    Some(Fit {
+        slope,
+        intercept,
+        r2,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9 * (1.0 + b.abs())
+    }
+
     #[test]
-    fn hand_computed_values() {
+    fn mean_sd_and_both_intervals_by_hand() {
         let xs = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
         assert_eq!(mean(&xs), Some(5.0));
-        // Σ(x−5)² = 32, /7.
-        assert!((sample_sd(&xs).unwrap() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
-        let hw = ci95_z_half_width(&xs).unwrap();
-        assert!((hw - 1.959_964 * (32.0f64 / 7.0).sqrt() / 8f64.sqrt()).abs() < 1e-12);
+        let sd = (32.0f64 / 7.0).sqrt(); // Σ(x−5)² = 32
+        assert!(close(sample_sd(&xs).unwrap(), sd));
+        assert!(close(
+            ci95_half_width(&xs, CiMethod::Z).unwrap(),
+            1.959_963_984_540_054 * sd / 8f64.sqrt()
+        ));
+        // t(0.975, 7) = 2.364624 (tables).
+        let t = ci95_half_width(&xs, CiMethod::T).unwrap() / (sd / 8f64.sqrt());
+        assert!((t - 2.364_624).abs() < 1e-5, "t quantile {t}");
+        // n = 20 as in the seeds: t(0.975, 19) = 2.093024.
+        let twenty: Vec<f64> = (0..20).map(f64::from).collect();
+        let t = ci95_half_width(&twenty, CiMethod::T).unwrap()
+            / (sample_sd(&twenty).unwrap() / 20f64.sqrt());
+        assert!((t - 2.093_024).abs() < 1e-5, "t quantile {t}");
         assert_eq!(sample_sd(&[1.0]), None);
+        assert_eq!(ci95_half_width(&[1.0], CiMethod::T), None);
+    }
+
+    #[test]
+    fn advantage_and_impact_degree_match_seed_001() {
+        // Eq. 2: A = 1.2, B = 1.0 → 20 %.
+        assert!(close(advantage_pct(1.2, 1.0).unwrap(), 20.0));
+        assert!(close(advantage_pct(0.9, 1.0).unwrap(), -10.0));
+        // Eq. 1: without background 4.0, with 3.0 → 25 %; symmetric in sign.
+        assert!(close(impact_degree_pct(4.0, 3.0).unwrap(), 25.0));
+        assert!(close(impact_degree_pct(4.0, 5.0).unwrap(), 25.0));
+        assert_eq!(advantage_pct(1.0, 0.0), None);
+    }
+
+    #[test]
+    fn least_squares_and_r2_by_hand() {
+        // Exact line: slope 2, intercept 1, R² 1.
+        let f = linear_fit(&[(0.0, 1.0), (1.0, 3.0), (2.0, 5.0)]).unwrap();
+        assert!(close(f.slope, 2.0) && close(f.intercept, 1.0) && close(f.r2, 1.0));
+        // (1,1) (2,3) (3,2): x̄ = 2, ȳ = 2, Sxy = 1, Sxx = 2 → b = 0.5, a = 1;
+        // residuals −0.5, 1, −0.5 → SSres = 1.5, SStot = 2 → R² = 0.25.
+        let f = linear_fit(&[(1.0, 1.0), (2.0, 3.0), (3.0, 2.0)]).unwrap();
+        assert!(close(f.slope, 0.5) && close(f.intercept, 1.0) && close(f.r2, 0.25));
+        assert_eq!(linear_fit(&[(1.0, 1.0), (1.0, 2.0)]), None);
     }
 }

@@ -22,7 +22,7 @@ pub mod units;
 pub mod world;
 
 pub use scenario::{load_file, load_str, Built, ScenarioError};
-pub use summary::{write_outputs, Summary};
+pub use summary::{write_outputs, Summary, METRICS, PATH_METRICS};
 pub use world::{Ending, Simulation};
 
 /// Loads, runs and summarises a scenario in one call (no progress, no files).

@@ -3,13 +3,13 @@
 use std::io::Write;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::scenario::Workload;
 use crate::world::{Drawn, Ending, Simulation};
 
 /// Reordering latency statistics, ms.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Latency {
     /// Mean.
     pub mean: f64,
@@ -20,14 +20,14 @@ pub struct Latency {
 }
 
 /// One-way delay statistics, ms.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Delay {
     /// Mean one-way delay of DATA packets.
     pub mean: f64,
 }
 
 /// Per-path results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct PathSummary {
     /// Path name.
     pub name: String,
@@ -46,7 +46,7 @@ pub struct PathSummary {
 }
 
 /// Everything `summary.json` holds. Field meanings: docs/metrics.md.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     /// Scenario name.
     pub scenario: String,
@@ -233,4 +233,80 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(tmp, path)
+}
+
+/// Scalar metrics a sweep can aggregate, by the dotted name used in sweep files and
+/// result columns. Per-path values are `paths.<path name>.<field>` with the fields of
+/// [`PATH_METRICS`].
+pub const METRICS: &[&str] = &[
+    "goodput_mbps",
+    "throughput_mbps",
+    "bound_mbps",
+    "goodput_of_bound",
+    "delivered_bytes",
+    "sim_time_s",
+    "o3_tsn_peak",
+    "reordering_latency_ms.mean",
+    "reordering_latency_ms.p99",
+    "reordering_latency_ms.max",
+    "rbuf_blocked_s",
+    "rbuf_max_bytes",
+    "delay_ms.mean",
+    "jitter_ms",
+    "fast_retransmits",
+    "timeouts",
+    "ftt_s",
+    "events",
+];
+
+/// Per-path metric fields (see [`METRICS`]).
+pub const PATH_METRICS: &[&str] = &[
+    "sent_packets",
+    "lost_packets",
+    "retransmissions",
+    "goodput_mbps",
+    "throughput_mbps",
+    "cwnd_reductions",
+];
+
+impl Summary {
+    /// The value of a metric named as in [`METRICS`] / [`PATH_METRICS`]. `None` for an
+    /// unknown name, an unknown path, or a metric without a value in this run (`ftt_s`
+    /// of a timed run).
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        if let Some(rest) = name.strip_prefix("paths.") {
+            let (path, field) = rest.rsplit_once('.')?;
+            let p = self.paths.iter().find(|p| p.name == path)?;
+            return Some(match field {
+                "sent_packets" => p.sent_packets as f64,
+                "lost_packets" => p.lost_packets as f64,
+                "retransmissions" => p.retransmissions as f64,
+                "goodput_mbps" => p.goodput_mbps,
+                "throughput_mbps" => p.throughput_mbps,
+                "cwnd_reductions" => p.cwnd_reductions as f64,
+                _ => return None,
+            });
+        }
+        Some(match name {
+            "goodput_mbps" => self.goodput_mbps,
+            "throughput_mbps" => self.throughput_mbps,
+            "bound_mbps" => self.bound_mbps,
+            "goodput_of_bound" => self.goodput_of_bound,
+            "delivered_bytes" => self.delivered_bytes as f64,
+            "sim_time_s" => self.sim_time_s,
+            "o3_tsn_peak" => self.o3_tsn_peak as f64,
+            "reordering_latency_ms.mean" => self.reordering_latency_ms.mean,
+            "reordering_latency_ms.p99" => self.reordering_latency_ms.p99,
+            "reordering_latency_ms.max" => self.reordering_latency_ms.max,
+            "rbuf_blocked_s" => self.rbuf_blocked_s,
+            "rbuf_max_bytes" => self.rbuf_max_bytes as f64,
+            "delay_ms.mean" => self.delay_ms.mean,
+            "jitter_ms" => self.jitter_ms,
+            "fast_retransmits" => self.fast_retransmits as f64,
+            "timeouts" => self.timeouts as f64,
+            "ftt_s" => self.ftt_s?,
+            "events" => self.events as f64,
+            _ => return None,
+        })
+    }
 }

@@ -167,6 +167,21 @@ pub fn parse_spread<T: PartialOrd + Copy>(
     Ok(Spread::Fixed(one(raw)?))
 }
 
+/// A number for plotting and regression from a scenario value: bare numbers as they
+/// are, sizes in bytes ("64KB" → 65536), rates in bit/s, durations in seconds,
+/// percentages as fractions. `None` for text that is none of these (e.g. a name).
+pub fn numeric(raw: &Raw) -> Option<f64> {
+    match raw {
+        Raw::Num(x) => Some(*x),
+        Raw::Text(s) if s.trim().ends_with('%') => parse_probability(raw).ok(),
+        Raw::Text(_) => parse_size(raw)
+            .map(|b| b as f64)
+            .or_else(|_| parse_rate(raw).map(|r| r as f64))
+            .or_else(|_| parse_duration(raw).map(|d| d.as_secs_f64()))
+            .ok(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,6 +212,16 @@ mod tests {
         assert_eq!(parse_size(&t("1e3")), Ok(1000));
         assert_eq!(parse_probability(&t("1.5%")), Ok(0.015));
         assert!(parse_probability(&t("150%")).is_err());
+    }
+
+    #[test]
+    fn numeric_values_of_scenario_quantities() {
+        assert_eq!(numeric(&t("64KB")), Some(65536.0));
+        assert_eq!(numeric(&t("10Mbps")), Some(10e6));
+        assert_eq!(numeric(&t("20ms")), Some(0.02));
+        assert_eq!(numeric(&t("5%")), Some(0.05));
+        assert_eq!(numeric(&Raw::Num(3.0)), Some(3.0));
+        assert_eq!(numeric(&t("round-robin")), None);
     }
 
     #[test]

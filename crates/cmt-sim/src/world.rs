@@ -24,7 +24,7 @@ enum Ev {
 }
 
 /// Values drawn once per run for one duplex link (spec §11.1, §12), for the record.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Drawn {
     /// Link name.
     pub link: String,

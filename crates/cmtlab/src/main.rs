@@ -1,6 +1,7 @@
 //! `cmtlab` — the command-line program.
 
 mod run;
+mod sweep;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,12 +31,42 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
+    /// Run a sweep (grid of scenario variations × seeds) and aggregate it.
+    Sweep {
+        /// Sweep file (TOML).
+        file: PathBuf,
+        /// Parallel runs (default: the number of CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Output directory (default: out/<sweep name>).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Run only runs with index ≡ I (mod N), e.g. `--shard 0/3`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+    },
+    /// Combine the output directories of a sharded sweep.
+    Merge {
+        /// Shard output directories.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where the merged results go.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run { file, set, out } => run::run(&file, &set, out.as_deref()),
+        Command::Sweep {
+            file,
+            jobs,
+            out,
+            shard,
+        } => sweep::sweep(&file, jobs, out, shard.as_deref()),
+        Command::Merge { dirs, out } => sweep::merge(&dirs, &out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

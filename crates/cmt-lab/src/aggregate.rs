@@ -1,0 +1,224 @@
+//! Per-group statistics of a sweep: every grid point (all axes, over the seeds) gets
+//! n, mean, SD and a 95 % CI per metric; comparisons and least-squares lines are
+//! computed from the group means.
+
+use std::collections::BTreeMap;
+
+use crate::results::plain;
+use crate::stats::{
+    advantage_pct, ci95_half_width, impact_degree_pct, linear_fit, mean, sample_sd, Fit,
+};
+use crate::sweep::{ComparisonKind, Plan, PlotKind, RunRecord};
+
+/// Statistics of one metric at one grid point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupStat {
+    /// Grid point (value index per axis).
+    pub point: Vec<usize>,
+    /// Metric name.
+    pub metric: String,
+    /// Runs with a value.
+    pub n: usize,
+    /// Mean (`None` when no run had a value, e.g. `ftt_s` of timed runs).
+    pub mean: Option<f64>,
+    /// Sample SD.
+    pub sd: Option<f64>,
+    /// CI half-width.
+    pub ci: Option<f64>,
+}
+
+/// One comparison result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompRow {
+    /// Grid point of the compared value.
+    pub point: Vec<usize>,
+    /// Index of the comparison in the plan.
+    pub spec: usize,
+    /// Percent.
+    pub pct: Option<f64>,
+}
+
+/// A least-squares line through one series of a report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitRow {
+    /// Report name.
+    pub report: String,
+    /// Series label (values of the other axes).
+    pub series: String,
+    /// The fit.
+    pub fit: Fit,
+}
+
+/// Everything the report and the figures need.
+#[derive(Clone, Debug, Default)]
+pub struct Aggregate {
+    /// Metrics aggregated, in order.
+    pub metrics: Vec<String>,
+    /// Per grid point and metric.
+    pub stats: Vec<GroupStat>,
+    /// Comparisons.
+    pub comparisons: Vec<CompRow>,
+    /// Regression lines of line reports with numeric x.
+    pub fits: Vec<FitRow>,
+}
+
+/// Collects run values; feed it every run, then [`finish`](Self::finish).
+pub struct Aggregator<'a> {
+    plan: &'a Plan,
+    metrics: Vec<String>,
+    values: BTreeMap<Vec<usize>, Vec<Vec<f64>>>,
+}
+
+impl<'a> Aggregator<'a> {
+    /// Aggregates the plan's metrics plus those its comparisons and reports use.
+    pub fn new(plan: &'a Plan) -> Self {
+        let mut metrics: Vec<String> = Vec::new();
+        let wanted = plan
+            .metrics
+            .iter()
+            .chain(plan.comparisons.iter().map(|c| &c.metric))
+            .chain(plan.reports.iter().map(|r| &r.y));
+        for m in wanted {
+            if !metrics.contains(m) {
+                metrics.push(m.clone());
+            }
+        }
+        Aggregator {
+            plan,
+            metrics,
+            values: BTreeMap::new(),
+        }
+    }
+
+    /// Adds one run.
+    pub fn add(&mut self, rec: &RunRecord) {
+        let n = self.metrics.len();
+        let slot = self
+            .values
+            .entry(rec.point.clone())
+            .or_insert_with(|| vec![Vec::new(); n]);
+        for (i, m) in self.metrics.iter().enumerate() {
+            if let Some(v) = rec.summary.metric(m).filter(|v| v.is_finite()) {
+                slot[i].push(v);
+            }
+        }
+    }
+
+    /// Computes statistics, comparisons and fits.
+    pub fn finish(self) -> Aggregate {
+        let plan = self.plan;
+        let mut stats = Vec::new();
+        for (point, per_metric) in &self.values {
+            for (i, m) in self.metrics.iter().enumerate() {
+                let xs = &per_metric[i];
+                stats.push(GroupStat {
+                    point: point.clone(),
+                    metric: m.clone(),
+                    n: xs.len(),
+                    mean: mean(xs),
+                    sd: sample_sd(xs),
+                    ci: ci95_half_width(xs, plan.ci),
+                });
+            }
+        }
+        let mean_of = |point: &[usize], metric: &str| {
+            stats
+                .iter()
+                .find(|s| s.point == point && s.metric == metric)
+                .and_then(|s| s.mean)
+        };
+        let mut comparisons = Vec::new();
+        for (ci, c) in plan.comparisons.iter().enumerate() {
+            let ai = plan
+                .axes
+                .iter()
+                .position(|a| a.key == c.axis)
+                .expect("validated axis");
+            let bi = plan.axes[ai]
+                .values
+                .iter()
+                .position(|v| *v == c.baseline.to_string())
+                .expect("validated baseline");
+            for point in self.values.keys().filter(|p| p[ai] != bi) {
+                let mut base = point.clone();
+                base[ai] = bi;
+                let pct = match (mean_of(point, &c.metric), mean_of(&base, &c.metric)) {
+                    (Some(a), Some(b)) => match c.kind {
+                        ComparisonKind::Advantage => advantage_pct(a, b),
+                        ComparisonKind::ImpactDegree => impact_degree_pct(b, a),
+                    },
+                    _ => None,
+                };
+                comparisons.push(CompRow {
+                    point: point.clone(),
+                    spec: ci,
+                    pct,
+                });
+            }
+        }
+        let mut fits = Vec::new();
+        for r in plan
+            .reports
+            .iter()
+            .filter(|r| r.kind.unwrap_or(PlotKind::Line) == PlotKind::Line)
+        {
+            let xi = plan
+                .axes
+                .iter()
+                .position(|a| a.key == r.x)
+                .expect("validated axis");
+            let xs: Option<Vec<f64>> = plan.axes[xi].values.iter().map(|v| numeric(v)).collect();
+            let Some(xs) = xs else { continue };
+            let mut series: BTreeMap<Vec<usize>, Vec<(f64, f64)>> = BTreeMap::new();
+            for point in self.values.keys() {
+                let mut key = point.clone();
+                key.remove(xi);
+                if let Some(y) = mean_of(point, &r.y) {
+                    series.entry(key).or_default().push((xs[point[xi]], y));
+                }
+            }
+            for (key, pts) in series {
+                if let Some(fit) = linear_fit(&pts) {
+                    fits.push(FitRow {
+                        report: r.name.clone(),
+                        series: series_label(plan, xi, &key),
+                        fit,
+                    });
+                }
+            }
+        }
+        Aggregate {
+            metrics: self.metrics,
+            stats,
+            comparisons,
+            fits,
+        }
+    }
+}
+
+/// Numeric value of an axis value text (sizes, rates, durations, percentages, numbers).
+pub fn numeric(text: &str) -> Option<f64> {
+    let raw = match crate::results::toml_text_to_json(text) {
+        serde_json::Value::Number(n) => cmt_sim::units::Raw::Num(n.as_f64()?),
+        serde_json::Value::String(s) => cmt_sim::units::Raw::Text(s),
+        _ => return None,
+    };
+    cmt_sim::units::numeric(&raw)
+}
+
+/// "key=value, …" for the axes other than `skip`, given their indexes in order.
+pub fn series_label(plan: &Plan, skip: usize, key: &[usize]) -> String {
+    let others: Vec<String> = plan
+        .axes
+        .iter()
+        .enumerate()
+        .filter(|(a, _)| *a != skip)
+        .zip(key)
+        .map(|((_, axis), &v)| format!("{}={}", axis.key, plain(&axis.values[v])))
+        .collect();
+    if others.is_empty() {
+        "all".to_string()
+    } else {
+        others.join(", ")
+    }
+}

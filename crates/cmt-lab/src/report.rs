@@ -1,0 +1,178 @@
+//! `aggregate.csv`, `comparisons.csv` and `report.md` from an [`Aggregate`].
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::aggregate::Aggregate;
+use crate::error::LabError;
+use crate::results::plain;
+use crate::sweep::{write_atomic, CiMethod, ComparisonKind, Plan};
+
+fn num(x: Option<f64>) -> String {
+    x.map_or(String::new(), |v| format!("{v}"))
+}
+
+/// Four significant digits, for tables read by people.
+pub fn sig(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    format!("{x:.digits$}")
+}
+
+/// Writes `aggregate.csv` and `comparisons.csv`.
+pub fn write_tables(plan: &Plan, agg: &Aggregate, out: &Path) -> Result<(), LabError> {
+    let label = out.display().to_string();
+    let err = |e: csv::Error| LabError::at(&label, e);
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = plan.axes.iter().map(|a| a.key.clone()).collect();
+    header.extend(["metric", "n", "mean", "sd", "ci95_low", "ci95_high"].map(String::from));
+    w.write_record(&header).map_err(err)?;
+    for s in &agg.stats {
+        let mut row: Vec<String> = s
+            .point
+            .iter()
+            .enumerate()
+            .map(|(a, &v)| plain(&plan.axes[a].values[v]))
+            .collect();
+        let (lo, hi) = match (s.mean, s.ci) {
+            (Some(m), Some(c)) => (Some(m - c), Some(m + c)),
+            _ => (None, None),
+        };
+        row.extend([
+            s.metric.clone(),
+            s.n.to_string(),
+            num(s.mean),
+            num(s.sd),
+            num(lo),
+            num(hi),
+        ]);
+        w.write_record(&row).map_err(err)?;
+    }
+    let bytes = w.into_inner().map_err(|e| LabError::at(&label, e))?;
+    write_atomic(&out.join("aggregate.csv"), &bytes).map_err(|e| LabError::at(&label, e))?;
+
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = plan.axes.iter().map(|a| a.key.clone()).collect();
+    header.extend(["metric", "kind", "axis", "baseline", "percent"].map(String::from));
+    w.write_record(&header).map_err(err)?;
+    for c in &agg.comparisons {
+        let spec = &plan.comparisons[c.spec];
+        let mut row: Vec<String> = c
+            .point
+            .iter()
+            .enumerate()
+            .map(|(a, &v)| plain(&plan.axes[a].values[v]))
+            .collect();
+        let kind = match spec.kind {
+            ComparisonKind::Advantage => "advantage",
+            ComparisonKind::ImpactDegree => "impact-degree",
+        };
+        row.extend([
+            spec.metric.clone(),
+            kind.into(),
+            spec.axis.clone(),
+            plain(&spec.baseline.to_string()),
+            num(c.pct),
+        ]);
+        w.write_record(&row).map_err(err)?;
+    }
+    let bytes = w.into_inner().map_err(|e| LabError::at(&label, e))?;
+    write_atomic(&out.join("comparisons.csv"), &bytes).map_err(|e| LabError::at(&label, e))
+}
+
+/// The Markdown report.
+pub fn markdown(plan: &Plan, agg: &Aggregate, figures: &[String]) -> String {
+    let mut md = String::new();
+    let points = plan.runs.len() / plan.seeds.len().max(1);
+    let ci = match plan.ci {
+        CiMethod::T => "Student-t",
+        CiMethod::Z => "normal (z = 1.960)",
+    };
+    let _ = writeln!(md, "# Sweep `{}`\n", plan.name);
+    let _ = writeln!(
+        md,
+        "{} runs: {} grid point(s) × {} seed(s), base scenario `{}`. Means with 95 % confidence intervals ({ci}).\n",
+        plan.runs.len(),
+        points,
+        plan.seeds.len(),
+        plan.base_name
+    );
+    for a in &plan.axes {
+        let vals: Vec<String> = a.values.iter().map(|v| plain(v)).collect();
+        let _ = writeln!(md, "- `{}`: {}", a.key, vals.join(", "));
+    }
+    let _ = writeln!(md);
+    for m in &agg.metrics {
+        let _ = writeln!(md, "## {m}\n");
+        let mut head: Vec<String> = plan.axes.iter().map(|a| format!("`{}`", a.key)).collect();
+        head.extend(["n", "mean", "± 95 % CI", "SD"].map(String::from));
+        let _ = writeln!(md, "| {} |", head.join(" | "));
+        let _ = writeln!(md, "|{}", "---|".repeat(head.len()));
+        for s in agg.stats.iter().filter(|s| &s.metric == m) {
+            let mut row: Vec<String> = s
+                .point
+                .iter()
+                .enumerate()
+                .map(|(a, &v)| plain(&plan.axes[a].values[v]))
+                .collect();
+            row.push(s.n.to_string());
+            row.push(s.mean.map_or("–".into(), sig));
+            row.push(s.ci.map_or("–".into(), sig));
+            row.push(s.sd.map_or("–".into(), sig));
+            let _ = writeln!(md, "| {} |", row.join(" | "));
+        }
+        let _ = writeln!(md);
+    }
+    if !agg.comparisons.is_empty() {
+        let _ = writeln!(md, "## Comparisons\n");
+        let _ = writeln!(md, "Advantage = (A − B)/B (seed 001 eq. 2); impact degree = |x − y|/x (seed 001 eq. 1); B and x are the baseline.\n");
+        let _ = writeln!(md, "| comparison | grid point | percent |\n|---|---|---|");
+        for c in &agg.comparisons {
+            let s = &plan.comparisons[c.spec];
+            let kind = match s.kind {
+                ComparisonKind::Advantage => "advantage",
+                ComparisonKind::ImpactDegree => "impact degree",
+            };
+            let what = format!(
+                "{kind} of {} vs `{}` = {}",
+                s.metric,
+                s.axis,
+                plain(&s.baseline.to_string())
+            );
+            let pct = c.pct.map_or("–".into(), |p| format!("{} %", sig(p)));
+            let _ = writeln!(md, "| {what} | {} | {pct} |", plan.point_label(&c.point));
+        }
+        let _ = writeln!(md);
+    }
+    if !agg.fits.is_empty() {
+        let _ = writeln!(
+            md,
+            "## Least-squares lines\n\ny = b·x + a through the group means (seed 002 eq. 7–8).\n"
+        );
+        let _ = writeln!(
+            md,
+            "| report | series | b (slope) | a (intercept) | R² |\n|---|---|---|---|---|"
+        );
+        for f in &agg.fits {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {:.3} |",
+                f.report,
+                f.series,
+                sig(f.fit.slope),
+                sig(f.fit.intercept),
+                f.fit.r2
+            );
+        }
+        let _ = writeln!(md);
+    }
+    if !figures.is_empty() {
+        let _ = writeln!(md, "## Figures\n");
+        for f in figures {
+            let _ = writeln!(md, "![{f}]({f})\n");
+        }
+    }
+    md
+}

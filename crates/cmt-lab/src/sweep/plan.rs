@@ -1,0 +1,389 @@
+//! Expanding a sweep into runs: the cartesian product of the axes (first axis
+//! outermost) times the seeds (innermost), each run with a stable id derived from its
+//! full configuration.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::spec::{flatten, ComparisonSpec, ReportSpec, Seeds, SweepFile};
+use crate::error::LabError;
+
+/// One axis after expansion.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Axis {
+    /// Dotted scenario key.
+    pub key: String,
+    /// Values in order, as TOML text (e.g. `"64KB"`, `0.01`).
+    pub values: Vec<String>,
+}
+
+/// One simulation of the sweep.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunSpec {
+    /// Position in the plan (0-based).
+    pub index: usize,
+    /// Stable id: FNV-1a over base scenario, overrides and seed, hex.
+    pub id: String,
+    /// Seed.
+    pub seed: u64,
+    /// Index into each axis's values.
+    pub point: Vec<usize>,
+    /// Every override, `KEY=VALUE`, including `seed=`.
+    pub overrides: Vec<String>,
+}
+
+/// Confidence-interval method.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub enum CiMethod {
+    /// Student-t with n − 1 degrees of freedom.
+    T,
+    /// Normal quantile 1.960 (seed 002 eq. 6).
+    Z,
+}
+
+/// A sweep ready to run, with everything needed to re-create its outputs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Plan {
+    /// Sweep name.
+    pub name: String,
+    /// Text of the base scenario.
+    pub base_text: String,
+    /// Base scenario name (for results).
+    pub base_name: String,
+    /// Axes.
+    pub axes: Vec<Axis>,
+    /// Seeds.
+    pub seeds: Vec<u64>,
+    /// Runs in order.
+    pub runs: Vec<RunSpec>,
+    /// Metrics to aggregate.
+    pub metrics: Vec<String>,
+    /// Path names of the scenario (for per-path result columns).
+    pub path_names: Vec<String>,
+    /// CI method.
+    pub ci: CiMethod,
+    /// Comparisons.
+    pub comparisons: Vec<ComparisonSpec>,
+    /// Reports.
+    pub reports: Vec<ReportSpec>,
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn range_values(
+    key: &str,
+    from: f64,
+    to: f64,
+    step: f64,
+    label: &str,
+) -> Result<Vec<String>, LabError> {
+    if step.is_nan() || step <= 0.0 || !from.is_finite() || !to.is_finite() || to < from {
+        return Err(LabError::at(
+            label,
+            format!("axis `{key}`: range needs from ≤ to and step > 0"),
+        ));
+    }
+    let n = ((to - from) / step + 1e-9).floor() as usize + 1;
+    if n > 100_000 {
+        return Err(LabError::at(
+            label,
+            format!("axis `{key}`: range has {n} values"),
+        ));
+    }
+    Ok((0..n)
+        .map(|i| {
+            let x = from + step * i as f64;
+            let x = (x * 1e9).round() / 1e9; // 0.1 + 0.2 → 0.3
+            toml::Value::Float(x).to_string()
+        })
+        .collect())
+}
+
+impl Plan {
+    /// Reads a sweep file and its base scenario, expands and validates the grid.
+    pub fn load(path: &Path) -> Result<Plan, LabError> {
+        let label = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| LabError::at(&label, format!("cannot read file: {e}")))?;
+        let file: SweepFile = toml::from_str::<toml::Value>(&text)
+            .map_err(|e| LabError::at(&label, e.message().to_string()))
+            .and_then(|v| {
+                serde_path_to_error::deserialize(v).map_err(|e| {
+                    let at = e.path().to_string();
+                    LabError::at(&label, format!("field `{at}`: {}", e.into_inner()))
+                })
+            })?;
+        let base_path = path.parent().unwrap_or(Path::new(".")).join(&file.base);
+        let base_text = std::fs::read_to_string(&base_path).map_err(|e| {
+            LabError::at(
+                &label,
+                format!("field `base`: cannot read {}: {e}", base_path.display()),
+            )
+        })?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Plan::build(file, base_text, &label, &stem, &base_path)
+    }
+
+    fn build(
+        f: SweepFile,
+        base_text: String,
+        label: &str,
+        stem: &str,
+        base_path: &Path,
+    ) -> Result<Plan, LabError> {
+        let seeds = match f.seeds {
+            Seeds::Count(0) => return Err(LabError::at(label, "field `seeds`: at least one seed")),
+            Seeds::Count(n) => (1..=n).collect(),
+            Seeds::List(v) if v.is_empty() => {
+                return Err(LabError::at(label, "field `seeds`: at least one seed"))
+            }
+            Seeds::List(v) => v,
+        };
+        let ci = match f.ci.as_deref() {
+            None | Some("t") => CiMethod::T,
+            Some("z") => CiMethod::Z,
+            Some(o) => {
+                return Err(LabError::at(
+                    label,
+                    format!("field `ci`: unknown method `{o}` (t or z)"),
+                ))
+            }
+        };
+        let mut axes = Vec::with_capacity(f.axes.len());
+        for (i, a) in f.axes.iter().enumerate() {
+            if axes.iter().any(|x: &Axis| x.key == a.key) {
+                return Err(LabError::at(
+                    label,
+                    format!("axes[{i}]: duplicate axis `{}`", a.key),
+                ));
+            }
+            let values = match (&a.values, &a.range) {
+                (Some(v), None) if !v.is_empty() => v.iter().map(|x| x.to_string()).collect(),
+                (None, Some(r)) => range_values(&a.key, r.from, r.to, r.step, label)?,
+                _ => {
+                    return Err(LabError::at(
+                        label,
+                        format!(
+                            "axes[{i}] `{}`: give a non-empty `values` or a `range`",
+                            a.key
+                        ),
+                    ))
+                }
+            };
+            axes.push(Axis {
+                key: a.key.clone(),
+                values,
+            });
+        }
+        let fixed: Vec<String> = flatten(&f.set)
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+
+        // Every grid point must be a valid scenario (checked with the first seed).
+        let points = cartesian(&axes);
+        let mut path_names = Vec::new();
+        for p in &points {
+            let mut ov = fixed.clone();
+            ov.extend(
+                p.iter()
+                    .enumerate()
+                    .map(|(a, &v)| format!("{}={}", axes[a].key, axes[a].values[v])),
+            );
+            ov.push(format!("seed={}", seeds[0]));
+            let built = cmt_sim::load_str(&base_text, &base_path.display().to_string(), None, &ov)
+                .map_err(|e| {
+                    let at: Vec<String> = p
+                        .iter()
+                        .enumerate()
+                        .map(|(a, &v)| format!("{}={}", axes[a].key, axes[a].values[v]))
+                        .collect();
+                    LabError::at(label, format!("grid point [{}]: {e}", at.join(", ")))
+                })?;
+            if path_names.is_empty() {
+                path_names = built.paths.iter().map(|p| p.name.clone()).collect();
+            }
+        }
+        let metrics = if f.metrics.is_empty() {
+            vec!["goodput_mbps".to_string()]
+        } else {
+            f.metrics.clone()
+        };
+        for m in metrics
+            .iter()
+            .chain(f.comparisons.iter().map(|c| &c.metric))
+            .chain(f.reports.iter().map(|r| &r.y))
+        {
+            if !is_metric(m, &path_names) {
+                return Err(LabError::at(
+                    label,
+                    format!(
+                        "unknown metric `{m}` (known: {}, paths.<name>.<{}>)",
+                        cmt_sim::METRICS.join(", "),
+                        cmt_sim::PATH_METRICS.join("|")
+                    ),
+                ));
+            }
+        }
+        let axis_known = |k: &str| axes.iter().any(|a| a.key == k);
+        for c in &f.comparisons {
+            if !axis_known(&c.axis) {
+                return Err(LabError::at(
+                    label,
+                    format!("comparison on `{}`: not an axis", c.axis),
+                ));
+            }
+            let b = c.baseline.to_string();
+            if !axes
+                .iter()
+                .any(|a| a.key == c.axis && a.values.contains(&b))
+            {
+                return Err(LabError::at(
+                    label,
+                    format!(
+                        "comparison on `{}`: baseline {b} is not one of its values",
+                        c.axis
+                    ),
+                ));
+            }
+        }
+        for r in &f.reports {
+            for k in std::iter::once(&r.x).chain(r.group.iter()) {
+                if !axis_known(k) {
+                    return Err(LabError::at(
+                        label,
+                        format!("report `{}`: `{k}` is not an axis", r.name),
+                    ));
+                }
+            }
+        }
+
+        let mut runs = Vec::with_capacity(points.len() * seeds.len());
+        for p in &points {
+            for &seed in &seeds {
+                let mut overrides = fixed.clone();
+                overrides.extend(
+                    p.iter()
+                        .enumerate()
+                        .map(|(a, &v)| format!("{}={}", axes[a].key, axes[a].values[v])),
+                );
+                overrides.push(format!("seed={seed}"));
+                let mut h = base_text.clone().into_bytes();
+                for o in &overrides {
+                    h.push(0);
+                    h.extend_from_slice(o.as_bytes());
+                }
+                runs.push(RunSpec {
+                    index: runs.len(),
+                    id: format!("{:016x}", fnv1a(&h)),
+                    seed,
+                    point: p.clone(),
+                    overrides,
+                });
+            }
+        }
+        let base_name = base_path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(Plan {
+            name: f.name.unwrap_or_else(|| stem.to_string()),
+            base_text,
+            base_name,
+            axes,
+            seeds,
+            runs,
+            metrics,
+            path_names,
+            ci,
+            comparisons: f.comparisons,
+            reports: f.reports,
+        })
+    }
+
+    /// A short fingerprint of the whole plan (merge refuses to mix plans).
+    pub fn fingerprint(&self) -> String {
+        let ids: String = self.runs.iter().map(|r| r.id.as_str()).collect();
+        format!("{:016x}", fnv1a(ids.as_bytes()))
+    }
+
+    /// `key=value` labels of a run's grid point.
+    pub fn point_label(&self, point: &[usize]) -> String {
+        point
+            .iter()
+            .enumerate()
+            .map(|(a, &v)| {
+                format!(
+                    "{}={}",
+                    self.axes[a].key,
+                    crate::results::plain(&self.axes[a].values[v])
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn is_metric(m: &str, paths: &[String]) -> bool {
+    if let Some(rest) = m.strip_prefix("paths.") {
+        return rest.rsplit_once('.').is_some_and(|(p, f)| {
+            paths.iter().any(|n| n == p) && cmt_sim::PATH_METRICS.contains(&f)
+        });
+    }
+    cmt_sim::METRICS.contains(&m)
+}
+
+/// All index tuples of the axes, first axis outermost; one empty tuple without axes.
+fn cartesian(axes: &[Axis]) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new()];
+    for a in axes {
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                (0..a.values.len()).map(move |v| {
+                    let mut q = p.clone();
+                    q.push(v);
+                    q
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_is_first_axis_outermost_and_ranges_are_clean() {
+        let axes = vec![
+            Axis {
+                key: "a".into(),
+                values: vec!["1".into(), "2".into()],
+            },
+            Axis {
+                key: "b".into(),
+                values: vec!["x".into(), "y".into(), "z".into()],
+            },
+        ];
+        let c = cartesian(&axes);
+        assert_eq!(c.len(), 6);
+        assert_eq!(c[0], vec![0, 0]);
+        assert_eq!(c[1], vec![0, 1]);
+        assert_eq!(c[3], vec![1, 0]);
+        let r = range_values("k", 0.01, 0.1, 0.01, "f").unwrap();
+        assert_eq!(r.len(), 10);
+        assert_eq!(r[2], "0.03");
+        assert_eq!(r[9], "0.1");
+        assert!(range_values("k", 1.0, 0.0, 0.1, "f").is_err());
+    }
+}

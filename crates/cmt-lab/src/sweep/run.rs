@@ -1,0 +1,141 @@
+//! Running a plan: in parallel, one result file per run, written atomically, so an
+//! interrupted or sharded sweep resumes where it stopped.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::plan::{Plan, RunSpec};
+use crate::error::LabError;
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Worker threads.
+    pub jobs: usize,
+    /// Run only runs whose index ≡ I (mod N).
+    pub shard: Option<(usize, usize)>,
+    /// Output directory.
+    pub out: PathBuf,
+}
+
+/// What a call did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOutcome {
+    /// Runs simulated now.
+    pub ran: usize,
+    /// Runs of this shard skipped because their result already existed.
+    pub skipped: usize,
+    /// Every planned run has a result in the output directory.
+    pub complete: bool,
+}
+
+/// One run's result file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Plan index.
+    pub run: usize,
+    /// Stable id.
+    pub run_id: String,
+    /// Seed.
+    pub seed: u64,
+    /// Grid point (value indexes per axis).
+    pub point: Vec<usize>,
+    /// The simulator's summary.
+    pub summary: cmt_sim::Summary,
+}
+
+/// Where a run's result lives.
+pub fn run_file(dir: &Path, id: &str) -> PathBuf {
+    dir.join("runs").join(format!("{id}.json"))
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(tmp, path)
+}
+
+fn simulate(plan: &Plan, r: &RunSpec) -> Result<RunRecord, String> {
+    let built = cmt_sim::load_str(
+        &plan.base_text,
+        &plan.base_name,
+        Some(&plan.base_name),
+        &r.overrides,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut sim = cmt_sim::Simulation::new(built)?;
+    let start = Instant::now();
+    sim.run(&mut |_| {});
+    let summary = cmt_sim::Summary::of(&sim, start.elapsed().as_secs_f64());
+    Ok(RunRecord {
+        run: r.index,
+        run_id: r.id.clone(),
+        seed: r.seed,
+        point: r.point.clone(),
+        summary,
+    })
+}
+
+/// Runs the plan's runs (of this shard) that have no result yet. `progress(done,
+/// total)` is called after each run, from worker threads.
+pub fn run_plan(
+    plan: &Plan,
+    opts: &RunOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<RunOutcome, LabError> {
+    let out = opts.out.display().to_string();
+    let io = |e: std::io::Error| LabError::at(&out, format!("cannot write: {e}"));
+    std::fs::create_dir_all(opts.out.join("runs")).map_err(io)?;
+    let plan_json = serde_json::to_vec_pretty(plan).map_err(|e| LabError::at(&out, e))?;
+    let plan_path = opts.out.join("plan.json");
+    match std::fs::read(&plan_path) {
+        Ok(old) if old != plan_json => {
+            return Err(LabError::at(
+                &out,
+                "holds results of a different sweep (plan.json differs); use another --out",
+            ));
+        }
+        Ok(_) => {}
+        Err(_) => write_atomic(&plan_path, &plan_json).map_err(io)?,
+    }
+    let mine: Vec<&RunSpec> = plan
+        .runs
+        .iter()
+        .filter(|r| opts.shard.is_none_or(|(i, n)| r.index % n == i))
+        .collect();
+    let todo: Vec<&RunSpec> = mine
+        .iter()
+        .copied()
+        .filter(|r| !run_file(&opts.out, &r.id).exists())
+        .collect();
+    let skipped = mine.len() - todo.len();
+    let done = AtomicUsize::new(0);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .build()
+        .map_err(|e| LabError::at(&out, e))?;
+    pool.install(|| {
+        todo.par_iter().try_for_each(|r| {
+            let rec = simulate(plan, r)
+                .map_err(|e| LabError(format!("run {} ({}): {e}", r.index, r.id)))?;
+            let bytes = serde_json::to_vec(&rec).map_err(|e| LabError::at(&out, e))?;
+            write_atomic(&run_file(&opts.out, &r.id), &bytes).map_err(io)?;
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, todo.len());
+            Ok::<(), LabError>(())
+        })
+    })?;
+    let complete = plan
+        .runs
+        .iter()
+        .all(|r| run_file(&opts.out, &r.id).exists());
+    Ok(RunOutcome {
+        ran: todo.len(),
+        skipped,
+        complete,
+    })
+}

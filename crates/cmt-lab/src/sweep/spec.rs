@@ -1,0 +1,154 @@
+//! Sweep files (TOML): a base scenario, axes over any scenario key, seeds, metrics,
+//! comparisons and named reports. Unknown keys are errors; every grid point is
+//! validated against the scenario loader before anything runs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A sweep file as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFile {
+    /// Name (defaults to the file stem).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Base scenario, relative to the sweep file.
+    pub base: String,
+    /// Seeds: a count `n` (seeds 1..=n) or an explicit list.
+    pub seeds: Seeds,
+    /// Confidence interval: "t" (Student-t, default) or "z" (normal, seed 002 eq. 6).
+    #[serde(default)]
+    pub ci: Option<String>,
+    /// Metrics to aggregate (names as in `cmt_sim::METRICS`); default `goodput_mbps`.
+    #[serde(default)]
+    pub metrics: Vec<String>,
+    /// Overrides applied to every run, by dotted key.
+    #[serde(default)]
+    pub set: toml::Table,
+    /// The grid, first axis outermost.
+    #[serde(default)]
+    pub axes: Vec<AxisSpec>,
+    /// Pairwise comparisons against a baseline value of one axis.
+    #[serde(default)]
+    pub comparisons: Vec<ComparisonSpec>,
+    /// Named reports (tables, regression lines, figures).
+    #[serde(default)]
+    pub reports: Vec<ReportSpec>,
+}
+
+/// Seeds as a count or a list.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Seeds {
+    /// Seeds 1..=n.
+    Count(u64),
+    /// These seeds.
+    List(Vec<u64>),
+}
+
+/// One axis of the grid.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AxisSpec {
+    /// Dotted scenario key, as for `--set`.
+    pub key: String,
+    /// Explicit values (TOML values: numbers, strings with units, booleans).
+    #[serde(default)]
+    pub values: Option<Vec<toml::Value>>,
+    /// A numeric range instead of `values`.
+    #[serde(default)]
+    pub range: Option<RangeSpec>,
+}
+
+/// `from..=to` in steps of `step`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RangeSpec {
+    /// First value.
+    pub from: f64,
+    /// Last value (included when the steps land on it).
+    pub to: f64,
+    /// Increment (positive).
+    pub step: f64,
+}
+
+/// What a comparison computes.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ComparisonKind {
+    /// Seed 001 eq. 2: `(A − B)/B × 100 %`, B = baseline.
+    Advantage,
+    /// Seed 001 eq. 1: `|x − y|/x × 100 %`, x = baseline.
+    ImpactDegree,
+}
+
+/// Compare every value of `axis` with `baseline` on `metric`, within each combination
+/// of the other axes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComparisonSpec {
+    /// Metric name.
+    pub metric: String,
+    /// Axis key.
+    pub axis: String,
+    /// The axis value compared against.
+    pub baseline: toml::Value,
+    /// Advantage or impact degree.
+    pub kind: ComparisonKind,
+}
+
+/// Plot kinds.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlotKind {
+    /// x–y lines with CI error bars and least-squares fits.
+    Line,
+    /// Grouped bars with CI.
+    Bar,
+}
+
+/// A named report: `y` against axis `x`, one series per value of axis `group`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportSpec {
+    /// File-name-friendly name.
+    pub name: String,
+    /// Axis on the x axis.
+    pub x: String,
+    /// Metric on the y axis.
+    pub y: String,
+    /// Axis whose values make the series (optional).
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Figure kind (default line).
+    #[serde(default)]
+    pub kind: Option<PlotKind>,
+    /// Title (default: derived from the names).
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+/// `[set]` tables flattened to `dotted.key = value` pairs, in key order.
+pub fn flatten(table: &toml::Table) -> BTreeMap<String, toml::Value> {
+    fn walk(prefix: &str, t: &toml::Table, out: &mut BTreeMap<String, toml::Value>) {
+        for (k, v) in t {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                toml::Value::Table(inner) if !k.contains('.') && !inner.is_empty() => {
+                    walk(&key, inner, out)
+                }
+                _ => {
+                    out.insert(key, v.clone());
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk("", table, &mut out);
+    out
+}

@@ -1,0 +1,227 @@
+//! Sweeps end to end: determinism across --jobs, sharding + merge equal to one run,
+//! resuming, validation errors, and a snapshot of a small sweep's aggregate table.
+
+use std::path::{Path, PathBuf};
+
+use cmt_lab::sweep::{run_plan, Plan, RunOptions};
+
+const BASE: &str = r#"
+seed = 1
+duration = "5s"
+[receiver]
+rbuf = "64KB"
+[[links]]
+name = "fast"
+rate = "10Mbps"
+delay = "10ms"
+loss = "1%"
+[[links]]
+name = "slow"
+rate = "2Mbps"
+delay = "50ms"
+loss = "2%"
+[[paths]]
+name = "fast"
+links = ["fast"]
+[[paths]]
+name = "slow"
+links = ["slow"]
+"#;
+
+const SWEEP: &str = r#"
+name = "small"
+base = "base.toml"
+seeds = 3
+metrics = ["goodput_mbps", "rbuf_blocked_s"]
+[set]
+"links.slow.queue" = 20
+[[axes]]
+key = "receiver.rbuf"
+values = ["16KB", "64KB"]
+[[axes]]
+key = "links.fast.loss"
+range = { from = 0.0, to = 0.02, step = 0.01 }
+[[comparisons]]
+metric = "goodput_mbps"
+axis = "receiver.rbuf"
+baseline = "16KB"
+kind = "advantage"
+[[reports]]
+name = "loss"
+x = "links.fast.loss"
+y = "goodput_mbps"
+group = "receiver.rbuf"
+"#;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cmtlab-sweeps-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write_sweep(dir: &Path, sweep: &str) -> PathBuf {
+    std::fs::write(dir.join("base.toml"), BASE).unwrap();
+    let p = dir.join("sweep.toml");
+    std::fs::write(&p, sweep).unwrap();
+    p
+}
+
+fn run(
+    plan: &Plan,
+    out: &Path,
+    jobs: usize,
+    shard: Option<(usize, usize)>,
+) -> cmt_lab::sweep::RunOutcome {
+    let opts = RunOptions {
+        jobs,
+        shard,
+        out: out.to_path_buf(),
+    };
+    let o = run_plan(plan, &opts, &|_, _| {}).expect("runs");
+    if o.complete {
+        cmt_lab::finalize(plan, out, out).expect("finalizes");
+    }
+    o
+}
+
+fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    [
+        "results.csv",
+        "runs.jsonl",
+        "aggregate.csv",
+        "comparisons.csv",
+        "report.md",
+    ]
+    .iter()
+    .map(|f| {
+        (
+            f.to_string(),
+            std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")),
+        )
+    })
+    .collect()
+}
+
+#[test]
+fn jobs_1_and_jobs_2_give_byte_identical_outputs() {
+    let d = tmp("jobs");
+    let plan = Plan::load(&write_sweep(&d, SWEEP)).unwrap();
+    assert_eq!(plan.runs.len(), 2 * 3 * 3);
+    run(&plan, &d.join("j1"), 1, None);
+    run(&plan, &d.join("j2"), 2, None);
+    assert_eq!(outputs(&d.join("j1")), outputs(&d.join("j2")));
+}
+
+#[test]
+fn three_shards_merged_equal_the_unsharded_sweep_and_missing_runs_are_listed() {
+    let d = tmp("shards");
+    let plan = Plan::load(&write_sweep(&d, SWEEP)).unwrap();
+    run(&plan, &d.join("all"), 2, None);
+    let shards: Vec<PathBuf> = (0..3).map(|i| d.join(format!("s{i}"))).collect();
+    for (i, s) in shards.iter().enumerate() {
+        let o = run(&plan, s, 1, Some((i, 3)));
+        assert_eq!(o.ran, 6, "shard {i} runs every third run");
+        assert!(!o.complete);
+    }
+    // Two shards only: the third's runs are reported missing.
+    let two: Vec<&Path> = shards[..2].iter().map(PathBuf::as_path).collect();
+    let err = cmt_lab::merge::merge(&two, &d.join("bad"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("6 of 18 runs missing") && err.contains("#2 "),
+        "{err}"
+    );
+    let all: Vec<&Path> = shards.iter().map(PathBuf::as_path).collect();
+    cmt_lab::merge::merge(&all, &d.join("merged")).unwrap();
+    assert_eq!(outputs(&d.join("merged")), outputs(&d.join("all")));
+}
+
+#[test]
+fn a_rerun_skips_finished_runs() {
+    let d = tmp("resume");
+    let plan = Plan::load(&write_sweep(&d, SWEEP)).unwrap();
+    let out = d.join("o");
+    assert_eq!(run(&plan, &out, 2, Some((0, 2))).ran, 9);
+    let o = run(&plan, &out, 2, None);
+    assert_eq!((o.ran, o.skipped, o.complete), (9, 9, true));
+    // A different sweep may not write into the same directory.
+    let other = Plan::load(&write_sweep(&d, &SWEEP.replace("seeds = 3", "seeds = 2"))).unwrap();
+    let err = run_plan(
+        &other,
+        &RunOptions {
+            jobs: 1,
+            shard: None,
+            out: out.clone(),
+        },
+        &|_, _| {},
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("different sweep"), "{err}");
+}
+
+#[test]
+fn bad_sweep_files_name_the_problem() {
+    let cases = [
+        (SWEEP.replace("seeds = 3", "seeds = 0"), "seeds"),
+        (
+            SWEEP.replace("\"receiver.rbuf\"\nvalues", "\"receiver.rbuff\"\nvalues"),
+            "unknown field `rbuff`",
+        ),
+        (
+            SWEEP.replace("\"16KB\"", "\"-16KB\""),
+            "grid point [receiver.rbuf=\"-16KB\"",
+        ),
+        (
+            SWEEP.replace("\"rbuf_blocked_s\"", "\"speed\""),
+            "unknown metric `speed`",
+        ),
+        (
+            SWEEP.replace("baseline = \"16KB\"", "baseline = \"8KB\""),
+            "baseline \"8KB\" is not one of its values",
+        ),
+        (SWEEP.replace("step = 0.01", "step = 0"), "step > 0"),
+        (
+            SWEEP.replace("group = \"receiver.rbuf\"", "group = \"x.y\""),
+            "`x.y` is not an axis",
+        ),
+        (
+            SWEEP.replace("name = \"small\"", "name = \"small\"\ncolour = 1"),
+            "unknown field `colour`",
+        ),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let d = tmp(&format!("bad{i}"));
+        let err = Plan::load(&write_sweep(&d, text)).unwrap_err().to_string();
+        assert!(
+            err.contains("sweep.toml: ") && err.contains(want),
+            "case {i}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1);
+    }
+}
+
+#[test]
+fn snapshot_of_a_small_sweeps_aggregate_table() {
+    // The science, pinned: a deliberate change to the protocol or simulator shows up
+    // here. Re-generate with CMTLAB_BLESS=1 after checking the new numbers.
+    let d = tmp("snap");
+    let plan = Plan::load(&write_sweep(&d, SWEEP)).unwrap();
+    run(&plan, &d.join("o"), 2, None);
+    let got = std::fs::read_to_string(d.join("o/aggregate.csv")).unwrap();
+    let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/small_aggregate.csv");
+    if std::env::var("CMTLAB_BLESS").is_ok() {
+        std::fs::create_dir_all(snap.parent().unwrap()).unwrap();
+        std::fs::write(&snap, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&snap).expect("snapshot exists (CMTLAB_BLESS=1 to create)");
+    assert_eq!(got, want);
+    // And it has the expected shape: 2 × 3 grid points × 2 metrics (the comparison and
+    // the report reuse goodput_mbps), each over 3 seeds.
+    assert_eq!(got.lines().count(), 1 + 6 * 2);
+    assert!(got
+        .lines()
+        .skip(1)
+        .all(|l| l.split(',').nth(3) == Some("3")));
+}

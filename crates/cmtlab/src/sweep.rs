@@ -1,0 +1,88 @@
+//! `cmtlab sweep` and `cmtlab merge`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use cmt_lab::sweep::{run_plan, Plan, RunOptions};
+use indicatif::{ProgressBar, ProgressStyle};
+
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("--shard {s}: expected I/N with 0 ≤ I < N");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+pub fn sweep(
+    file: &Path,
+    jobs: Option<usize>,
+    out: Option<PathBuf>,
+    shard: Option<&str>,
+) -> Result<(), String> {
+    let plan = Plan::load(file).map_err(|e| e.to_string())?;
+    let shard = shard.map(parse_shard).transpose()?;
+    let out = out.unwrap_or_else(|| PathBuf::from("out").join(&plan.name));
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = ProgressBar::new(0);
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} runs {pos}/{len} [{bar:40}] elapsed {elapsed} ETA {eta}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
+        );
+        b
+    });
+    let progress = |done: usize, total: usize| {
+        if let Some(b) = &bar {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    };
+    let opts = RunOptions {
+        jobs,
+        shard,
+        out: out.clone(),
+    };
+    let outcome = run_plan(&plan, &opts, &progress).map_err(|e| e.to_string())?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    println!(
+        "sweep {}: {} runs planned, {} run now, {} already done (jobs {jobs}{})",
+        plan.name,
+        plan.runs.len(),
+        outcome.ran,
+        outcome.skipped,
+        shard.map_or(String::new(), |(i, n)| format!(", shard {i}/{n}"))
+    );
+    if outcome.complete {
+        cmt_lab::finalize(&plan, &out, &out).map_err(|e| e.to_string())?;
+        println!(
+            "results in {}: results.csv, runs.jsonl, aggregate.csv, comparisons.csv, report.md",
+            out.display()
+        );
+    } else {
+        println!("not all runs are done yet; finish the other shards, then `cmtlab merge DIR...`");
+    }
+    Ok(())
+}
+
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
+    let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    let plan = cmt_lab::merge::merge(&refs, out).map_err(|e| e.to_string())?;
+    println!(
+        "merged {} runs of sweep {} into {}",
+        plan.runs.len(),
+        plan.name,
+        out.display()
+    );
+    Ok(())
+}
