@@ -38,7 +38,7 @@ enum Command {
         /// Parallel runs (default: the number of CPUs).
         #[arg(long)]
         jobs: Option<usize>,
-        /// Output directory (default: out/<sweep name>).
+        /// Output directory (default: `out/<sweep name>`).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Run only runs with index ≡ I (mod N), e.g. `--shard 0/3`.
