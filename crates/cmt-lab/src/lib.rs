@@ -5,11 +5,13 @@
 //! * [`results`] — `results.csv` (a row per run) and `runs.jsonl` (full summaries);
 //! * [`stats`], [`aggregate`] — per-group mean, SD, 95 % CI, comparisons, regression;
 //! * [`report`] — `aggregate.csv`, `comparisons.csv`, `report.md`;
+//! * [`plot`] — SVG and PNG figures (embedded font, no browser);
 //! * [`merge`] — combining sharded outputs into exactly what one run would produce.
 
 pub mod aggregate;
 pub mod error;
 pub mod merge;
+pub mod plot;
 pub mod report;
 pub mod results;
 pub mod stats;
@@ -30,7 +32,8 @@ pub fn finalize(
     results::write_results(plan, runs_dir, out, |r| agg.add(r))?;
     let agg = agg.finish();
     report::write_tables(plan, &agg, out)?;
-    let md = report::markdown(plan, &agg, &[]);
+    let figures = plot::plot_sweep(plan, &agg, out)?;
+    let md = report::markdown(plan, &agg, &figures);
     sweep::write_atomic(&out.join("report.md"), md.as_bytes())
         .map_err(|e| LabError::at(&out.display().to_string(), e))?;
     Ok(agg)

@@ -225,3 +225,33 @@ fn snapshot_of_a_small_sweeps_aggregate_table() {
         .skip(1)
         .all(|l| l.split(',').nth(3) == Some("3")));
 }
+
+#[test]
+fn report_figures_are_valid_svg_and_png_and_the_report_links_them() {
+    let d = tmp("plots");
+    let plan = Plan::load(&write_sweep(
+        &d,
+        &SWEEP.replace(
+            "group = \"receiver.rbuf\"",
+            "group = \"receiver.rbuf\"\ntitle = \"Goodput under loss\"",
+        ),
+    ))
+    .unwrap();
+    let out = d.join("o");
+    run(&plan, &out, 2, None);
+    let png = std::fs::read(out.join("loss.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png.len() > 20_000, "PNG of {} bytes", png.len());
+    let svg = std::fs::read_to_string(out.join("loss.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    for text in [
+        "Goodput under loss",
+        "links.fast.loss",
+        "goodput_mbps (Mbit/s)",
+        "receiver.rbuf=16KB",
+    ] {
+        assert!(svg.contains(text), "SVG lacks {text:?}");
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("![loss.png](loss.png)"));
+}

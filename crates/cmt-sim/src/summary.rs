@@ -214,11 +214,13 @@ pub fn write_outputs(sim: &Simulation, summary: &Summary, dir: &Path) -> std::io
             bin.blocked.as_secs_f64()
         )?;
         for (p, path) in sim.built.paths.iter().enumerate() {
+            let (g, r) = (bin.delivered_per_path[p], bin.received_per_path[p]);
             writeln!(
                 ps,
-                "{t:.3},{},{:.6},{}",
+                "{t:.3},{},{:.6},{:.6},{}",
                 path.name,
-                mbps(bin.delivered_per_path[p], w),
+                mbps(g, w),
+                mbps(r, w),
                 bin.cwnd[p]
             )?;
         }

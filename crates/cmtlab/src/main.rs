@@ -45,6 +45,11 @@ enum Command {
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
     },
+    /// Re-draw the figures (and the report of a sweep) from saved results.
+    Plot {
+        /// A `cmtlab run --out` or `cmtlab sweep` output directory.
+        dir: PathBuf,
+    },
     /// Combine the output directories of a sharded sweep.
     Merge {
         /// Shard output directories.
@@ -67,6 +72,7 @@ fn main() -> ExitCode {
             shard,
         } => sweep::sweep(&file, jobs, out, shard.as_deref()),
         Command::Merge { dirs, out } => sweep::merge(&dirs, &out),
+        Command::Plot { dir } => sweep::plot(&dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

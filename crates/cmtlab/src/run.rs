@@ -40,7 +40,12 @@ pub fn run(file: &Path, set: &[String], out: Option<&Path>) -> Result<(), String
     if let Some(dir) = out {
         write_outputs(&sim, &summary, dir)
             .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
-        println!("results written to {}", dir.display());
+        let figures = cmt_lab::plot::plot_run(dir, &summary.scenario).map_err(|e| e.to_string())?;
+        println!(
+            "results written to {}: summary.json, timeseries.csv, paths.csv, {}",
+            dir.display(),
+            figures.join(", ")
+        );
     }
     Ok(())
 }

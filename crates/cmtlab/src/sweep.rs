@@ -86,3 +86,29 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
     );
     Ok(())
 }
+
+pub fn plot(dir: &Path) -> Result<(), String> {
+    if dir.join("plan.json").exists() {
+        let plan = cmt_lab::merge::read_plan(dir).map_err(|e| e.to_string())?;
+        cmt_lab::finalize(&plan, dir, dir).map_err(|e| e.to_string())?;
+        println!(
+            "re-drew the figures and report.md of sweep {} in {}",
+            plan.name,
+            dir.display()
+        );
+    } else if dir.join("timeseries.csv").exists() {
+        let name = std::fs::read_to_string(dir.join("summary.json"))
+            .ok()
+            .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+            .and_then(|v| v["scenario"].as_str().map(String::from))
+            .unwrap_or_else(|| "run".into());
+        let files = cmt_lab::plot::plot_run(dir, &name).map_err(|e| e.to_string())?;
+        println!("drew {} in {}", files.join(", "), dir.display());
+    } else {
+        return Err(format!(
+            "{}: neither a sweep output (plan.json) nor a run output (timeseries.csv)",
+            dir.display()
+        ));
+    }
+    Ok(())
+}

@@ -119,17 +119,42 @@ fn run_with_out_writes_a_summary_with_the_documented_keys_and_csvs() {
     );
     let ps = std::fs::read_to_string(dir.join("paths.csv")).unwrap();
     assert_eq!(ps.lines().count(), 1 + 40 * 3);
-    // Per path and bin, throughput (duplicates included) is never below goodput over
-    // the run as a whole.
+    // Every row has the header's columns; over the run, throughput (duplicates
+    // included) is never below goodput, and cwnd is at least one MTU.
+    let mut lines = ps.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        header,
+        [
+            "t_s",
+            "path",
+            "goodput_mbps",
+            "throughput_mbps",
+            "cwnd_bytes"
+        ]
+    );
     let (mut good, mut thr) = (0.0, 0.0);
-    for line in ps.lines().skip(1) {
+    for line in lines {
         let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), header.len(), "{line}");
         good += f[2].parse::<f64>().unwrap();
         thr += f[3].parse::<f64>().unwrap();
+        assert!(f[4].parse::<u64>().unwrap() >= 1500, "{line}");
     }
     assert!(
         thr >= good * 0.99 && good > 0.0,
         "throughput {thr} vs goodput {good}"
     );
+    let ts_header = ts.lines().next().unwrap().split(',').count();
+    assert!(ts.lines().all(|l| l.split(',').count() == ts_header));
+    // The time-series figures exist as SVG and PNG.
+    for f in ["run_goodput", "run_cwnd", "run_o3tsn", "run_rbuf"] {
+        for ext in ["svg", "png"] {
+            let len = std::fs::metadata(dir.join(format!("{f}.{ext}")))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            assert!(len > 10_000, "{f}.{ext}: {len} bytes");
+        }
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
