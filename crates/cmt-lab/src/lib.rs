@@ -6,7 +6,8 @@
 //! * [`stats`], [`aggregate`] — per-group mean, SD, 95 % CI, comparisons, regression;
 //! * [`report`] — `aggregate.csv`, `comparisons.csv`, `report.md`;
 //! * [`plot`] — SVG and PNG figures (embedded font, no browser);
-//! * [`merge`] — combining sharded outputs into exactly what one run would produce.
+//! * [`merge`] — combining sharded outputs into exactly what one run would produce;
+//! * [`study`] — one-command reproduction of a study with its claims table.
 
 pub mod aggregate;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod plot;
 pub mod report;
 pub mod results;
 pub mod stats;
+pub mod study;
 pub mod sweep;
 
 pub use error::LabError;

@@ -45,6 +45,20 @@ enum Command {
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
     },
+    /// Reproduce a study: run its sweeps and check its claims.
+    Reproduce {
+        /// Study name (a folder under scenarios/studies/) or a study folder.
+        study: String,
+        /// Fewer seeds and shorter runs (minutes on two cores).
+        #[arg(long)]
+        quick: bool,
+        /// Parallel runs (default: the number of CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Output directory (default: `out/<study>` or `out/<study>-quick`).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
     /// Re-draw the figures (and the report of a sweep) from saved results.
     Plot {
         /// A `cmtlab run --out` or `cmtlab sweep` output directory.
@@ -73,6 +87,12 @@ fn main() -> ExitCode {
         } => sweep::sweep(&file, jobs, out, shard.as_deref()),
         Command::Merge { dirs, out } => sweep::merge(&dirs, &out),
         Command::Plot { dir } => sweep::plot(&dir),
+        Command::Reproduce {
+            study,
+            quick,
+            jobs,
+            out,
+        } => sweep::reproduce(&study, quick, jobs, out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

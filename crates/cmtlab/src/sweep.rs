@@ -112,3 +112,53 @@ pub fn plot(dir: &Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+pub fn reproduce(
+    study: &str,
+    quick: bool,
+    jobs: Option<usize>,
+    out: Option<PathBuf>,
+) -> Result<(), String> {
+    let dir = if Path::new(study).join("study.toml").exists() {
+        PathBuf::from(study)
+    } else {
+        PathBuf::from("scenarios/studies").join(study)
+    };
+    if !dir.join("study.toml").exists() {
+        return Err(format!(
+            "{study}: no such study (looked for {}/study.toml)",
+            dir.display()
+        ));
+    }
+    let name = dir
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| study.into());
+    let out = out.unwrap_or_else(|| {
+        PathBuf::from("out").join(format!("{name}{}", if quick { "-quick" } else { "" }))
+    });
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = ProgressBar::new(0);
+        b.set_style(
+            ProgressStyle::with_template("{spinner} {msg} runs {pos}/{len} [{bar:40}] ETA {eta}")
+                .expect("static template")
+                .progress_chars("=> "),
+        );
+        b
+    });
+    let progress = |sweep: &str, done: usize, total: usize| {
+        if let Some(b) = &bar {
+            b.set_message(sweep.to_string());
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    };
+    let report =
+        cmt_lab::study::reproduce(&dir, quick, jobs, &out, &progress).map_err(|e| e.to_string())?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    println!("study {name}: report in {}", report.display());
+    Ok(())
+}

@@ -107,10 +107,15 @@ fn range_values(
 impl Plan {
     /// Reads a sweep file and its base scenario, expands and validates the grid.
     pub fn load(path: &Path) -> Result<Plan, LabError> {
+        Plan::load_with(path, |_| {})
+    }
+
+    /// As [`load`](Self::load), letting `tweak` adjust the file first (quick modes).
+    pub fn load_with(path: &Path, tweak: impl FnOnce(&mut SweepFile)) -> Result<Plan, LabError> {
         let label = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| LabError::at(&label, format!("cannot read file: {e}")))?;
-        let file: SweepFile = toml::from_str::<toml::Value>(&text)
+        let mut file: SweepFile = toml::from_str::<toml::Value>(&text)
             .map_err(|e| LabError::at(&label, e.message().to_string()))
             .and_then(|v| {
                 serde_path_to_error::deserialize(v).map_err(|e| {
@@ -118,6 +123,7 @@ impl Plan {
                     LabError::at(&label, format!("field `{at}`: {}", e.into_inner()))
                 })
             })?;
+        tweak(&mut file);
         let base_path = path.parent().unwrap_or(Path::new(".")).join(&file.base);
         let base_text = std::fs::read_to_string(&base_path).map_err(|e| {
             LabError::at(

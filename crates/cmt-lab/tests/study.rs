@@ -1,0 +1,142 @@
+//! Study reproduction: claims are evaluated on the sweep's group statistics and land in
+//! the first section of the report.
+
+use std::path::PathBuf;
+
+const BASE: &str = r#"
+seed = 1
+duration = "5s"
+[[links]]
+name = "fast"
+rate = "10Mbps"
+delay = "10ms"
+[[links]]
+name = "slow"
+rate = "2Mbps"
+delay = "60ms"
+[[paths]]
+name = "fast"
+links = ["fast"]
+[[paths]]
+name = "slow"
+links = ["slow"]
+"#;
+
+const SWEEP: &str = r#"
+name = "buf"
+base = "base.toml"
+seeds = 3
+metrics = ["goodput_mbps"]
+[[axes]]
+key = "receiver.rbuf"
+values = ["8KB", "256KB"]
+"#;
+
+const STUDY: &str = r#"
+title = "Test study"
+sweeps = ["sweep.toml"]
+[quick]
+seeds = 2
+set = { duration = "2s" }
+[[claims]]
+text = "big buffer wins"
+paper = "Fig. 1"
+sweep = "buf"
+metric = "goodput_mbps"
+left = { "receiver.rbuf" = "256KB" }
+op = ">"
+right = { "receiver.rbuf" = "8KB" }
+[[claims]]
+text = "small buffer wins"
+paper = "Fig. 2"
+sweep = "buf"
+metric = "goodput_mbps"
+left = { "receiver.rbuf" = "8KB" }
+op = ">"
+right = { "receiver.rbuf" = "256KB" }
+[[claims]]
+text = "big buffer reaches half of capacity"
+paper = "Fig. 3"
+sweep = "buf"
+metric = "goodput_mbps"
+left = { "receiver.rbuf" = "256KB" }
+op = ">="
+right_value = 11.616
+factor = 0.5
+"#;
+
+fn study_dir(name: &str, study: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cmtlab-study-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("base.toml"), BASE).unwrap();
+    std::fs::write(d.join("sweep.toml"), SWEEP).unwrap();
+    std::fs::write(d.join("study.toml"), study).unwrap();
+    d
+}
+
+#[test]
+fn claims_table_comes_first_and_says_which_claims_hold() {
+    let d = study_dir("ok", STUDY);
+    let out = d.join("out");
+    let report = cmt_lab::study::reproduce(&d, false, 2, &out, &|_, _, _| {}).unwrap();
+    let md = std::fs::read_to_string(report).unwrap();
+    let claims = md.find("## Claims").unwrap();
+    assert!(claims < md.find("## Sweep").unwrap(), "claims come first");
+    let row = |text: &str| {
+        md.lines()
+            .find(|l| l.starts_with(&format!("| {text}")))
+            .unwrap()
+            .to_string()
+    };
+    // 256 KB fills both paths; 8 KB (about five chunks in flight) cannot.
+    assert!(
+        row("big buffer wins").contains("| yes | yes |"),
+        "{}",
+        row("big buffer wins")
+    );
+    assert!(
+        row("small buffer wins").contains("| **no** | yes |"),
+        "{}",
+        row("small buffer wins")
+    );
+    // 5 s runs include slow start: about 7 of 11.6 Mbit/s.
+    let half = row("big buffer reaches half of capacity");
+    assert!(half.contains("| 5.808 | yes | – |"), "{half}");
+    assert!(out.join("buf/aggregate.csv").exists());
+}
+
+#[test]
+fn quick_mode_uses_fewer_seeds_and_shorter_runs() {
+    let d = study_dir("quick", STUDY);
+    let out = d.join("out");
+    cmt_lab::study::reproduce(&d, true, 2, &out, &|_, _, _| {}).unwrap();
+    let plan = cmt_lab::merge::read_plan(&out.join("buf")).unwrap();
+    assert_eq!(plan.seeds, vec![1, 2]);
+    assert!(
+        plan.runs[0]
+            .overrides
+            .iter()
+            .any(|o| o == "duration=\"2s\""),
+        "{:?}",
+        plan.runs[0].overrides
+    );
+}
+
+#[test]
+fn a_claim_about_a_missing_grid_point_is_an_error() {
+    let bad = STUDY.replace(
+        "left = { \"receiver.rbuf\" = \"8KB\" }",
+        "left = { \"receiver.rbuf\" = \"9KB\" }",
+    );
+    let d = study_dir("bad", &bad);
+    let err = cmt_lab::study::reproduce(&d, true, 1, &d.join("out"), &|_, _, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("study.toml")
+            && err.contains("small buffer wins")
+            && err.contains("\"9KB\" is not a value"),
+        "{err}"
+    );
+}
