@@ -42,7 +42,7 @@ pub struct Quick {
     pub set: toml::Table,
 }
 
-/// "metric at point `left` <op> metric at point `right`" (or a constant).
+/// "metric at point `left` OP metric at point `right`" (or a constant).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Claim {
