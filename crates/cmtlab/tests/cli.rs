@@ -26,6 +26,7 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
     .unwrap();
     let missing = dir.join("missing.toml");
     let demo = repo("scenarios/demo.toml");
+    let rbuf_sweep = repo("scenarios/studies/demo/rbuf.toml");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", bad.to_str().unwrap()], "at least one path"),
         (vec!["run", missing.to_str().unwrap()], "cannot read file"),
@@ -38,6 +39,21 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
             "receiver.rbuf",
         ),
         (vec!["run", &demo, "--set", "nonsense"], "not KEY=VALUE"),
+        (vec!["sweep", missing.to_str().unwrap()], "cannot read file"),
+        (
+            vec!["sweep", bad.to_str().unwrap()],
+            "unknown field `duration`",
+        ),
+        (vec!["sweep", &rbuf_sweep, "--shard", "3/3"], "--shard 3/3"),
+        (
+            vec!["merge", dir.to_str().unwrap(), "--out", "/tmp/x"],
+            "plan.json",
+        ),
+        (
+            vec!["plot", dir.to_str().unwrap()],
+            "neither a sweep output",
+        ),
+        (vec!["reproduce", "no-such-study"], "no such study"),
     ];
     for (args, want) in cases {
         let out = cmtlab(&args);
