@@ -47,6 +47,8 @@ pub struct Chart {
     pub series: Vec<Series>,
     /// Lines or bars.
     pub style: Style,
+    /// Least-squares lines `(series index, slope, intercept)`, drawn dashed.
+    pub fits: Vec<(usize, f64, f64)>,
 }
 
 const SIZE: (u32, u32) = (960, 600);
@@ -167,6 +169,11 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
     let n = chart.series.len().max(1) as f64;
     for (i, s) in chart.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
+        for &(_, b, a) in chart.fits.iter().filter(|f| f.0 == i) {
+            let ends = [(x0, b * x0 + a), (x1, b * x1 + a)];
+            c.draw_series(DashedLineSeries::new(ends, 8, 6, color.stroke_width(1)))
+                .map_err(e)?;
+        }
         let name = s.name.clone();
         let legend =
             move |(x, y): (i32, i32)| Rectangle::new([(x, y - 6), (x + 18, y + 6)], color.filled());

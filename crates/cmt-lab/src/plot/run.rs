@@ -143,6 +143,7 @@ pub fn plot_run(dir: &Path, title: &str) -> Result<Vec<String>, LabError> {
             categories: None,
             series: s,
             style: Style::Lines,
+            fits: Vec::new(),
         };
         draw(&chart, &dir.join(stem))?;
         files.push(format!("{stem}.png"));

@@ -68,6 +68,24 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
             };
             series.entry(key).or_default().push((x, mean, s.ci));
         }
+        let names: Vec<String> = series
+            .keys()
+            .map(|key| series_label(plan, xi, key))
+            .collect();
+        let fits = if categorical {
+            Vec::new()
+        } else {
+            agg.fits
+                .iter()
+                .filter(|f| f.report == r.name)
+                .filter_map(|f| {
+                    names
+                        .iter()
+                        .position(|n| *n == f.series)
+                        .map(|i| (i, f.fit.slope, f.fit.intercept))
+                })
+                .collect()
+        };
         let chart = Chart {
             title: r
                 .title
@@ -88,6 +106,7 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
                 })
                 .collect(),
             style,
+            fits,
         };
         draw(&chart, &dir.join(&r.name))?;
         files.push(format!("{}.png", r.name));
