@@ -15,13 +15,15 @@ use crate::loss::LossChain;
 /// A packet travelling through the simulated network.
 #[derive(Clone, Debug)]
 pub struct InFlight {
-    /// The SCTP packet.
-    pub packet: Packet,
-    /// Path index.
+    /// The SCTP packet, or `None` for background traffic.
+    pub packet: Option<Packet>,
+    /// Route (chain of link directions) it travels.
+    pub route: usize,
+    /// Path index of an SCTP packet; flow index of background traffic.
     pub path: usize,
     /// Sender → receiver direction.
     pub forward: bool,
-    /// Index of the current hop in the path's link list.
+    /// Index of the current hop in the route.
     pub hop: usize,
     /// Bytes on the wire (SCTP packet plus IP header).
     pub size: u32,
@@ -168,10 +170,11 @@ mod tests {
 
     fn pkt(size: u32) -> InFlight {
         InFlight {
-            packet: Packet {
+            packet: Some(Packet {
                 vtag: 0,
                 chunks: vec![],
-            },
+            }),
+            route: 0,
             path: 0,
             forward: true,
             hop: 0,

@@ -53,7 +53,9 @@ pub struct Simulation {
     now: Time,
     q: EventQueue<Ev>,
     links: Vec<Link>,
-    routes: Vec<[Vec<usize>; 2]>,
+    /// Link chains: route 2p is path p sender → receiver, 2p + 1 the way back;
+    /// background flows follow.
+    routes: Vec<Vec<usize>>,
     ends: [Association<Probe>; 2],
     timer_at: [Option<Time>; 2],
     pub(crate) rec: Rc<RefCell<Recorder>>,
@@ -110,10 +112,10 @@ impl Simulation {
                 ));
             }
         }
-        let routes: Vec<[Vec<usize>; 2]> = built
+        let routes: Vec<Vec<usize>> = built
             .paths
             .iter()
-            .map(|p| {
+            .flat_map(|p| {
                 let fwd = p.links.iter().map(|&l| 2 * l).collect();
                 let rev = p.links.iter().rev().map(|&l| 2 * l + 1).collect();
                 [fwd, rev]
@@ -165,10 +167,9 @@ impl Simulation {
         let payload = cfg.max_payload() as f64;
         let pkt = (cfg.mtu) as f64;
         let sack = 20.0 + 12.0 + 16.0 + cfg.ip_header_len as f64;
-        let caps: Vec<PathCapacity> = self
-            .routes
-            .iter()
-            .map(|[fwd, rev]| {
+        let caps: Vec<PathCapacity> = (0..self.built.paths.len())
+            .map(|p| (&self.routes[2 * p], &self.routes[2 * p + 1]))
+            .map(|(fwd, rev)| {
                 let rate = fwd
                     .iter()
                     .map(|&l| self.links[l].params.rate_bps)
@@ -271,14 +272,13 @@ impl Simulation {
     }
 
     fn dropped(&mut self, pkt: &InFlight) {
-        if pkt.data && pkt.forward {
+        if pkt.data && pkt.forward && pkt.packet.is_some() {
             self.rec.borrow_mut().on_data_drop(pkt.path);
         }
     }
 
     fn offer(&mut self, mut pkt: InFlight) {
-        let dir = if pkt.forward { 0 } else { 1 };
-        let l = self.routes[pkt.path][dir][pkt.hop];
+        let l = self.routes[pkt.route][pkt.hop];
         match self.links[l].offer(self.now, pkt) {
             Offer::Started(done) => self.q.push(done, Ev::LinkDone(l)),
             Offer::Queued => {}
@@ -291,16 +291,18 @@ impl Simulation {
 
     fn arrive(&mut self, _link: usize, mut pkt: InFlight) {
         pkt.hop += 1;
-        let dir = if pkt.forward { 0 } else { 1 };
-        if pkt.hop < self.routes[pkt.path][dir].len() {
+        if pkt.hop < self.routes[pkt.route].len() {
             self.offer(pkt);
             return;
         }
+        let Some(packet) = pkt.packet else {
+            return; // background traffic reached its sink
+        };
         let side = if pkt.forward { 1 } else { 0 };
         if pkt.data && pkt.forward {
             self.rec.borrow_mut().on_data_arrival(self.now, pkt.sent_at);
         }
-        self.ends[side].handle_packet(self.now, PathId(pkt.path), pkt.packet);
+        self.ends[side].handle_packet(self.now, PathId(pkt.path), packet);
         self.flush(side);
     }
 
@@ -311,7 +313,8 @@ impl Simulation {
             let size = t.packet.wire_len() as u32 + ip;
             let pkt = InFlight {
                 data: t.packet.has_data(),
-                packet: t.packet,
+                packet: Some(t.packet),
+                route: 2 * t.path.0 + side,
                 path: t.path.0,
                 forward: side == 0,
                 hop: 0,
