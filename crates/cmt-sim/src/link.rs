@@ -44,6 +44,22 @@ pub struct LinkParams {
     pub jitter: Duration,
     /// Drop-tail queue limit, packets waiting (excluding the one in service).
     pub queue: usize,
+    /// netem-like jitter: packets may overtake each other (default: FIFO).
+    pub reorder: bool,
+}
+
+/// A scheduled change of a link direction (spec §11: failures, fades, handovers).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkChange {
+    /// Take the link down (`Some(true)`: queued and in-service packets are lost, new
+    /// ones dropped) or bring it back up (`Some(false)`).
+    pub down: Option<bool>,
+    /// New rate, bits/s (packets that start serialisation afterwards).
+    pub rate_bps: Option<u64>,
+    /// New propagation delay.
+    pub delay: Option<Duration>,
+    /// New Bernoulli loss probability.
+    pub loss: Option<f64>,
 }
 
 /// Counters of one link direction.
@@ -57,6 +73,8 @@ pub struct LinkStats {
     pub queue_drops: u64,
     /// Packets lost by the loss model.
     pub loss_drops: u64,
+    /// Packets lost because the link was down.
+    pub down_drops: u64,
 }
 
 /// What happened to a packet offered to a link.
@@ -90,6 +108,7 @@ pub struct Link {
     in_service: Option<InFlight>,
     queue: VecDeque<InFlight>,
     last_arrival: Time,
+    down: bool,
     /// Counters.
     pub stats: LinkStats,
 }
@@ -114,12 +133,17 @@ impl Link {
             in_service: None,
             queue: VecDeque::new(),
             last_arrival: Time::ZERO,
+            down: false,
             stats: LinkStats::default(),
         }
     }
 
     /// Offers a packet for transmission.
     pub fn offer(&mut self, now: Time, pkt: InFlight) -> Offer {
+        if self.down {
+            self.stats.down_drops += 1;
+            return Offer::Dropped(pkt);
+        }
         if self.in_service.is_none() {
             let done = now + Duration::transmission(pkt.size as u64, self.params.rate_bps);
             self.in_service = Some(pkt);
@@ -139,6 +163,10 @@ impl Link {
         let fate = self.in_service.take().map(|pkt| {
             self.stats.tx_packets += 1;
             self.stats.tx_bytes += pkt.size as u64;
+            if self.down {
+                self.stats.down_drops += 1;
+                return Finished::Lost(pkt);
+            }
             if self.loss.lose(&mut self.rng_loss) {
                 self.stats.loss_drops += 1;
                 return Finished::Lost(pkt);
@@ -149,9 +177,11 @@ impl Link {
                 let ns = at.as_nanos() as f64 + j;
                 at = Time::from_nanos(ns.max(now.as_nanos() as f64) as u64);
             }
-            // FIFO: never overtake the previous packet.
-            at = at.max(self.last_arrival);
-            self.last_arrival = at;
+            if !self.params.reorder {
+                // FIFO: never overtake the previous packet.
+                at = at.max(self.last_arrival);
+                self.last_arrival = at;
+            }
             Finished::Arrives(at, pkt)
         });
         let next = self.queue.pop_front().map(|pkt| {
@@ -160,6 +190,38 @@ impl Link {
             done
         });
         (fate, next)
+    }
+
+    /// Applies a scheduled change. Returns the packets lost because the link went down
+    /// (the one in service is lost when its serialisation ends).
+    pub fn change(&mut self, c: &LinkChange) -> Vec<InFlight> {
+        if let Some(r) = c.rate_bps {
+            self.params.rate_bps = r;
+        }
+        if let Some(d) = c.delay {
+            self.params.delay = d;
+        }
+        if let Some(p) = c.loss {
+            self.loss.set_bernoulli(p);
+        }
+        match c.down {
+            Some(true) => {
+                self.down = true;
+                let lost: Vec<InFlight> = self.queue.drain(..).collect();
+                self.stats.down_drops += lost.len() as u64;
+                lost
+            }
+            Some(false) => {
+                self.down = false;
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// True while the link is down.
+    pub fn is_down(&self) -> bool {
+        self.down
     }
 }
 
@@ -190,6 +252,7 @@ mod tests {
             delay: Duration::from_millis(delay_ms),
             jitter: Duration::from_millis(jitter_ms),
             queue,
+            reorder: false,
         };
         Link::new(
             "t".into(),
@@ -227,6 +290,47 @@ mod tests {
         let a = drain(&mut l, 3);
         let ms = |x: u64| Time::ZERO + Duration::from_millis(x);
         assert_eq!(a, vec![ms(11), ms(12), ms(13)]);
+    }
+
+    #[test]
+    fn reorder_mode_lets_packets_overtake_and_keeps_the_mean() {
+        let mut l = link(1_000_000_000, 50, 5, 100_000);
+        l.params.reorder = true;
+        let a = drain(&mut l, 20_000);
+        let overtaken = a.windows(2).filter(|w| w[1] < w[0]).count();
+        assert!(overtaken > 5_000, "only {overtaken} reorderings");
+        let mut l = link(1_000_000_000, 50, 5, 100_000);
+        l.params.reorder = true;
+        let d = delays(&mut l, 20_000);
+        let mean = d.iter().sum::<f64>() / d.len() as f64;
+        assert!((mean - 0.050).abs() < 0.0005, "mean {mean}");
+    }
+
+    #[test]
+    fn a_link_that_goes_down_loses_queue_and_in_service_packet_and_comes_back() {
+        let mut l = link(12_000_000, 0, 0, 10);
+        let ms = |x: u64| Time::ZERO + Duration::from_millis(x);
+        for _ in 0..4 {
+            let _ = l.offer(ms(0), pkt(1500));
+        }
+        let lost = l.change(&LinkChange {
+            down: Some(true),
+            ..LinkChange::default()
+        });
+        assert_eq!(lost.len(), 3, "queued packets");
+        assert!(
+            matches!(l.finish(ms(1)), (Some(Finished::Lost(_)), None)),
+            "in service"
+        );
+        assert!(matches!(l.offer(ms(2), pkt(1500)), Offer::Dropped(_)));
+        assert_eq!(l.stats.down_drops, 5);
+        l.change(&LinkChange {
+            down: Some(false),
+            rate_bps: Some(6_000_000),
+            ..LinkChange::default()
+        });
+        // Back up, at half the rate: 1500 B now take 2 ms.
+        assert!(matches!(l.offer(ms(10), pkt(1500)), Offer::Started(t) if t == ms(12)));
     }
 
     #[test]

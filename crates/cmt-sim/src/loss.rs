@@ -57,6 +57,11 @@ impl LossChain {
         }
     }
 
+    /// Replaces the Bernoulli probability (link events).
+    pub fn set_bernoulli(&mut self, p: f64) {
+        self.bernoulli = p;
+    }
+
     /// Decides the fate of one packet; true = lost. Draws the same number of random
     /// values whatever the outcome, so a link's stream stays aligned.
     pub fn lose(&mut self, rng: &mut ChaCha8Rng) -> bool {

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use cmt_core::{Duration, Event, Observer, SendKind, Time};
+use cmt_core::{Duration, Event, Observer, PathState, SendKind, Time};
 
 /// Totals of one path.
 #[derive(Clone, Debug, Default)]
@@ -22,6 +22,10 @@ pub struct PathCounters {
     /// Times the path's cwnd went down (loss events: fast-retransmit cuts, timeouts,
     /// idle decay).
     pub cwnd_reductions: u64,
+    /// Times the sender marked the path potentially failed or inactive.
+    pub failures: u64,
+    /// Times the path became active again after a failure.
+    pub recoveries: u64,
 }
 
 /// One time-series bin.
@@ -218,6 +222,14 @@ impl Recorder {
                 }
             }
             Event::AssociationFailed => self.failed = true,
+            Event::PathStateChanged { path, state } => {
+                let p = &mut self.paths[path.0];
+                if state == PathState::Active {
+                    p.recoveries += 1;
+                } else {
+                    p.failures += 1;
+                }
+            }
             _ => {}
         }
     }

@@ -43,6 +43,10 @@ pub struct PathSummary {
     pub throughput_mbps: f64,
     /// Times the path's cwnd was reduced (fast-retransmit cuts, timeouts, idle decay).
     pub cwnd_reductions: u64,
+    /// Times the sender marked the path potentially failed or inactive.
+    pub failures: u64,
+    /// Times the path became active again.
+    pub recoveries: u64,
 }
 
 /// Everything `summary.json` holds. Field meanings: docs/metrics.md.
@@ -181,6 +185,8 @@ impl Summary {
                     goodput_mbps: mbps(c.delivered_bytes, measured),
                     throughput_mbps: mbps(c.received_bytes, measured),
                     cwnd_reductions: c.cwnd_reductions,
+                    failures: c.failures,
+                    recoveries: c.recoveries,
                 })
                 .collect(),
         }
@@ -269,6 +275,8 @@ pub const PATH_METRICS: &[&str] = &[
     "goodput_mbps",
     "throughput_mbps",
     "cwnd_reductions",
+    "failures",
+    "recoveries",
 ];
 
 impl Summary {
@@ -286,6 +294,8 @@ impl Summary {
                 "goodput_mbps" => p.goodput_mbps,
                 "throughput_mbps" => p.throughput_mbps,
                 "cwnd_reductions" => p.cwnd_reductions as f64,
+                "failures" => p.failures as f64,
+                "recoveries" => p.recoveries as f64,
                 _ => return None,
             });
         }

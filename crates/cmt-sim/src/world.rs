@@ -20,6 +20,7 @@ enum Ev {
     LinkDone(usize),
     Arrive(usize, InFlight),
     Timer(usize),
+    LinkEvent(usize),
     End,
 }
 
@@ -101,6 +102,7 @@ impl Simulation {
                 delay: Duration::from_nanos(delay_ns),
                 jitter: l.jitter,
                 queue: l.queue,
+                reorder: l.reorder,
             };
             for dir in ["fwd", "rev"] {
                 links.push(Link::new(
@@ -210,6 +212,9 @@ impl Simulation {
             }
         }
         self.q.push(end, Ev::End);
+        for (i, e) in self.built.events.iter().enumerate() {
+            self.q.push(Time::ZERO + e.at, Ev::LinkEvent(i));
+        }
         self.flush(0);
         self.flush(1);
         let span = end.as_nanos().max(1) as f64;
@@ -229,6 +234,14 @@ impl Simulation {
                     break;
                 }
                 Ev::LinkDone(l) => self.link_done(l),
+                Ev::LinkEvent(i) => {
+                    let e = self.built.events[i].clone();
+                    for &l in &e.links {
+                        for pkt in self.links[l].change(&e.change) {
+                            self.dropped(&pkt);
+                        }
+                    }
+                }
                 Ev::Arrive(l, pkt) => self.arrive(l, pkt),
                 Ev::Timer(side) => {
                     if self.timer_at[side] == Some(at) {
@@ -257,6 +270,11 @@ impl Simulation {
     /// Simulated time now.
     pub fn now(&self) -> Time {
         self.now
+    }
+
+    /// The metrics recorded so far (time-series bins, per-path totals).
+    pub fn recorder(&self) -> std::cell::Ref<'_, Recorder> {
+        self.rec.borrow()
     }
 
     fn link_done(&mut self, l: usize) {

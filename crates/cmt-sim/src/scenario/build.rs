@@ -8,6 +8,7 @@ use cmt_core::sched::{self, SchedulerFactory};
 use cmt_core::{Config, Duration, MaxBurstMode, ParamValue, Params};
 
 use super::{GilbertSpec, ParamTable, Scenario};
+use crate::link::LinkChange;
 use crate::loss::Gilbert;
 use crate::units::{
     parse_duration, parse_probability, parse_rate, parse_size, parse_spread, Raw, Spread,
@@ -44,6 +45,19 @@ pub struct BuiltLink {
     pub loss: Spread<f64>,
     /// Gilbert–Elliott model in series.
     pub gilbert: Option<Gilbert>,
+    /// Jitter may reorder packets.
+    pub reorder: bool,
+}
+
+/// A validated link event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuiltEvent {
+    /// When.
+    pub at: Duration,
+    /// Directional link indexes (2·link for forward, 2·link + 1 for reverse).
+    pub links: Vec<usize>,
+    /// What changes.
+    pub change: LinkChange,
 }
 
 /// A validated path: indexes into the link list, sender to receiver.
@@ -77,6 +91,8 @@ pub struct Built {
     pub paths: Vec<BuiltPath>,
     /// Metrics bin width.
     pub bin: Duration,
+    /// Scheduled link changes, in time order.
+    pub events: Vec<BuiltEvent>,
 }
 
 type BuildError = (String, String);
@@ -264,6 +280,7 @@ pub(super) fn build(s: &Scenario, default_name: Option<&str>) -> Result<Built, B
             queue: queue as usize,
             loss,
             gilbert,
+            reorder: l.reorder.unwrap_or(false),
         });
     }
 
@@ -301,6 +318,60 @@ pub(super) fn build(s: &Scenario, default_name: Option<&str>) -> Result<Built, B
     if bin == Duration::ZERO {
         return Err(("metrics.bin".into(), "must be positive".into()));
     }
+    let mut events = Vec::with_capacity(s.events.len());
+    for (i, e) in s.events.iter().enumerate() {
+        let f = |k: &str| format!("events[{i}].{k}");
+        let link = links
+            .iter()
+            .position(|l| l.name == e.link)
+            .ok_or_else(|| (f("link"), format!("unknown link `{}`", e.link)))?;
+        let dirs = match e.direction.as_deref() {
+            None | Some("both") => vec![2 * link, 2 * link + 1],
+            Some("forward") => vec![2 * link],
+            Some("reverse") => vec![2 * link + 1],
+            Some(o) => {
+                return Err((
+                    f("direction"),
+                    format!("unknown direction `{o}` (both, forward, reverse)"),
+                ))
+            }
+        };
+        let change = LinkChange {
+            down: match e.state.as_deref() {
+                None => None,
+                Some("down") => Some(true),
+                Some("up") => Some(false),
+                Some(o) => return Err((f("state"), format!("unknown state `{o}` (down, up)"))),
+            },
+            rate_bps: e
+                .rate
+                .as_ref()
+                .map(|r| field(&f("rate"), parse_rate(r)))
+                .transpose()?,
+            delay: e
+                .delay
+                .as_ref()
+                .map(|r| field(&f("delay"), parse_duration(r)))
+                .transpose()?,
+            loss: e
+                .loss
+                .as_ref()
+                .map(|r| field(&f("loss"), parse_probability(r)))
+                .transpose()?,
+        };
+        if change == LinkChange::default() {
+            return Err((
+                format!("events[{i}]"),
+                "changes nothing: give state, rate, delay or loss".into(),
+            ));
+        }
+        events.push(BuiltEvent {
+            at: field(&f("at"), parse_duration(&e.at))?,
+            links: dirs,
+            change,
+        });
+    }
+    events.sort_by_key(|e| e.at);
     Ok(Built {
         name: s
             .name
@@ -316,5 +387,6 @@ pub(super) fn build(s: &Scenario, default_name: Option<&str>) -> Result<Built, B
         links,
         paths,
         bin,
+        events,
     })
 }

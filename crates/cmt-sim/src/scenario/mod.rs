@@ -7,7 +7,7 @@
 mod build;
 mod load;
 
-pub use build::{Built, BuiltLink, BuiltPath, Workload};
+pub use build::{Built, BuiltEvent, BuiltLink, BuiltPath, Workload};
 pub use load::{load_file, load_str, ScenarioError};
 
 use std::collections::BTreeMap;
@@ -47,6 +47,34 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     /// Paths, as chains of links.
     pub paths: Vec<PathSpec>,
+    /// Scheduled link changes.
+    #[serde(default)]
+    pub events: Vec<EventSpec>,
+}
+
+/// `[[events]]`: at time `at`, change link `link` (both directions unless `direction`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSpec {
+    /// When, e.g. "30s".
+    pub at: Raw,
+    /// Link name.
+    pub link: String,
+    /// "both" (default), "forward" or "reverse".
+    #[serde(default)]
+    pub direction: Option<String>,
+    /// "down" or "up".
+    #[serde(default)]
+    pub state: Option<String>,
+    /// New rate.
+    #[serde(default)]
+    pub rate: Option<Raw>,
+    /// New propagation delay.
+    #[serde(default)]
+    pub delay: Option<Raw>,
+    /// New Bernoulli loss probability.
+    #[serde(default)]
+    pub loss: Option<Raw>,
 }
 
 /// Algorithm parameters: a TOML table of numbers, booleans and strings.
@@ -155,6 +183,9 @@ pub struct LinkSpec {
     /// Gilbert–Elliott loss in series: "markov1pct" or `{ p, r, h_good, h_bad }`.
     #[serde(default)]
     pub gilbert: Option<GilbertSpec>,
+    /// Jitter may reorder packets (netem-like) instead of keeping FIFO order.
+    #[serde(default)]
+    pub reorder: Option<bool>,
 }
 
 /// A Gilbert–Elliott model by name or by its four parameters.
