@@ -6,7 +6,8 @@
 //! seed always give the same result.
 //!
 //! * [`units`], [`scenario`] — scenario files (TOML) and their validation;
-//! * [`queue`], [`link`], [`loss`] — the network: event queue, links, loss models;
+//! * [`queue`], [`link`], [`loss`], [`traffic`] — the network: event queue, links, loss
+//!   models, background traffic;
 //! * [`world`] — the simulation loop;
 //! * [`recorder`], [`bound`], [`summary`] — metrics, the receive-buffer bound, outputs.
 
@@ -18,6 +19,7 @@ pub mod recorder;
 pub mod rng;
 pub mod scenario;
 pub mod summary;
+pub mod traffic;
 pub mod units;
 pub mod world;
 

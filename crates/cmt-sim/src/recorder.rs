@@ -28,6 +28,19 @@ pub struct PathCounters {
     pub recoveries: u64,
 }
 
+/// Totals of one background flow.
+#[derive(Clone, Debug, Default)]
+pub struct FlowCounters {
+    /// Packets emitted.
+    pub sent_packets: u64,
+    /// Bytes emitted.
+    pub sent_bytes: u64,
+    /// Bytes that reached the sink.
+    pub delivered_bytes: u64,
+    /// Packets dropped by the network.
+    pub lost_packets: u64,
+}
+
 /// One time-series bin.
 #[derive(Clone, Debug, Default)]
 pub struct Bin {
@@ -68,6 +81,8 @@ pub struct Recorder {
     pub bins: Vec<Bin>,
     /// Per-path totals.
     pub paths: Vec<PathCounters>,
+    /// Per background flow totals.
+    pub flows: Vec<FlowCounters>,
     cwnd: Vec<u64>,
     prev_tsn: Option<u64>,
     /// Peak |O3-TSN|.
@@ -106,6 +121,7 @@ impl Recorder {
             current: Bin::empty(paths),
             bins: Vec::new(),
             paths: vec![PathCounters::default(); paths],
+            flows: Vec::new(),
             cwnd: vec![initial_cwnd; paths],
             prev_tsn: None,
             o3_peak: 0,

@@ -49,6 +49,21 @@ pub struct PathSummary {
     pub recoveries: u64,
 }
 
+/// One background flow's results.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct FlowSummary {
+    /// Flow name.
+    pub name: String,
+    /// Target mean rate (drawn for this run when a load range was given), Mbit/s.
+    pub target_mbps: f64,
+    /// Offered rate over its active time, Mbit/s.
+    pub offered_mbps: f64,
+    /// Rate that reached the sink, Mbit/s.
+    pub delivered_mbps: f64,
+    /// Packets dropped by the network.
+    pub lost_packets: u64,
+}
+
 /// Everything `summary.json` holds. Field meanings: docs/metrics.md.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
@@ -104,6 +119,9 @@ pub struct Summary {
     pub drawn: Vec<Drawn>,
     /// Per path.
     pub paths: Vec<PathSummary>,
+    /// Per background flow.
+    #[serde(default)]
+    pub background: Vec<FlowSummary>,
 }
 
 fn mbps(bytes: u64, secs: f64) -> f64 {
@@ -120,6 +138,7 @@ impl Summary {
         let r = sim.rec.borrow();
         let b = &sim.built;
         let t = sim.now().as_secs_f64();
+        let t_end = t;
         let ftt = match (b.workload.clone(), sim.ending) {
             (Workload::File { .. }, Some(Ending::FileDelivered)) => {
                 r.last_delivery.map(|t| t.as_secs_f64())
@@ -187,6 +206,23 @@ impl Summary {
                     cwnd_reductions: c.cwnd_reductions,
                     failures: c.failures,
                     recoveries: c.recoveries,
+                })
+                .collect(),
+            background: b
+                .traffic
+                .iter()
+                .zip(&r.flows)
+                .zip(&sim.sources)
+                .map(|((t, c), (src, _))| {
+                    let end = t.stop.map_or(t_end, |s| s.as_secs_f64().min(t_end));
+                    let active = (end - t.start.as_secs_f64()).max(0.0);
+                    FlowSummary {
+                        name: t.name.clone(),
+                        target_mbps: src.rate_bps / 1e6,
+                        offered_mbps: mbps(c.sent_bytes, active),
+                        delivered_mbps: mbps(c.delivered_bytes, active),
+                        lost_packets: c.lost_packets,
+                    }
                 })
                 .collect(),
         }

@@ -14,6 +14,7 @@ use crate::queue::EventQueue;
 use crate::recorder::{Probe, Recorder};
 use crate::rng::stream;
 use crate::scenario::{Built, Workload};
+use crate::traffic::Source;
 use crate::units::Spread;
 
 enum Ev {
@@ -21,6 +22,7 @@ enum Ev {
     Arrive(usize, InFlight),
     Timer(usize),
     LinkEvent(usize),
+    Traffic(usize),
     End,
 }
 
@@ -63,6 +65,8 @@ pub struct Simulation {
     pub(crate) events: u64,
     pub(crate) drawn: Vec<Drawn>,
     pub(crate) ending: Option<Ending>,
+    /// Background sources and their routes.
+    pub(crate) sources: Vec<(Source, usize)>,
 }
 
 fn draw<T: Copy + rand::distributions::uniform::SampleUniform + PartialOrd>(
@@ -123,6 +127,24 @@ impl Simulation {
                 [fwd, rev]
             })
             .collect();
+        let mut routes = routes;
+        let mut sources = Vec::with_capacity(built.traffic.len());
+        for t in &built.traffic {
+            let rate = draw(
+                t.rate_bps,
+                &mut stream(seed, &format!("traffic/{}/draw", t.name)),
+            );
+            let stop = t.stop.map_or(Time::MAX, |d| Time::ZERO + d);
+            let src = Source::new(
+                t.pattern,
+                t.sizes,
+                rate,
+                stop,
+                stream(seed, &format!("traffic/{}", t.name)),
+            );
+            sources.push((src, routes.len()));
+            routes.push(t.route.clone());
+        }
         let n = built.paths.len();
         let cfg = built.config.clone();
         let rec = Rc::new(RefCell::new(Recorder::new(
@@ -160,6 +182,7 @@ impl Simulation {
             events: 0,
             drawn,
             ending: None,
+            sources,
         })
     }
 
@@ -215,6 +238,10 @@ impl Simulation {
         for (i, e) in self.built.events.iter().enumerate() {
             self.q.push(Time::ZERO + e.at, Ev::LinkEvent(i));
         }
+        self.rec.borrow_mut().flows = vec![Default::default(); self.sources.len()];
+        for (i, t) in self.built.traffic.iter().enumerate() {
+            self.q.push(Time::ZERO + t.start, Ev::Traffic(i));
+        }
         self.flush(0);
         self.flush(1);
         let span = end.as_nanos().max(1) as f64;
@@ -234,6 +261,7 @@ impl Simulation {
                     break;
                 }
                 Ev::LinkDone(l) => self.link_done(l),
+                Ev::Traffic(f) => self.emit_background(f),
                 Ev::LinkEvent(i) => {
                     let e = self.built.events[i].clone();
                     for &l in &e.links {
@@ -290,9 +318,36 @@ impl Simulation {
     }
 
     fn dropped(&mut self, pkt: &InFlight) {
-        if pkt.data && pkt.forward && pkt.packet.is_some() {
+        if pkt.packet.is_none() {
+            self.rec.borrow_mut().flows[pkt.path].lost_packets += 1;
+        } else if pkt.data && pkt.forward {
             self.rec.borrow_mut().on_data_drop(pkt.path);
         }
+    }
+
+    fn emit_background(&mut self, f: usize) {
+        let (src, route) = &mut self.sources[f];
+        let route = *route;
+        let (size, next) = src.emit(self.now);
+        if let Some(t) = next {
+            self.q.push(t, Ev::Traffic(f));
+        }
+        {
+            let mut rec = self.rec.borrow_mut();
+            rec.flows[f].sent_packets += 1;
+            rec.flows[f].sent_bytes += size as u64;
+        }
+        let pkt = InFlight {
+            packet: None,
+            route,
+            path: f,
+            forward: true,
+            hop: 0,
+            size,
+            sent_at: self.now,
+            data: false,
+        };
+        self.offer(pkt);
     }
 
     fn offer(&mut self, mut pkt: InFlight) {
@@ -314,7 +369,8 @@ impl Simulation {
             return;
         }
         let Some(packet) = pkt.packet else {
-            return; // background traffic reached its sink
+            self.rec.borrow_mut().flows[pkt.path].delivered_bytes += pkt.size as u64;
+            return;
         };
         let side = if pkt.forward { 1 } else { 0 };
         if pkt.data && pkt.forward {

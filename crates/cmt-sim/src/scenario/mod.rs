@@ -7,7 +7,7 @@
 mod build;
 mod load;
 
-pub use build::{Built, BuiltEvent, BuiltLink, BuiltPath, Workload};
+pub use build::{Built, BuiltEvent, BuiltLink, BuiltPath, BuiltTraffic, Workload};
 pub use load::{load_file, load_str, ScenarioError};
 
 use std::collections::BTreeMap;
@@ -50,6 +50,61 @@ pub struct Scenario {
     /// Scheduled link changes.
     #[serde(default)]
     pub events: Vec<EventSpec>,
+    /// Background traffic sources.
+    #[serde(default)]
+    pub traffic: Vec<TrafficSpec>,
+}
+
+/// `[[traffic]]`: open-loop background traffic along a chain of links.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficSpec {
+    /// Name in results.
+    pub name: String,
+    /// "cbr", "poisson", "pareto" or "vbr".
+    pub kind: String,
+    /// Links crossed, in order.
+    pub links: Vec<String>,
+    /// "forward" (default, the direction paths send data) or "reverse".
+    #[serde(default)]
+    pub direction: Option<String>,
+    /// Mean offered rate, e.g. "1Mbps" (or use `load`).
+    #[serde(default)]
+    pub rate: Option<Raw>,
+    /// Mean offered load as a fraction of the first link's rate, fixed or a range drawn
+    /// once per run ("0%..50%").
+    #[serde(default)]
+    pub load: Option<Raw>,
+    /// Packet size in bytes, or "mix" (50 % 44 B, 25 % 576 B, 25 % 1500 B).
+    #[serde(default)]
+    pub size: Option<Raw>,
+    /// VBR: smallest and largest packet (default 100 and 200 bytes).
+    #[serde(default)]
+    pub min_size: Option<u32>,
+    /// See `min_size`.
+    #[serde(default)]
+    pub max_size: Option<u32>,
+    /// Start time (default 0).
+    #[serde(default)]
+    pub start: Option<Raw>,
+    /// Stop time (default: never).
+    #[serde(default)]
+    pub stop: Option<Raw>,
+    /// Pareto: mean burst duration (default "500ms").
+    #[serde(default)]
+    pub burst: Option<Raw>,
+    /// Pareto: mean idle duration (default "500ms").
+    #[serde(default)]
+    pub idle: Option<Raw>,
+    /// Pareto shape (default 1.5).
+    #[serde(default)]
+    pub shape: Option<f64>,
+    /// VBR: rate redraw interval (default "200ms").
+    #[serde(default)]
+    pub interval: Option<Raw>,
+    /// Independent copies, each offering 1/count of the rate (default 1).
+    #[serde(default)]
+    pub count: Option<u32>,
 }
 
 /// `[[events]]`: at time `at`, change link `link` (both directions unless `direction`).
