@@ -4,11 +4,26 @@
 
 use std::time::Instant;
 
+/// 10 Pareto on/off sources (the seeds' size mix) at 50 % of each access link.
+const BACKGROUND: &str = r#"traffic=[
+  {name="bg1", kind="pareto", links=["wifi-access", "core-1"], load=0.5, size="mix", count=10},
+  {name="bg2", kind="pareto", links=["wimax-access", "core-2"], load=0.5, size="mix", count=10},
+  {name="bg3", kind="pareto", links=["wlan-access", "core-3"], load=0.5, size="mix", count=10}]"#;
+
 fn main() {
+    bench("demo", &[]);
+    bench(
+        "demo + 50 % Pareto background",
+        &[BACKGROUND.replace('\n', "")],
+    );
+}
+
+fn bench(label: &str, extra: &[String]) {
     let demo = include_str!("../../../scenarios/demo.toml");
     let mut rates = Vec::new();
     for seed in 1..=5u64 {
-        let set = vec![format!("seed={seed}")];
+        let mut set = vec![format!("seed={seed}")];
+        set.extend(extra.iter().cloned());
         let built =
             cmt_sim::load_str(demo, "demo.toml", Some("demo"), &set).expect("demo scenario loads");
         let mut sim = cmt_sim::Simulation::new(built).expect("demo builds");
@@ -19,7 +34,7 @@ fn main() {
         let rate = s.events as f64 / wall;
         rates.push(rate);
         println!(
-            "demo seed {seed}: {} events in {:.3} s = {:.2} M events/s (goodput {:.2} Mbit/s)",
+            "{label}, seed {seed}: {} events in {:.3} s = {:.2} M events/s (goodput {:.2} Mbit/s)",
             s.events,
             wall,
             rate / 1e6,
@@ -27,5 +42,8 @@ fn main() {
         );
     }
     rates.sort_by(f64::total_cmp);
-    println!("median: {:.2} M events/s", rates[rates.len() / 2] / 1e6);
+    println!(
+        "{label}: median {:.2} M events/s",
+        rates[rates.len() / 2] / 1e6
+    );
 }
