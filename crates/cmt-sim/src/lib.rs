@@ -19,11 +19,12 @@ pub mod recorder;
 pub mod rng;
 pub mod scenario;
 pub mod summary;
+pub mod trace;
 pub mod traffic;
 pub mod units;
 pub mod world;
 
-pub use scenario::{load_file, load_str, Built, ScenarioError};
+pub use scenario::{load_file, load_str, load_str_in, Built, ScenarioError};
 pub use summary::{write_outputs, Summary, METRICS, PATH_METRICS};
 pub use world::{Ending, Simulation};
 

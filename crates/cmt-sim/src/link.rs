@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 
 use crate::loss::LossChain;
+use crate::trace::{Trace, TraceCursor};
 
 /// A packet travelling through the simulated network.
 #[derive(Clone, Debug)]
@@ -46,6 +47,8 @@ pub struct LinkParams {
     pub queue: usize,
     /// netem-like jitter: packets may overtake each other (default: FIFO).
     pub reorder: bool,
+    /// Capacity trace replacing `rate_bps` for serialisation.
+    pub trace: Option<Trace>,
 }
 
 /// A scheduled change of a link direction (spec §11: failures, fades, handovers).
@@ -109,6 +112,7 @@ pub struct Link {
     queue: VecDeque<InFlight>,
     last_arrival: Time,
     down: bool,
+    cursor: Option<TraceCursor>,
     /// Counters.
     pub stats: LinkStats,
 }
@@ -123,6 +127,7 @@ impl Link {
         rng_jitter: ChaCha8Rng,
     ) -> Self {
         let sigma = params.jitter.as_nanos() as f64;
+        let cursor = params.trace.clone().map(TraceCursor::new);
         Link {
             name,
             jitter: (sigma > 0.0).then(|| Normal::new(0.0, sigma).expect("finite, positive sigma")),
@@ -134,6 +139,7 @@ impl Link {
             queue: VecDeque::new(),
             last_arrival: Time::ZERO,
             down: false,
+            cursor,
             stats: LinkStats::default(),
         }
     }
@@ -145,7 +151,7 @@ impl Link {
             return Offer::Dropped(pkt);
         }
         if self.in_service.is_none() {
-            let done = now + Duration::transmission(pkt.size as u64, self.params.rate_bps);
+            let done = self.service_end(now, pkt.size);
             self.in_service = Some(pkt);
             return Offer::Started(done);
         }
@@ -185,11 +191,19 @@ impl Link {
             Finished::Arrives(at, pkt)
         });
         let next = self.queue.pop_front().map(|pkt| {
-            let done = now + Duration::transmission(pkt.size as u64, self.params.rate_bps);
+            let done = self.service_end(now, pkt.size);
             self.in_service = Some(pkt);
             done
         });
         (fate, next)
+    }
+
+    /// When a packet of `size` bytes that starts service at `now` is fully sent.
+    fn service_end(&mut self, now: Time, size: u32) -> Time {
+        match &mut self.cursor {
+            Some(c) => c.serve(now, size),
+            None => now + Duration::transmission(size as u64, self.params.rate_bps),
+        }
     }
 
     /// Applies a scheduled change. Returns the packets lost because the link went down
@@ -253,6 +267,7 @@ mod tests {
             jitter: Duration::from_millis(jitter_ms),
             queue,
             reorder: false,
+            trace: None,
         };
         Link::new(
             "t".into(),

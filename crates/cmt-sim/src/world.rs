@@ -102,6 +102,7 @@ impl Simulation {
                 loss,
             });
             let params = LinkParams {
+                trace: l.trace.clone(),
                 rate_bps: l.rate_bps,
                 delay: Duration::from_nanos(delay_ns),
                 jitter: l.jitter,
@@ -109,9 +110,14 @@ impl Simulation {
                 reorder: l.reorder,
             };
             for dir in ["fwd", "rev"] {
+                let mut params = params.clone();
+                if let (Some(rate), "rev") = (l.reverse_rate_bps, dir) {
+                    params.trace = None;
+                    params.rate_bps = rate;
+                }
                 links.push(Link::new(
                     format!("{}/{dir}", l.name),
-                    params.clone(),
+                    params,
                     LossChain::new(loss, l.gilbert),
                     stream(seed, &format!("link/{}/{dir}/loss", l.name)),
                     stream(seed, &format!("link/{}/{dir}/jitter", l.name)),

@@ -269,3 +269,60 @@ fn bad_traffic_definitions_are_clear_errors() {
         );
     }
 }
+
+#[test]
+fn a_trace_driven_link_delivers_exactly_the_traces_opportunities() {
+    // 8 opportunities per 10 ms period (9.6 Mbit/s), saturated by 20 Mbit/s of
+    // 1500-byte packets: in 1 s (100 periods) exactly 800 packets get through.
+    let dir = std::env::temp_dir().join(format!("cmtlab-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.down"), "1\n1\n2\n5\n5\n5\n9\n10\n").unwrap();
+    let text = r#"
+seed = 1
+duration = "1000500us"
+[[links]]
+name = "cell"
+trace = "t.down"
+rate = "1Mbps"
+queue = 100000
+[[links]]
+name = "assoc"
+rate = "10kbps"
+[[paths]]
+name = "p"
+links = ["assoc"]
+[[traffic]]
+name = "flood"
+kind = "cbr"
+links = ["cell"]
+rate = "20Mbps"
+size = 1500
+"#;
+    let s = cmt_sim::load_str_in(text, "t", None, &[], Some(&dir)).map(|b| {
+        let mut sim = cmt_sim::Simulation::new(b).unwrap();
+        sim.run(&mut |_| {});
+        cmt_sim::Summary::of(&sim, 0.0)
+    });
+    let s = s.unwrap();
+    let delivered = s.background[0].delivered_mbps * 1e6 * 1.0005 / 8.0;
+    assert!(
+        (delivered / 1500.0 - 800.0).abs() < 0.01,
+        "{} packets",
+        delivered / 1500.0
+    );
+    // The trace also sets the link's capacity for the bound: 9.6 Mbit/s forward.
+    let missing = cmt_sim::load_str_in(
+        &text.replace("t.down", "none.down"),
+        "t",
+        None,
+        &[],
+        Some(&dir),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        missing.contains("links[0].trace") && missing.contains("cannot read"),
+        "{missing}"
+    );
+}

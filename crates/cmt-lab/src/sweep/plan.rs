@@ -51,6 +51,8 @@ pub struct Plan {
     pub base_text: String,
     /// Base scenario name (for results).
     pub base_name: String,
+    /// Directory of the base scenario (relative trace files are resolved from it).
+    pub base_dir: String,
     /// Axes.
     pub axes: Vec<Axis>,
     /// Seeds.
@@ -205,15 +207,21 @@ impl Plan {
                     .map(|(a, &v)| format!("{}={}", axes[a].key, axes[a].values[v])),
             );
             ov.push(format!("seed={}", seeds[0]));
-            let built = cmt_sim::load_str(&base_text, &base_path.display().to_string(), None, &ov)
-                .map_err(|e| {
-                    let at: Vec<String> = p
-                        .iter()
-                        .enumerate()
-                        .map(|(a, &v)| format!("{}={}", axes[a].key, axes[a].values[v]))
-                        .collect();
-                    LabError::at(label, format!("grid point [{}]: {e}", at.join(", ")))
-                })?;
+            let built = cmt_sim::load_str_in(
+                &base_text,
+                &base_path.display().to_string(),
+                None,
+                &ov,
+                base_path.parent(),
+            )
+            .map_err(|e| {
+                let at: Vec<String> = p
+                    .iter()
+                    .enumerate()
+                    .map(|(a, &v)| format!("{}={}", axes[a].key, axes[a].values[v]))
+                    .collect();
+                LabError::at(label, format!("grid point [{}]: {e}", at.join(", ")))
+            })?;
             if path_names.is_empty() {
                 path_names = built.paths.iter().map(|p| p.name.clone()).collect();
             }
@@ -304,6 +312,10 @@ impl Plan {
             name: f.name.unwrap_or_else(|| stem.to_string()),
             base_text,
             base_name,
+            base_dir: base_path
+                .parent()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
             axes,
             seeds,
             runs,

@@ -10,6 +10,7 @@ use cmt_core::{Config, Duration, MaxBurstMode, ParamValue, Params};
 use super::{GilbertSpec, ParamTable, Scenario};
 use crate::link::LinkChange;
 use crate::loss::Gilbert;
+use crate::trace::Trace;
 use crate::traffic::{Pattern, Sizes};
 use crate::units::{
     parse_duration, parse_probability, parse_rate, parse_size, parse_spread, Raw, Spread,
@@ -48,6 +49,11 @@ pub struct BuiltLink {
     pub gilbert: Option<Gilbert>,
     /// Jitter may reorder packets.
     pub reorder: bool,
+    /// Forward-direction capacity trace (then `rate_bps` is its mean, or the reverse
+    /// direction's rate when one was given).
+    pub trace: Option<Trace>,
+    /// Rate of the reverse direction when the forward one follows a trace.
+    pub reverse_rate_bps: Option<u64>,
 }
 
 /// A validated background source (one per `count`).
@@ -143,7 +149,11 @@ fn opt_dur(raw: &Option<Raw>, name: &str, default: Duration) -> Result<Duration,
         .map_or(Ok(default), |r| field(name, parse_duration(r)))
 }
 
-pub(super) fn build(s: &Scenario, default_name: Option<&str>) -> Result<Built, BuildError> {
+pub(super) fn build(
+    s: &Scenario,
+    default_name: Option<&str>,
+    dir: Option<&std::path::Path>,
+) -> Result<Built, BuildError> {
     let a = &s.association;
     let d = Config::default();
     let rbuf = match &s.receiver.rbuf {
@@ -291,9 +301,33 @@ pub(super) fn build(s: &Scenario, default_name: Option<&str>) -> Result<Built, B
         if queue == 0 {
             return Err((f("queue"), "must be at least 1 packet".into()));
         }
+        let rate = l
+            .rate
+            .as_ref()
+            .map(|r| field(&f("rate"), parse_rate(r)))
+            .transpose()?;
+        let trace = match &l.trace {
+            None => None,
+            Some(file) => {
+                let path = dir.map_or_else(|| std::path::PathBuf::from(file), |d| d.join(file));
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| (f("trace"), format!("cannot read {}: {e}", path.display())))?;
+                Some(
+                    Trace::parse(&text)
+                        .map_err(|e| (f("trace"), format!("{}: {e}", path.display())))?,
+                )
+            }
+        };
+        let (rate_bps, reverse_rate_bps) = match (&trace, rate) {
+            (None, Some(r)) => (r, None),
+            (Some(t), r) => (t.mean_rate_bps().round() as u64, r),
+            (None, None) => return Err((f("rate"), "missing: give `rate` or `trace`".into())),
+        };
         links.push(BuiltLink {
             name: l.name.clone(),
-            rate_bps: field(&f("rate"), parse_rate(&l.rate))?,
+            rate_bps,
+            trace,
+            reverse_rate_bps,
             delay,
             jitter: match &l.jitter {
                 Some(r) => field(&f("jitter"), parse_duration(r))?,

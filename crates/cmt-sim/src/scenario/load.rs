@@ -42,15 +42,27 @@ pub fn load_file(path: &Path, overrides: &[String]) -> Result<Built, ScenarioErr
     let text = std::fs::read_to_string(path)
         .map_err(|e| err(&label, None, format!("cannot read file: {e}")))?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-    load_str(&text, &label, stem.as_deref(), overrides)
+    load_str_in(&text, &label, stem.as_deref(), overrides, path.parent())
 }
 
-/// As [`load_file`], from text; `label` names the source in errors.
+/// As [`load_file`], from text; `label` names the source in errors. Relative trace
+/// files are looked up from the current directory.
 pub fn load_str(
     text: &str,
     label: &str,
     default_name: Option<&str>,
     overrides: &[String],
+) -> Result<Built, ScenarioError> {
+    load_str_in(text, label, default_name, overrides, None)
+}
+
+/// As [`load_str`], resolving relative trace files from `dir`.
+pub fn load_str_in(
+    text: &str,
+    label: &str,
+    default_name: Option<&str>,
+    overrides: &[String],
+    dir: Option<&Path>,
 ) -> Result<Built, ScenarioError> {
     let mut value: toml::Value = toml::from_str(text).map_err(|e| {
         let at = e.span().map(|s| {
@@ -72,7 +84,8 @@ pub fn load_str(
         let field = (path != "." && !path.is_empty()).then_some(path);
         err(label, field, e.into_inner().to_string())
     })?;
-    super::build::build(&scenario, default_name).map_err(|(field, m)| err(label, Some(field), m))
+    super::build::build(&scenario, default_name, dir)
+        .map_err(|(field, m)| err(label, Some(field), m))
 }
 
 /// Applies `KEY=VALUE` where KEY is a dotted path; array elements are chosen by index

@@ -8,7 +8,7 @@ mod build;
 mod load;
 
 pub use build::{Built, BuiltEvent, BuiltLink, BuiltPath, BuiltTraffic, Workload};
-pub use load::{load_file, load_str, ScenarioError};
+pub use load::{load_file, load_str, load_str_in, ScenarioError};
 
 use std::collections::BTreeMap;
 
@@ -221,8 +221,12 @@ pub struct MetricsSpec {
 pub struct LinkSpec {
     /// Unique name, used by paths.
     pub name: String,
-    /// Rate, e.g. "11Mbps".
-    pub rate: Raw,
+    /// Rate, e.g. "11Mbps" (not needed with a `trace`; with one, the reverse direction's).
+    #[serde(default)]
+    pub rate: Option<Raw>,
+    /// Mahimahi capacity trace for the forward direction, relative to the scenario file.
+    #[serde(default)]
+    pub trace: Option<String>,
     /// Propagation delay, fixed or a range drawn once per run ("10ms..20ms").
     #[serde(default)]
     pub delay: Option<Raw>,
