@@ -20,8 +20,12 @@ pub struct InFlight {
     pub packet: Option<Packet>,
     /// Route (chain of link directions) it travels.
     pub route: usize,
-    /// Path index of an SCTP packet; flow index of background traffic.
+    /// Path index of an SCTP packet (within its association).
     pub path: usize,
+    /// Endpoint that receives it (`usize::MAX` for open-loop background traffic).
+    pub dest: usize,
+    /// Background flow it belongs to, if any.
+    pub flow: Option<usize>,
     /// Sender → receiver direction.
     pub forward: bool,
     /// Index of the current hop in the route.
@@ -252,6 +256,8 @@ mod tests {
             }),
             route: 0,
             path: 0,
+            dest: 1,
+            flow: None,
             forward: true,
             hop: 0,
             size,

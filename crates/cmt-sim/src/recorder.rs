@@ -288,16 +288,29 @@ impl Recorder {
     }
 }
 
-/// The observer handed to each endpoint: a shared recorder and which side this is.
+/// Which endpoint a [`Probe`] watches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Sender of the association under study.
+    Sender,
+    /// Receiver of the association under study.
+    Receiver,
+    /// Sender of background flow `f` (a TCP-like association).
+    FlowSender(usize),
+    /// Receiver of background flow `f`.
+    FlowReceiver(usize),
+}
+
+/// The observer handed to each endpoint: a shared recorder and the endpoint's role.
 pub struct Probe {
     rec: Rc<RefCell<Recorder>>,
-    sender: bool,
+    role: Role,
 }
 
 impl Probe {
-    /// The sender's or the receiver's probe.
-    pub fn new(rec: Rc<RefCell<Recorder>>, sender: bool) -> Self {
-        Probe { rec, sender }
+    /// A probe for an endpoint in `role`.
+    pub fn new(rec: Rc<RefCell<Recorder>>, role: Role) -> Self {
+        Probe { rec, role }
     }
 }
 
@@ -305,10 +318,20 @@ impl Observer for Probe {
     fn event(&mut self, now: Time, e: &Event) {
         let mut r = self.rec.borrow_mut();
         r.advance(now);
-        if self.sender {
-            r.sender_event(now, e);
-        } else {
-            r.receiver_event(now, e);
+        match self.role {
+            Role::Sender => r.sender_event(now, e),
+            Role::Receiver => r.receiver_event(now, e),
+            Role::FlowSender(f) => {
+                if let Event::DataSent { bytes, .. } = *e {
+                    r.flows[f].sent_packets += 1;
+                    r.flows[f].sent_bytes += bytes as u64;
+                }
+            }
+            Role::FlowReceiver(f) => {
+                if let Event::Delivered { bytes, .. } = *e {
+                    r.flows[f].delivered_bytes += bytes as u64;
+                }
+            }
         }
     }
 }

@@ -54,7 +54,8 @@ pub struct PathSummary {
 pub struct FlowSummary {
     /// Flow name.
     pub name: String,
-    /// Target mean rate (drawn for this run when a load range was given), Mbit/s.
+    /// Target mean rate (drawn for this run when a load range was given), Mbit/s; 0 for
+    /// TCP flows, which take what congestion control gives them.
     pub target_mbps: f64,
     /// Offered rate over its active time, Mbit/s.
     pub offered_mbps: f64,
@@ -213,12 +214,12 @@ impl Summary {
                 .iter()
                 .zip(&r.flows)
                 .zip(&sim.sources)
-                .map(|((t, c), (src, _))| {
+                .map(|((t, c), src)| {
                     let end = t.stop.map_or(t_end, |s| s.as_secs_f64().min(t_end));
                     let active = (end - t.start.as_secs_f64()).max(0.0);
                     FlowSummary {
                         name: t.name.clone(),
-                        target_mbps: src.rate_bps / 1e6,
+                        target_mbps: src.as_ref().map_or(0.0, |(s, _)| s.rate_bps / 1e6),
                         offered_mbps: mbps(c.sent_bytes, active),
                         delivered_mbps: mbps(c.delivered_bytes, active),
                         lost_packets: c.lost_packets,

@@ -1,4 +1,5 @@
-//! The simulation: two endpoints of the core, the links between them, and the event
+//! The simulation: the association under study (endpoints 0 and 1), the endpoints of
+//! TCP-like background flows, open-loop sources, the links between them, and the event
 //! loop that moves packets and fires timers in `(time, seq)` order.
 
 use std::cell::RefCell;
@@ -11,7 +12,7 @@ use crate::bound::{rbuf_bound, PathCapacity};
 use crate::link::{Finished, InFlight, Link, LinkParams, Offer};
 use crate::loss::LossChain;
 use crate::queue::EventQueue;
-use crate::recorder::{Probe, Recorder};
+use crate::recorder::{Probe, Recorder, Role};
 use crate::rng::stream;
 use crate::scenario::{Built, Workload};
 use crate::traffic::Source;
@@ -59,15 +60,28 @@ pub struct Simulation {
     /// Link chains: route 2p is path p sender → receiver, 2p + 1 the way back;
     /// background flows follow.
     routes: Vec<Vec<usize>>,
-    ends: [Association<Probe>; 2],
-    timer_at: [Option<Time>; 2],
+    /// Endpoints: 0 and 1 the association under study, then sender and receiver of
+    /// each TCP-like flow.
+    ends: Vec<Association<Probe>>,
+    timer_at: Vec<Option<Time>>,
+    /// Per endpoint: the route of each of its paths.
+    end_routes: Vec<Vec<usize>>,
+    /// Per endpoint: the endpoint it talks to.
+    peer: Vec<usize>,
+    /// Per endpoint: the background flow it belongs to.
+    end_flow: Vec<Option<usize>>,
+    /// Per background flow: its TCP sender endpoint.
+    flow_sender: Vec<Option<usize>>,
     pub(crate) rec: Rc<RefCell<Recorder>>,
     pub(crate) events: u64,
     pub(crate) drawn: Vec<Drawn>,
     pub(crate) ending: Option<Ending>,
-    /// Background sources and their routes.
-    pub(crate) sources: Vec<(Source, usize)>,
+    /// Per background flow: the open-loop source and its route (`None` for TCP flows).
+    pub(crate) sources: Vec<Option<(Source, usize)>>,
 }
+
+/// Receive buffer of TCP-like background flows: large enough never to limit them.
+const FLOW_RBUF: u32 = 4 << 20;
 
 fn draw<T: Copy + rand::distributions::uniform::SampleUniform + PartialOrd>(
     s: Spread<T>,
@@ -135,7 +149,16 @@ impl Simulation {
             .collect();
         let mut routes = routes;
         let mut sources = Vec::with_capacity(built.traffic.len());
-        for t in &built.traffic {
+        let mut tcp_flows = Vec::new();
+        for (f, t) in built.traffic.iter().enumerate() {
+            if t.tcp {
+                let fwd = routes.len();
+                routes.push(t.route.clone());
+                routes.push(t.route.iter().rev().map(|&l| l ^ 1).collect());
+                tcp_flows.push((f, fwd));
+                sources.push(None);
+                continue;
+            }
             let rate = draw(
                 t.rate_bps,
                 &mut stream(seed, &format!("traffic/{}/draw", t.name)),
@@ -148,7 +171,7 @@ impl Simulation {
                 stop,
                 stream(seed, &format!("traffic/{}", t.name)),
             );
-            sources.push((src, routes.len()));
+            sources.push(Some((src, routes.len())));
             routes.push(t.route.clone());
         }
         let n = built.paths.len();
@@ -158,6 +181,7 @@ impl Simulation {
             built.bin,
             cfg.initial_cwnd(),
         )));
+        rec.borrow_mut().flows = vec![Default::default(); built.traffic.len()];
         let mut init_rng = stream(seed, "association/init");
         let (ia, ib) = AssocInit::pair(init_rng.gen(), cfg.rbuf, cfg.rbuf);
         fn algs(b: &Built, n: usize) -> Algorithms<'_> {
@@ -172,18 +196,74 @@ impl Simulation {
             n,
             algs(&built, n),
             ia,
-            Probe::new(rec.clone(), true),
+            Probe::new(rec.clone(), Role::Sender),
         )?;
-        let receiver =
-            Association::new(cfg, n, algs(&built, n), ib, Probe::new(rec.clone(), false))?;
+        let receiver = Association::new(
+            cfg,
+            n,
+            algs(&built, n),
+            ib,
+            Probe::new(rec.clone(), Role::Receiver),
+        )?;
+        let mut ends = vec![sender, receiver];
+        let mut end_routes: Vec<Vec<usize>> = vec![
+            (0..n).map(|p| 2 * p).collect(),
+            (0..n).map(|p| 2 * p + 1).collect(),
+        ];
+        let mut peer = vec![1, 0];
+        let mut end_flow = vec![None, None];
+        let mut flow_sender = vec![None; built.traffic.len()];
+        for (f, fwd) in tcp_flows {
+            let name = &built.traffic[f].name;
+            let tcp_cfg = cmt_core::Config {
+                rbuf: FLOW_RBUF,
+                ..cmt_core::Config::default()
+            };
+            let (ia, ib) = AssocInit::pair(
+                stream(seed, &format!("traffic/{name}/init")).gen(),
+                FLOW_RBUF,
+                FLOW_RBUF,
+            );
+            let reno = cmt_core::cc::RenoFactory;
+            let mk = |init, role| {
+                let algs = Algorithms {
+                    scheduler: cmt_core::sched::SchedulerFactory::build(
+                        &cmt_core::sched::RoundRobinFactory,
+                        1,
+                    ),
+                    rtx: cmt_core::rtx::RtxFactory::build(&cmt_core::rtx::RtxSameFactory::default()),
+                    cc: &reno,
+                };
+                Association::new(
+                    tcp_cfg.clone(),
+                    1,
+                    algs,
+                    init,
+                    Probe::new(rec.clone(), role),
+                )
+            };
+            let s_end = ends.len();
+            ends.push(mk(ia, Role::FlowSender(f))?);
+            ends.push(mk(ib, Role::FlowReceiver(f))?);
+            end_routes.push(vec![fwd]);
+            end_routes.push(vec![fwd + 1]);
+            peer.extend([s_end + 1, s_end]);
+            end_flow.extend([Some(f), Some(f)]);
+            flow_sender[f] = Some(s_end);
+        }
+        let timer_at = vec![None; ends.len()];
         Ok(Simulation {
             built,
             now: Time::ZERO,
             q: EventQueue::default(),
             links,
             routes,
-            ends: [sender, receiver],
-            timer_at: [None, None],
+            ends,
+            timer_at,
+            end_routes,
+            peer,
+            end_flow,
+            flow_sender,
             rec,
             events: 0,
             drawn,
@@ -244,7 +324,6 @@ impl Simulation {
         for (i, e) in self.built.events.iter().enumerate() {
             self.q.push(Time::ZERO + e.at, Ev::LinkEvent(i));
         }
-        self.rec.borrow_mut().flows = vec![Default::default(); self.sources.len()];
         for (i, t) in self.built.traffic.iter().enumerate() {
             self.q.push(Time::ZERO + t.start, Ev::Traffic(i));
         }
@@ -267,7 +346,13 @@ impl Simulation {
                     break;
                 }
                 Ev::LinkDone(l) => self.link_done(l),
-                Ev::Traffic(f) => self.emit_background(f),
+                Ev::Traffic(f) => match self.flow_sender[f] {
+                    Some(e) => {
+                        self.ends[e].write_backlog();
+                        self.flush(e);
+                    }
+                    None => self.emit_background(f),
+                },
                 Ev::LinkEvent(i) => {
                     let e = self.built.events[i].clone();
                     for &l in &e.links {
@@ -324,15 +409,20 @@ impl Simulation {
     }
 
     fn dropped(&mut self, pkt: &InFlight) {
-        if pkt.packet.is_none() {
-            self.rec.borrow_mut().flows[pkt.path].lost_packets += 1;
-        } else if pkt.data && pkt.forward {
-            self.rec.borrow_mut().on_data_drop(pkt.path);
+        match pkt.flow {
+            Some(f) if pkt.packet.is_none() || pkt.data => {
+                self.rec.borrow_mut().flows[f].lost_packets += 1
+            }
+            Some(_) => {}
+            None if pkt.data && pkt.dest == 1 => self.rec.borrow_mut().on_data_drop(pkt.path),
+            None => {}
         }
     }
 
     fn emit_background(&mut self, f: usize) {
-        let (src, route) = &mut self.sources[f];
+        let Some((src, route)) = &mut self.sources[f] else {
+            return;
+        };
         let route = *route;
         let (size, next) = src.emit(self.now);
         if let Some(t) = next {
@@ -346,7 +436,9 @@ impl Simulation {
         let pkt = InFlight {
             packet: None,
             route,
-            path: f,
+            path: 0,
+            dest: usize::MAX,
+            flow: Some(f),
             forward: true,
             hop: 0,
             size,
@@ -375,27 +467,31 @@ impl Simulation {
             return;
         }
         let Some(packet) = pkt.packet else {
-            self.rec.borrow_mut().flows[pkt.path].delivered_bytes += pkt.size as u64;
+            if let Some(f) = pkt.flow {
+                self.rec.borrow_mut().flows[f].delivered_bytes += pkt.size as u64;
+            }
             return;
         };
-        let side = if pkt.forward { 1 } else { 0 };
-        if pkt.data && pkt.forward {
+        if pkt.data && pkt.dest == 1 {
             self.rec.borrow_mut().on_data_arrival(self.now, pkt.sent_at);
         }
-        self.ends[side].handle_packet(self.now, PathId(pkt.path), packet);
-        self.flush(side);
+        self.ends[pkt.dest].handle_packet(self.now, PathId(pkt.path), packet);
+        self.flush(pkt.dest);
     }
 
     /// Sends everything endpoint `side` has to send, drains delivered data, re-arms its timer.
     fn flush(&mut self, side: usize) {
+        let (dest, flow) = (self.peer[side], self.end_flow[side]);
         let ip = self.built.config.ip_header_len;
         while let Some(t) = self.ends[side].poll_transmit(self.now) {
             let size = t.packet.wire_len() as u32 + ip;
             let pkt = InFlight {
                 data: t.packet.has_data(),
                 packet: Some(t.packet),
-                route: 2 * t.path.0 + side,
+                route: self.end_routes[side][t.path.0],
                 path: t.path.0,
+                dest,
+                flow,
                 forward: side == 0,
                 hop: 0,
                 size,

@@ -61,7 +61,10 @@ pub struct BuiltLink {
 pub struct BuiltTraffic {
     /// Name (with `#k` for copies).
     pub name: String,
-    /// Arrival process.
+    /// A TCP-like (Reno) flow: a backlogged single-path association of our own core,
+    /// instead of an open-loop source.
+    pub tcp: bool,
+    /// Arrival process (open-loop sources).
     pub pattern: Pattern,
     /// Packet sizes.
     pub sizes: Sizes,
@@ -481,7 +484,15 @@ fn build_traffic(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltTraffic>,
         if count == 0 {
             return Err((f("count"), "must be at least 1".into()));
         }
+        let tcp = t.kind == "tcp";
+        if tcp && (t.rate.is_some() || t.load.is_some() || t.stop.is_some()) {
+            return Err((
+                f("kind"),
+                "a tcp flow is backlogged until the end: no rate, load or stop".into(),
+            ));
+        }
         let rate = match (&t.rate, &t.load) {
+            _ if tcp => Spread::Fixed(0.0),
             (Some(r), None) => Spread::Fixed(field(&f("rate"), parse_rate(r))? as f64),
             (None, Some(l)) => match field(&f("load"), parse_spread(l, parse_probability))? {
                 Spread::Fixed(x) => Spread::Fixed(x * first_rate),
@@ -498,7 +509,7 @@ fn build_traffic(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltTraffic>,
                 .map_or(Ok(d), |r| field(&f(k), parse_duration(r)))
         };
         let pattern = match t.kind.as_str() {
-            "cbr" => Pattern::Cbr,
+            "cbr" | "tcp" => Pattern::Cbr,
             "poisson" => Pattern::Poisson,
             "pareto" => {
                 let shape = t.shape.unwrap_or(1.5);
@@ -524,7 +535,7 @@ fn build_traffic(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltTraffic>,
             o => {
                 return Err((
                     f("kind"),
-                    format!("unknown traffic kind `{o}` (cbr, poisson, pareto, vbr)"),
+                    format!("unknown traffic kind `{o}` (cbr, poisson, pareto, vbr, tcp)"),
                 ))
             }
         };
@@ -557,6 +568,7 @@ fn build_traffic(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltTraffic>,
                 } else {
                     format!("{}#{k}", t.name)
                 },
+                tcp,
                 pattern,
                 sizes,
                 route: route.clone(),
