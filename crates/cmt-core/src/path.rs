@@ -45,6 +45,9 @@ pub struct PathView {
     pub timeouts: u32,
     /// Time of the latest timeout.
     pub last_timeout: Option<Time>,
+    /// Estimated loss rate: EWMA (gain 1/8) of 0 per acked chunk and 1 per chunk marked
+    /// for retransmission (spec §1.5, "estimated"; GAP 11).
+    pub loss_rate: f64,
     /// True if new data may go on this path now (ACTIVE, `flight < cwnd`, Max.Burst
     /// budget left). The peer window is checked by the core before asking.
     pub can_send: bool,
@@ -88,6 +91,7 @@ pub(crate) struct Path {
     pub(crate) find_rtx_pseudo: bool,
     pub(crate) timeouts: u32,
     pub(crate) last_timeout: Option<Time>,
+    pub(crate) loss_rate: f64,
 }
 
 impl Path {
@@ -113,7 +117,14 @@ impl Path {
             find_rtx_pseudo: true,
             timeouts: 0,
             last_timeout: None,
+            loss_rate: 0.0,
         }
+    }
+
+    /// Feeds the loss estimate: `lost` for a chunk marked for retransmission, else acked.
+    pub(crate) fn loss_sample(&mut self, lost: bool) {
+        let x = if lost { 1.0 } else { 0.0 };
+        self.loss_rate += (x - self.loss_rate) / 8.0;
     }
 
     pub(crate) fn view(&self, id: PathId, max_burst: u32) -> PathView {
@@ -130,6 +141,7 @@ impl Path {
             rto: self.rtt.rto(),
             timeouts: self.timeouts,
             last_timeout: self.last_timeout,
+            loss_rate: self.loss_rate,
             can_send: self.state == PathState::Active
                 && self.flight < cwnd
                 && (max_burst == 0 || self.burst_used < max_burst),

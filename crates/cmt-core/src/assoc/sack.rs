@@ -76,6 +76,7 @@ fn newly_acked(
     rtt_events: &mut Vec<(PathId, u64)>,
 ) {
     let d = c.path.0;
+    paths[d].loss_sample(false);
     s.newly_bytes[d] += c.size();
     s.saw_new_ack[d] = true;
     s.highest[d] = s.highest[d].max(tsn);
@@ -323,6 +324,7 @@ impl<O: Observer> Association<O> {
         }
         for (i, tsn) in losses {
             let orig = self.snd.chunks[i].path;
+            self.paths[orig.0].loss_sample(true);
             self.obs
                 .event(now, &Event::FastRetransmit { path: orig, tsn });
             let p = &mut self.paths[orig.0];

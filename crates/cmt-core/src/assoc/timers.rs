@@ -122,6 +122,7 @@ impl<O: Observer> Association<O> {
             }
             c.in_flight = false;
             self.paths[id.0].flight -= c.size();
+            self.paths[id.0].loss_sample(true);
             let tsn = cum + 1 + i as u64;
             let dest = self.choose_rtx_dest(now, id, tsn);
             self.snd.chunks[i].rtx = Some((SendKind::TimeoutRetransmit, dest));

@@ -65,6 +65,7 @@ mod tests {
             rto: Duration::from_secs(1),
             timeouts: 0,
             last_timeout: None,
+            loss_rate: 0.0,
             can_send: true,
         }
     }

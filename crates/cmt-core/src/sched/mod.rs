@@ -5,9 +5,17 @@
 //! (the peer window has room) and ignores a choice whose path cannot send, so a
 //! scheduler can never push data beyond cwnd, rwnd or onto a failed path.
 
+mod cmt_qa;
+mod db_cmt;
+mod min_rtt;
 mod round_robin;
+mod weighted;
 
+pub use cmt_qa::{CmtQa, CmtQaFactory};
+pub use db_cmt::{DbCmt, DbCmtFactory};
+pub use min_rtt::{MinRtt, MinRttFactory};
 pub use round_robin::{RoundRobin, RoundRobinFactory};
+pub use weighted::{Weighted, WeightedFactory};
 
 use crate::params::{ParamError, Params};
 use crate::path::{PathId, PathView};
@@ -47,15 +55,57 @@ pub trait SchedulerFactory: Send + Sync {
 }
 
 /// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &["round-robin"];
+pub const NAMES: &[&str] = &["round-robin", "minrtt", "cmt-qa", "db-cmt", "weighted"];
 
 /// The registry: scenario name → factory.
 pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn SchedulerFactory>, ParamError> {
     match name {
         "round-robin" | "rr" | "cmt" => Ok(Box::new(RoundRobinFactory::from_params(params)?)),
+        "minrtt" => Ok(Box::new(MinRttFactory::from_params(params)?)),
+        "cmt-qa" => Ok(Box::new(CmtQaFactory::from_params(params)?)),
+        "db-cmt" => Ok(Box::new(DbCmtFactory::from_params(params)?)),
+        "weighted" => Ok(Box::new(WeightedFactory::from_params(params)?)),
         _ => Err(ParamError(format!(
             "unknown scheduler `{name}` (known: {})",
             NAMES.join(", ")
         ))),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::path::PathState;
+    use crate::time::Duration;
+
+    /// A path view for decision tables: cwnd and flight in bytes, SRTT in ms (0 = none).
+    pub(crate) fn view(i: usize, cwnd: u64, flight: u64, srtt_ms: u64, can_send: bool) -> PathView {
+        let srtt = (srtt_ms > 0).then(|| Duration::from_millis(srtt_ms));
+        PathView {
+            id: PathId(i),
+            state: PathState::Active,
+            cwnd,
+            ssthresh: 65536,
+            flight,
+            srtt,
+            rttvar: Duration::ZERO,
+            min_rtt: srtt,
+            rto: Duration::from_secs(1),
+            timeouts: 0,
+            last_timeout: None,
+            loss_rate: 0.0,
+            can_send,
+        }
+    }
+
+    /// A scheduling context over `paths` for a full-size chunk.
+    pub(crate) fn ctx(paths: &[PathView]) -> SchedContext<'_> {
+        SchedContext {
+            now: Time::ZERO,
+            paths,
+            peer_rwnd: 1 << 20,
+            chunk_len: 1452,
+            queued_bytes: u64::MAX,
+        }
     }
 }

@@ -78,6 +78,7 @@ mod tests {
             rto: Duration::from_secs(3),
             timeouts: 0,
             last_timeout: None,
+            loss_rate: 0.0,
             can_send,
         }
     }

@@ -74,12 +74,22 @@ impl Pair {
     pub fn new(cfg_a: Config, cfg_b: Config, faults: Vec<Faults>, seed: u64) -> Pair {
         let n = faults.len();
         let (ia, ib) = AssocInit::pair(seed, cfg_a.rbuf, cfg_b.rbuf);
-        let first_tsn_a = ia.initial_tsn;
+        let a = Association::new(cfg_a, n, algorithms(n), ia, Log::default()).unwrap();
+        let b = Association::new(cfg_b, n, algorithms(n), ib, Log::default()).unwrap();
+        Pair::with(a, b, faults, seed)
+    }
+
+    /// A pair of associations built by the caller (e.g. with another scheduler).
+    pub fn with(a: Association<Log>, b: Association<Log>, faults: Vec<Faults>, seed: u64) -> Pair {
+        let n = faults.len();
+        let first_tsn_a = AssocInit::pair(seed, a.config().rbuf, b.config().rbuf)
+            .0
+            .initial_tsn;
         Pair {
             first_tsn_a,
             drop_first: Vec::new(),
-            a: Association::new(cfg_a, n, algorithms(n), ia, Log::default()).unwrap(),
-            b: Association::new(cfg_b, n, algorithms(n), ib, Log::default()).unwrap(),
+            a,
+            b,
             now: Time::ZERO,
             wire: BTreeMap::new(),
             seq: 0,
