@@ -39,6 +39,8 @@ pub struct PathView {
     pub rttvar: Duration,
     /// Smallest RTT sample.
     pub min_rtt: Option<Duration>,
+    /// Largest SRTT so far.
+    pub max_srtt: Option<Duration>,
     /// Current RTO.
     pub rto: Duration,
     /// T3-rtx timeouts so far.
@@ -138,6 +140,7 @@ impl Path {
             srtt: self.rtt.srtt(),
             rttvar: self.rtt.rttvar(),
             min_rtt: self.rtt.min_rtt(),
+            max_srtt: self.rtt.max_srtt(),
             rto: self.rtt.rto(),
             timeouts: self.timeouts,
             last_timeout: self.last_timeout,

@@ -75,3 +75,32 @@ fn the_weighted_split_follows_path_capacity() {
         "split {p:?} = {ratio:.2} : 1"
     );
 }
+
+#[test]
+fn blest_and_ecf_leave_the_slow_path_idle_when_it_would_block_the_buffer() {
+    // Same unequal pair with 64 KB: using the 200 ms path at all blocks the buffer.
+    // BLEST and ECF wait for the fast path instead and get its full rate (measured
+    // 9.66 Mbit/s with 3 packets on the slow path, against 2.42 for minRTT).
+    let fast_alone = 10.0 * 1452.0 / 1500.0;
+    for s in ["blest", "ecf"] {
+        let (g, paths) = goodput(s, &[]);
+        assert!(g > 0.95 * fast_alone, "{s}: {g:.3} Mbit/s");
+        assert!(paths[1] < 0.01, "{s} used the slow path: {paths:?}");
+    }
+    // With a buffer large enough for both paths, the slow one is worth using and is.
+    let big = [
+        "receiver.rbuf=\"8MB\"",
+        "links.slow.rate=\"2Mbps\"",
+        "links.slow.delay=\"50ms\"",
+        "links.fast.queue=100",
+        "links.slow.queue=100",
+    ];
+    for s in ["blest", "ecf"] {
+        let (g, paths) = goodput(s, &big);
+        assert!(
+            paths[1] > 1.8,
+            "{s} left a useful slow path idle: {paths:?}"
+        );
+        assert!(g > 0.95 * 12.0 * 1452.0 / 1500.0, "{s}: {g:.3}");
+    }
+}

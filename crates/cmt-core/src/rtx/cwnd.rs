@@ -62,6 +62,7 @@ mod tests {
             srtt: None,
             rttvar: Duration::ZERO,
             min_rtt: None,
+            max_srtt: None,
             rto: Duration::from_secs(1),
             timeouts: 0,
             last_timeout: None,

@@ -5,14 +5,19 @@
 //! (the peer window has room) and ignores a choice whose path cannot send, so a
 //! scheduler can never push data beyond cwnd, rwnd or onto a failed path.
 
+mod blest;
 mod cmt_qa;
 mod db_cmt;
+mod ecf;
+mod fast_slow;
 mod min_rtt;
 mod round_robin;
 mod weighted;
 
+pub use blest::{Blest, BlestFactory};
 pub use cmt_qa::{CmtQa, CmtQaFactory};
 pub use db_cmt::{DbCmt, DbCmtFactory};
+pub use ecf::{Ecf, EcfFactory};
 pub use min_rtt::{MinRtt, MinRttFactory};
 pub use round_robin::{RoundRobin, RoundRobinFactory};
 pub use weighted::{Weighted, WeightedFactory};
@@ -55,7 +60,15 @@ pub trait SchedulerFactory: Send + Sync {
 }
 
 /// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &["round-robin", "minrtt", "cmt-qa", "db-cmt", "weighted"];
+pub const NAMES: &[&str] = &[
+    "round-robin",
+    "minrtt",
+    "cmt-qa",
+    "db-cmt",
+    "weighted",
+    "blest",
+    "ecf",
+];
 
 /// The registry: scenario name → factory.
 pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn SchedulerFactory>, ParamError> {
@@ -65,6 +78,8 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn SchedulerFactory>,
         "cmt-qa" => Ok(Box::new(CmtQaFactory::from_params(params)?)),
         "db-cmt" => Ok(Box::new(DbCmtFactory::from_params(params)?)),
         "weighted" => Ok(Box::new(WeightedFactory::from_params(params)?)),
+        "blest" => Ok(Box::new(BlestFactory::from_params(params)?)),
+        "ecf" => Ok(Box::new(EcfFactory::from_params(params)?)),
         _ => Err(ParamError(format!(
             "unknown scheduler `{name}` (known: {})",
             NAMES.join(", ")
@@ -90,6 +105,7 @@ pub(crate) mod tests {
             srtt,
             rttvar: Duration::ZERO,
             min_rtt: srtt,
+            max_srtt: srtt,
             rto: Duration::from_secs(1),
             timeouts: 0,
             last_timeout: None,
