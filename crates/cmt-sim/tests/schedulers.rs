@@ -104,3 +104,34 @@ fn blest_and_ecf_leave_the_slow_path_idle_when_it_would_block_the_buffer() {
         assert!(g > 0.95 * 12.0 * 1452.0 / 1500.0, "{s}: {g:.3}");
     }
 }
+
+#[test]
+fn daps_lays_data_out_in_arrival_order_and_cuts_reordering_latency() {
+    // Static asymmetric paths (10 Mbit/s / 20 ms and 2 Mbit/s / 100 ms RTT), 1 MB
+    // buffer. Measured: mean reordering latency 186 ms against 384 ms for round-robin,
+    // max 787 against 2092 ms; goodput is lower (9.1 against 11.0 Mbit/s), the price of
+    // waiting for each path's slot.
+    let set = [
+        "receiver.rbuf=\"1MB\"",
+        "links.slow.rate=\"2Mbps\"",
+        "links.slow.delay=\"50ms\"",
+        "links.fast.queue=100",
+        "links.slow.queue=100",
+    ];
+    let lat = |sched: &str| {
+        let mut o: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        o.push(format!("association.scheduler=\"{sched}\""));
+        let s = run_str(TWO, &o).unwrap();
+        (s.reordering_latency_ms.mean, s.reordering_latency_ms.max)
+    };
+    let (rr_mean, rr_max) = lat("round-robin");
+    let (d_mean, d_max) = lat("daps");
+    assert!(
+        d_mean < 0.7 * rr_mean,
+        "DAPS mean {d_mean:.1} ms vs round-robin {rr_mean:.1} ms"
+    );
+    assert!(
+        d_max < 0.7 * rr_max,
+        "DAPS max {d_max:.1} ms vs round-robin {rr_max:.1} ms"
+    );
+}

@@ -7,6 +7,7 @@
 
 mod blest;
 mod cmt_qa;
+mod daps;
 mod db_cmt;
 mod ecf;
 mod fast_slow;
@@ -16,6 +17,7 @@ mod weighted;
 
 pub use blest::{Blest, BlestFactory};
 pub use cmt_qa::{CmtQa, CmtQaFactory};
+pub use daps::{Daps, DapsFactory};
 pub use db_cmt::{DbCmt, DbCmtFactory};
 pub use ecf::{Ecf, EcfFactory};
 pub use min_rtt::{MinRtt, MinRttFactory};
@@ -68,6 +70,7 @@ pub const NAMES: &[&str] = &[
     "weighted",
     "blest",
     "ecf",
+    "daps",
 ];
 
 /// The registry: scenario name → factory.
@@ -80,6 +83,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn SchedulerFactory>,
         "weighted" => Ok(Box::new(WeightedFactory::from_params(params)?)),
         "blest" => Ok(Box::new(BlestFactory::from_params(params)?)),
         "ecf" => Ok(Box::new(EcfFactory::from_params(params)?)),
+        "daps" => Ok(Box::new(DapsFactory::from_params(params)?)),
         _ => Err(ParamError(format!(
             "unknown scheduler `{name}` (known: {})",
             NAMES.join(", ")
