@@ -3,10 +3,16 @@
 //! The core passes the candidate paths (ACTIVE ones; never PF or INACTIVE) and a seeded
 //! random generator for tie-breaks; [`by_name`] is the table scenario files use.
 
+mod csi;
 mod cwnd;
+mod rules;
 mod same;
+#[cfg(test)]
+mod tests;
 
+pub use csi::{RtxCsi, RtxCsiFactory};
 pub use cwnd::{RtxCwnd, RtxCwndFactory};
+pub use rules::{RankedRtx, RankedRtxFactory, Rule};
 pub use same::{RtxSame, RtxSameFactory};
 
 use crate::params::{ParamError, Params};
@@ -44,13 +50,35 @@ pub trait RtxFactory: Send + Sync {
 }
 
 /// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &["rtx-same", "rtx-cwnd"];
+pub const NAMES: &[&str] = &[
+    "rtx-same",
+    "rtx-asap",
+    "rtx-cwnd",
+    "rtx-ssthresh",
+    "rtx-lossrate",
+    "rtx-csi",
+    "rtx-cl",
+];
 
 /// The registry: scenario name → factory.
 pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn RtxFactory>, ParamError> {
     match name {
         "rtx-same" => Ok(Box::new(RtxSameFactory::from_params(params)?)),
         "rtx-cwnd" => Ok(Box::new(RtxCwndFactory::from_params(params)?)),
+        "rtx-asap" => Ok(Box::new(RankedRtxFactory::from_params(Rule::Asap, params)?)),
+        "rtx-ssthresh" => Ok(Box::new(RankedRtxFactory::from_params(
+            Rule::Ssthresh,
+            params,
+        )?)),
+        "rtx-lossrate" => Ok(Box::new(RankedRtxFactory::from_params(
+            Rule::LossRate,
+            params,
+        )?)),
+        "rtx-cl" => Ok(Box::new(RankedRtxFactory::from_params(
+            Rule::CwndThenLoss,
+            params,
+        )?)),
+        "rtx-csi" => Ok(Box::new(RtxCsiFactory::from_params(params)?)),
         _ => Err(ParamError(format!(
             "unknown retransmission policy `{name}` (known: {})",
             NAMES.join(", ")
