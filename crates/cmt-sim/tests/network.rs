@@ -390,3 +390,55 @@ fn tcp_flows_take_no_rate_and_run_to_the_end() {
         );
     }
 }
+
+#[test]
+fn coupled_lia_takes_about_one_reno_share_of_a_shared_bottleneck_uncoupled_takes_two() {
+    // Both paths of the association cross the same 10 Mbit/s bottleneck as one Reno
+    // flow. Measured (seeds 1, 2): uncoupled Reno takes 1.72–1.98× the Reno flow's
+    // rate, LIA 1.07–1.10× (RFC 6356 aims at 1×; LIA is known to overshoot slightly).
+    let text = r#"
+seed = 1
+duration = "120s"
+[receiver]
+rbuf = "4MB"
+[[links]]
+name = "a"
+rate = "100Mbps"
+delay = "5ms"
+[[links]]
+name = "b"
+rate = "100Mbps"
+delay = "5ms"
+[[links]]
+name = "neck"
+rate = "10Mbps"
+delay = "20ms"
+queue = 100
+[[paths]]
+name = "pa"
+links = ["a", "neck"]
+[[paths]]
+name = "pb"
+links = ["b", "neck"]
+[[traffic]]
+name = "reno"
+kind = "tcp"
+links = ["a", "neck"]
+"#;
+    let ratio = |cc: &str, seed: u64| {
+        let s = cmt_sim::run_str(
+            text,
+            &[format!("association.cc=\"{cc}\""), format!("seed={seed}")],
+        )
+        .unwrap();
+        s.goodput_mbps / s.background[0].delivered_mbps
+    };
+    for seed in [1, 2] {
+        let (uncoupled, lia) = (ratio("reno", seed), ratio("lia", seed));
+        assert!(
+            uncoupled > 1.5,
+            "seed {seed}: uncoupled only {uncoupled:.2}× one Reno flow"
+        );
+        assert!(lia < 1.25, "seed {seed}: LIA took {lia:.2}× one Reno flow");
+    }
+}

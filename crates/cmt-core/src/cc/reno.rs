@@ -47,6 +47,16 @@ impl Reno {
     pub fn partial_bytes_acked(&self) -> u64 {
         self.pba
     }
+    /// Sets cwnd without touching partial_bytes_acked (for controllers built on Reno).
+    pub fn set_cwnd_keep_pba(&mut self, cwnd: u64) {
+        self.cwnd = cwnd;
+    }
+    /// Sets cwnd and ssthresh, resetting partial_bytes_acked (a loss response).
+    pub fn set_state(&mut self, cwnd: u64, ssthresh: u64) {
+        self.cwnd = cwnd;
+        self.ssthresh = ssthresh;
+        self.pba = 0;
+    }
 }
 
 impl CongestionControl for Reno {
@@ -93,8 +103,13 @@ impl CongestionControl for Reno {
     }
 
     fn on_idle(&mut self, mtu: u64, initial_cwnd: u64) {
+        // RFC 4960 §7.2.1's max(cwnd/2, 4·MTU) would *raise* a window below 4·MTU (after
+        // a timeout); decay never grows it.
         if self.cwnd > initial_cwnd {
-            self.cwnd = (self.cwnd / 2).max(4 * mtu).max(initial_cwnd);
+            self.cwnd = (self.cwnd / 2)
+                .max(4 * mtu)
+                .max(initial_cwnd)
+                .min(self.cwnd);
         }
     }
 
@@ -174,6 +189,13 @@ mod tests {
         assert_eq!((r.cwnd(), r.ssthresh()), (6000, 6000));
         r.on_timeout(&loss());
         assert_eq!((r.cwnd(), r.ssthresh()), (1500, 6000));
+    }
+
+    #[test]
+    fn idle_decay_never_raises_a_small_window() {
+        let mut r = reno(4381, 3000); // just above the initial window, below 4 MTU
+        r.on_idle(MTU, 4380);
+        assert_eq!(r.cwnd(), 4381);
     }
 
     #[test]
