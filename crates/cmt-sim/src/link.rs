@@ -26,8 +26,7 @@ pub struct InFlight {
     pub dest: usize,
     /// Background flow it belongs to, if any.
     pub flow: Option<usize>,
-    /// Sender → receiver direction.
-    pub forward: bool,
+
     /// Index of the current hop in the route.
     pub hop: usize,
     /// Bytes on the wire (SCTP packet plus IP header).
@@ -258,7 +257,6 @@ mod tests {
             path: 0,
             dest: 1,
             flow: None,
-            forward: true,
             hop: 0,
             size,
             sent_at: Time::ZERO,
