@@ -133,3 +133,28 @@ fn an_unreadable_file_is_reported_with_its_path() {
         "{msg}"
     );
 }
+
+#[test]
+fn the_db_cmt_preset_sets_three_algorithms_and_explicit_names_win() {
+    let b = load_str(BASE, "t", None, &["association.preset=\"db-cmt\"".into()]).unwrap();
+    assert_eq!(
+        (b.scheduler.name(), b.rtx.name(), b.cc.name()),
+        ("db-cmt", "rtx-cl", "db-cmt")
+    );
+    let b = load_str(
+        BASE,
+        "t",
+        None,
+        &[
+            "association.preset=\"db-cmt\"".into(),
+            "association.rtx=\"rtx-cwnd\"".into(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(b.rtx.name(), "rtx-cwnd");
+    let e = error(BASE, &["association.preset=\"cmt-9\""]);
+    assert!(
+        e.contains("`association.preset`") && e.contains("unknown preset"),
+        "{e}"
+    );
+}

@@ -4,12 +4,14 @@
 //! machine and a config struct that is also its factory. [`by_name`] is the one table that
 //! maps scenario names to factories.
 
+mod balia;
 mod db_cmt;
 mod lia;
 mod reno;
 #[cfg(test)]
 mod tests;
 
+pub use balia::{balia_terms, Balia, BaliaFactory};
 pub use db_cmt::{DbCmtCc, DbCmtCcFactory};
 pub use lia::{lia_alpha, Lia, LiaFactory};
 pub use reno::{Reno, RenoFactory};
@@ -97,7 +99,7 @@ pub trait CcFactory: Send + Sync {
 }
 
 /// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &["reno", "db-cmt", "lia"];
+pub const NAMES: &[&str] = &["reno", "db-cmt", "lia", "balia"];
 
 /// The registry: scenario name → factory.
 pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn CcFactory>, ParamError> {
@@ -105,6 +107,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn CcFactory>, ParamE
         "reno" | "rfc4960" => Ok(Box::new(RenoFactory::from_params(params)?)),
         "db-cmt" => Ok(Box::new(DbCmtCcFactory::from_params(params)?)),
         "lia" => Ok(Box::new(LiaFactory::from_params(params)?)),
+        "balia" => Ok(Box::new(BaliaFactory::from_params(params)?)),
         _ => Err(ParamError(format!(
             "unknown congestion control `{name}` (known: {})",
             NAMES.join(", ")

@@ -209,16 +209,26 @@ pub(super) fn build(
     };
     field("association", config.validate())?;
 
-    let sched_name = a.scheduler.as_deref().unwrap_or("round-robin");
+    let (p_sched, p_rtx, p_cc) = match a.preset.as_deref() {
+        None => ("round-robin", "rtx-cwnd", "reno"),
+        Some("db-cmt") => ("db-cmt", "rtx-cl", "db-cmt"),
+        Some(o) => {
+            return Err((
+                "association.preset".into(),
+                format!("unknown preset `{o}` (known: db-cmt)"),
+            ))
+        }
+    };
+    let sched_name = a.scheduler.as_deref().unwrap_or(p_sched);
     let scheduler = sched::by_name(
         sched_name,
         &params(&a.scheduler_params, "association.scheduler_params")?,
     )
     .map_err(|e| ("association.scheduler".to_string(), e.0))?;
-    let rtx_name = a.rtx.as_deref().unwrap_or("rtx-cwnd");
+    let rtx_name = a.rtx.as_deref().unwrap_or(p_rtx);
     let rtx = rtx::by_name(rtx_name, &params(&a.rtx_params, "association.rtx_params")?)
         .map_err(|e| ("association.rtx".to_string(), e.0))?;
-    let cc_name = a.cc.as_deref().unwrap_or("reno");
+    let cc_name = a.cc.as_deref().unwrap_or(p_cc);
     let cc = cc::by_name(cc_name, &params(&a.cc_params, "association.cc_params")?)
         .map_err(|e| ("association.cc".to_string(), e.0))?;
 

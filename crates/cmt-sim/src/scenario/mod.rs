@@ -139,6 +139,9 @@ pub type ParamTable = BTreeMap<String, toml::Value>;
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AssociationSpec {
+    /// A named set of algorithms: "db-cmt" = db-cmt scheduler + rtx-cl + db-cmt
+    /// congestion control (seed 002). Explicit `scheduler`, `rtx`, `cc` still win.
+    pub preset: Option<String>,
     /// Scheduler name (default "round-robin").
     pub scheduler: Option<String>,
     /// Scheduler parameters.
