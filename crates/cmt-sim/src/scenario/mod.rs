@@ -6,9 +6,11 @@
 
 mod build;
 mod load;
+mod traffic;
 
-pub use build::{Built, BuiltEvent, BuiltLink, BuiltPath, BuiltTraffic, Workload};
+pub use build::{Built, BuiltEvent, BuiltLink, BuiltPath, Workload};
 pub use load::{load_file, load_str, load_str_in, ScenarioError};
+pub use traffic::BuiltTraffic;
 
 use std::collections::BTreeMap;
 

@@ -1,0 +1,168 @@
+//! Validation of `[[traffic]]` entries (spec §11.3–11.6): open-loop sources and
+//! TCP-like flows.
+
+use super::build::{field, BuildError, BuiltLink};
+use super::Scenario;
+use crate::traffic::{Pattern, Sizes};
+use crate::units::{
+    parse_duration, parse_probability, parse_rate, parse_size, parse_spread, Raw, Spread,
+};
+use cmt_core::Duration;
+
+/// A validated background source (one per `count`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuiltTraffic {
+    /// Name (with `#k` for copies).
+    pub name: String,
+    /// A TCP-like (Reno) flow: a backlogged single-path association of our own core,
+    /// instead of an open-loop source.
+    pub tcp: bool,
+    /// Arrival process (open-loop sources).
+    pub pattern: Pattern,
+    /// Packet sizes.
+    pub sizes: Sizes,
+    /// Directional link indexes in order.
+    pub route: Vec<usize>,
+    /// Mean offered rate in bit/s, drawn per run when a load range is given.
+    pub rate_bps: Spread<f64>,
+    /// Start.
+    pub start: Duration,
+    /// Stop.
+    pub stop: Option<Duration>,
+}
+
+pub(super) fn build_traffic(
+    s: &Scenario,
+    links: &[BuiltLink],
+) -> Result<Vec<BuiltTraffic>, BuildError> {
+    let mut out = Vec::new();
+    for (i, t) in s.traffic.iter().enumerate() {
+        let f = |k: &str| format!("traffic[{i}].{k}");
+        let reverse = match t.direction.as_deref() {
+            None | Some("forward") => false,
+            Some("reverse") => true,
+            Some(o) => {
+                return Err((
+                    f("direction"),
+                    format!("unknown direction `{o}` (forward, reverse)"),
+                ))
+            }
+        };
+        if t.links.is_empty() {
+            return Err((f("links"), "give at least one link".into()));
+        }
+        let mut route = Vec::with_capacity(t.links.len());
+        for (j, name) in t.links.iter().enumerate() {
+            let k = links.iter().position(|l| &l.name == name).ok_or_else(|| {
+                (
+                    format!("traffic[{i}].links[{j}]"),
+                    format!("unknown link `{name}`"),
+                )
+            })?;
+            route.push(2 * k + reverse as usize);
+        }
+        let first_rate = links[route[0] / 2].rate_bps as f64;
+        let count = t.count.unwrap_or(1);
+        if count == 0 {
+            return Err((f("count"), "must be at least 1".into()));
+        }
+        let tcp = t.kind == "tcp";
+        if tcp && (t.rate.is_some() || t.load.is_some() || t.stop.is_some()) {
+            return Err((
+                f("kind"),
+                "a tcp flow is backlogged until the end: no rate, load or stop".into(),
+            ));
+        }
+        let rate = match (&t.rate, &t.load) {
+            _ if tcp => Spread::Fixed(0.0),
+            (Some(r), None) => Spread::Fixed(field(&f("rate"), parse_rate(r))? as f64),
+            (None, Some(l)) => match field(&f("load"), parse_spread(l, parse_probability))? {
+                Spread::Fixed(x) => Spread::Fixed(x * first_rate),
+                Spread::Uniform(a, b) => Spread::Uniform(a * first_rate, b * first_rate),
+            },
+            _ => return Err((f("rate"), "give exactly one of `rate` and `load`".into())),
+        };
+        let rate = match rate {
+            Spread::Fixed(x) => Spread::Fixed(x / count as f64),
+            Spread::Uniform(a, b) => Spread::Uniform(a / count as f64, b / count as f64),
+        };
+        let dur = |k: &str, r: &Option<Raw>, d: Duration| {
+            r.as_ref()
+                .map_or(Ok(d), |r| field(&f(k), parse_duration(r)))
+        };
+        let pattern = match t.kind.as_str() {
+            "cbr" | "tcp" => Pattern::Cbr,
+            "poisson" => Pattern::Poisson,
+            "pareto" => {
+                let shape = t.shape.unwrap_or(1.5);
+                if !(shape > 1.0 && shape.is_finite()) {
+                    return Err((
+                        f("shape"),
+                        format!("{shape}: must be above 1 (finite mean)"),
+                    ));
+                }
+                let burst = dur("burst", &t.burst, Duration::from_millis(500))?;
+                if burst == Duration::ZERO {
+                    return Err((f("burst"), "must be positive".into()));
+                }
+                Pattern::Pareto {
+                    burst,
+                    idle: dur("idle", &t.idle, Duration::from_millis(500))?,
+                    shape,
+                }
+            }
+            "vbr" => Pattern::Vbr {
+                interval: dur("interval", &t.interval, Duration::from_millis(200))?,
+            },
+            o => {
+                return Err((
+                    f("kind"),
+                    format!("unknown traffic kind `{o}` (cbr, poisson, pareto, vbr, tcp)"),
+                ))
+            }
+        };
+        let sizes = if t.kind == "vbr" {
+            let (a, b) = (t.min_size.unwrap_or(100), t.max_size.unwrap_or(200));
+            if a == 0 || a > b {
+                return Err((
+                    f("min_size"),
+                    format!("need 0 < min_size ≤ max_size, got {a} and {b}"),
+                ));
+            }
+            Sizes::Uniform(a, b)
+        } else {
+            match &t.size {
+                None => Sizes::Fixed(1000),
+                Some(Raw::Text(m)) if m == "mix" => Sizes::Mix,
+                Some(r) => {
+                    let b = field(&f("size"), parse_size(r))?;
+                    if b == 0 || b > 65_535 {
+                        return Err((f("size"), format!("{b} bytes: must be 1..65535")));
+                    }
+                    Sizes::Fixed(b as u32)
+                }
+            }
+        };
+        for k in 0..count {
+            out.push(BuiltTraffic {
+                name: if count == 1 {
+                    t.name.clone()
+                } else {
+                    format!("{}#{k}", t.name)
+                },
+                tcp,
+                pattern,
+                sizes,
+                route: route.clone(),
+                rate_bps: rate,
+                start: dur("start", &t.start, Duration::ZERO)?,
+                stop: t
+                    .stop
+                    .as_ref()
+                    .map(|r| field(&f("stop"), parse_duration(r)))
+                    .transpose()?,
+            });
+        }
+    }
+    Ok(out)
+}
