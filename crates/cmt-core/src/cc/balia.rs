@@ -31,7 +31,6 @@ impl CcFactory for BaliaFactory {
             reno: Reno::new(init),
             path,
             alpha: 1.0,
-            carry: 0.0,
         })
     }
 }
@@ -43,7 +42,6 @@ pub struct Balia {
     path: PathId,
     /// α_r from the latest ack (1 until one is seen).
     alpha: f64,
-    carry: f64,
 }
 
 /// `(α_r, per-packet increase in packets)` for path `r`, windows in packets.
@@ -80,20 +78,18 @@ impl CongestionControl for Balia {
         if let Some((alpha, _)) = terms {
             self.alpha = alpha;
         }
-        let cwnd = self.reno.cwnd();
-        if cwnd <= self.reno.ssthresh() || ack.bytes_acked == 0 || all.len() < 2 {
-            self.reno.on_ack(ack, all);
+        if all.len() < 2 {
+            self.reno.on_ack(ack, all); // one path: Reno
             return;
         }
-        let Some((_, per_pkt)) = terms else { return };
-        if ack.flight_before < cwnd {
+        if !self.reno.wants_ca_increase(ack, all) {
             return;
         }
         // per_pkt packets per acked packet; b/MSS packets acked; in bytes: ×MSS.
-        self.carry += (per_pkt * ack.bytes_acked as f64).min(mss);
-        let whole = self.carry.floor().min(mss);
-        self.carry -= whole;
-        self.reno.set_cwnd_keep_pba(cwnd + whole as u64);
+        if let Some((_, per_pkt)) = terms {
+            self.reno
+                .add_ca_increase(per_pkt * ack.bytes_acked as f64, ack.mtu);
+        }
     }
     fn on_fast_retransmit(&mut self, loss: &LossSignal) {
         let cwnd = self.reno.cwnd() as f64;
@@ -158,7 +154,6 @@ mod tests {
             reno: Reno::new(&init),
             path: PathId(0),
             alpha: 2.0,
-            carry: 0.0,
         };
         b.on_fast_retransmit(&loss);
         assert_eq!(b.cwnd(), 5_000);
@@ -167,7 +162,6 @@ mod tests {
             reno: Reno::new(&init),
             path: PathId(0),
             alpha: 1.0,
-            carry: 0.0,
         };
         b.on_fast_retransmit(&loss);
         assert_eq!(b.cwnd(), 10_000);

@@ -29,7 +29,6 @@ impl CcFactory for LiaFactory {
     fn build(&self, _path: PathId, init: &CcInit) -> Box<dyn CongestionControl> {
         Box::new(Lia {
             reno: Reno::new(init),
-            carry: 0.0,
         })
     }
 }
@@ -38,8 +37,6 @@ impl CcFactory for LiaFactory {
 #[derive(Clone, Debug)]
 pub struct Lia {
     reno: Reno,
-    /// Fractional bytes of increase not yet applied.
-    carry: f64,
 }
 
 /// LIA's α over the paths' windows and RTTs (paths without an RTT sample are left out).
@@ -66,14 +63,10 @@ impl CongestionControl for Lia {
         self.reno.ssthresh()
     }
     fn on_ack(&mut self, ack: &AckSignal, all: &[CcPathView]) {
-        let cwnd = self.reno.cwnd();
-        if cwnd <= self.reno.ssthresh() || ack.bytes_acked == 0 {
-            self.reno.on_ack(ack, all);
+        if !self.reno.wants_ca_increase(ack, all) {
             return;
         }
-        if ack.flight_before < cwnd {
-            return; // not window-limited: no growth (RFC 4960 §7.2.2)
-        }
+        let cwnd = self.reno.cwnd();
         let total: f64 = all
             .iter()
             .map(|p| p.cwnd as f64)
@@ -81,14 +74,8 @@ impl CongestionControl for Lia {
             .max(cwnd as f64);
         let alpha = lia_alpha(all);
         let (b, mss) = (ack.bytes_acked as f64, ack.mtu as f64);
-        // At most one MTU per SACK, as RFC 4960 byte counting allows.
-        let inc = (alpha * b * mss / total)
-            .min(b * mss / cwnd as f64)
-            .min(mss);
-        self.carry += inc;
-        let whole = self.carry.floor().min(mss);
-        self.carry -= whole;
-        self.reno.set_cwnd_keep_pba(cwnd + whole as u64);
+        let inc = (alpha * b * mss / total).min(b * mss / cwnd as f64);
+        self.reno.add_ca_increase(inc, ack.mtu);
     }
     fn on_fast_retransmit(&mut self, loss: &LossSignal) {
         self.reno.on_fast_retransmit(loss);

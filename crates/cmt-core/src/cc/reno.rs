@@ -32,6 +32,9 @@ pub struct Reno {
     cwnd: u64,
     ssthresh: u64,
     pba: u64,
+    /// Fraction of a byte of congestion-avoidance increase not applied yet (coupled
+    /// controllers compute fractional increases).
+    frac: f64,
 }
 
 impl Reno {
@@ -41,7 +44,30 @@ impl Reno {
             cwnd: init.initial_cwnd,
             ssthresh: init.initial_ssthresh,
             pba: 0,
+            frac: 0.0,
         }
+    }
+
+    /// For controllers that replace Reno's congestion-avoidance increase (LIA, BALIA):
+    /// applies Reno to slow-start acks and returns true only for an ack that should get
+    /// the replacement increase (congestion avoidance, window fully used — RFC 4960
+    /// §7.2.2).
+    pub fn wants_ca_increase(&mut self, ack: &AckSignal, all: &[CcPathView]) -> bool {
+        if self.cwnd <= self.ssthresh || ack.bytes_acked == 0 {
+            self.on_ack(ack, all);
+            return false;
+        }
+        ack.flight_before >= self.cwnd
+    }
+
+    /// Adds a congestion-avoidance increase of `bytes` (fractional), at most one MTU per
+    /// SACK as RFC 4960 byte counting allows; fractions carry over to later acks.
+    pub fn add_ca_increase(&mut self, bytes: f64, mtu: u64) {
+        let mtu = mtu as f64;
+        self.frac += bytes.clamp(0.0, mtu);
+        let whole = self.frac.floor().min(mtu);
+        self.frac -= whole;
+        self.cwnd += whole as u64;
     }
     /// partial_bytes_acked.
     pub fn partial_bytes_acked(&self) -> u64 {
