@@ -30,7 +30,11 @@ pub use world::{Ending, Simulation};
 
 /// Loads, runs and summarises a scenario in one call (no progress, no files).
 pub fn run_str(text: &str, overrides: &[String]) -> Result<Summary, String> {
-    let built = load_str(text, "scenario", None, overrides).map_err(|e| e.to_string())?;
+    run_built(load_str(text, "scenario", None, overrides).map_err(|e| e.to_string())?)
+}
+
+/// Runs an already loaded scenario to its end and summarises it (no progress, no files).
+pub fn run_built(built: Built) -> Result<Summary, String> {
     let mut sim = Simulation::new(built)?;
     let start = std::time::Instant::now();
     sim.run(&mut |_| {});

@@ -1,6 +1,6 @@
 //! The network model end to end: link events in the middle of a transfer.
 
-use cmt_sim::{load_str, Simulation, Summary};
+use cmt_sim::{load_str, run_built, Simulation, Summary};
 
 const TWO: &str = r#"
 seed = 4
@@ -298,12 +298,7 @@ links = ["cell"]
 rate = "20Mbps"
 size = 1500
 "#;
-    let s = cmt_sim::load_str_in(text, "t", None, &[], Some(&dir)).map(|b| {
-        let mut sim = cmt_sim::Simulation::new(b).unwrap();
-        sim.run(&mut |_| {});
-        cmt_sim::Summary::of(&sim, 0.0)
-    });
-    let s = s.unwrap();
+    let s = run_built(cmt_sim::load_str_in(text, "t", None, &[], Some(&dir)).unwrap()).unwrap();
     let delivered = s.background[0].delivered_mbps * 1e6 * 1.0005 / 8.0;
     assert!(
         (delivered / 1500.0 - 800.0).abs() < 0.01,
@@ -372,7 +367,7 @@ count = 4
 }
 
 #[test]
-fn tcp_flows_take_no_rate_and_run_to_the_end() {
+fn tcp_flows_reject_rate_load_and_stop() {
     let base = "[[traffic]]\nname = \"t\"\nkind = \"tcp\"\nlinks = [\"bg\"]\n";
     for extra in ["load = 0.3\n", "rate = \"1Mbps\"\n", "stop = \"5s\"\n"] {
         let e = cmt_sim::load_str(
