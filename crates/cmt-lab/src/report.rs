@@ -23,63 +23,66 @@ pub fn sig(x: f64) -> String {
 
 /// Writes `aggregate.csv` and `comparisons.csv`.
 pub fn write_tables(plan: &Plan, agg: &Aggregate, out: &Path) -> Result<(), LabError> {
-    let label = out.display().to_string();
-    let err = |e: csv::Error| LabError::at(&label, e);
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<String> = plan.axes.iter().map(|a| a.key.clone()).collect();
-    header.extend(["metric", "n", "mean", "sd", "ci95_low", "ci95_high"].map(String::from));
-    w.write_record(&header).map_err(err)?;
-    for s in &agg.stats {
-        let mut row: Vec<String> = s
-            .point
-            .iter()
-            .enumerate()
-            .map(|(a, &v)| plain(&plan.axes[a].values[v]))
-            .collect();
+    let stats = agg.stats.iter().map(|s| {
         let (lo, hi) = match (s.mean, s.ci) {
             (Some(m), Some(c)) => (Some(m - c), Some(m + c)),
             _ => (None, None),
         };
-        row.extend([
+        let cells = vec![
             s.metric.clone(),
             s.n.to_string(),
             num(s.mean),
             num(s.sd),
             num(lo),
             num(hi),
-        ]);
-        w.write_record(&row).map_err(err)?;
-    }
-    let bytes = w.into_inner().map_err(|e| LabError::at(&label, e))?;
-    write_atomic(&out.join("aggregate.csv"), &bytes).map_err(|e| LabError::at(&label, e))?;
+        ];
+        (&s.point[..], cells)
+    });
+    let header = ["metric", "n", "mean", "sd", "ci95_low", "ci95_high"];
+    write_table(plan, &header, stats, &out.join("aggregate.csv"))?;
 
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<String> = plan.axes.iter().map(|a| a.key.clone()).collect();
-    header.extend(["metric", "kind", "axis", "baseline", "percent"].map(String::from));
-    w.write_record(&header).map_err(err)?;
-    for c in &agg.comparisons {
+    let comparisons = agg.comparisons.iter().map(|c| {
         let spec = &plan.comparisons[c.spec];
-        let mut row: Vec<String> = c
-            .point
-            .iter()
-            .enumerate()
-            .map(|(a, &v)| plain(&plan.axes[a].values[v]))
-            .collect();
         let kind = match spec.kind {
             ComparisonKind::Advantage => "advantage",
             ComparisonKind::ImpactDegree => "impact-degree",
         };
-        row.extend([
+        let cells = vec![
             spec.metric.clone(),
             kind.into(),
             spec.axis.clone(),
             plain(&spec.baseline.to_string()),
             num(c.pct),
-        ]);
-        w.write_record(&row).map_err(err)?;
+        ];
+        (&c.point[..], cells)
+    });
+    let header = ["metric", "kind", "axis", "baseline", "percent"];
+    write_table(plan, &header, comparisons, &out.join("comparisons.csv"))
+}
+
+/// One CSV table: a column per sweep axis (the row's grid point), then `header`'s
+/// columns; written atomically so an interrupted run never leaves half a table.
+fn write_table<'a>(
+    plan: &Plan,
+    header: &[&str],
+    rows: impl Iterator<Item = (&'a [usize], Vec<String>)>,
+    path: &Path,
+) -> Result<(), LabError> {
+    let label = path.display().to_string();
+    let err = |e: csv::Error| LabError::at(&label, e);
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let axes = plan.axes.iter().map(|a| a.key.as_str());
+    w.write_record(axes.chain(header.iter().copied()))
+        .map_err(err)?;
+    for (point, cells) in rows {
+        let values = point
+            .iter()
+            .enumerate()
+            .map(|(a, &v)| plain(&plan.axes[a].values[v]));
+        w.write_record(values.chain(cells)).map_err(err)?;
     }
     let bytes = w.into_inner().map_err(|e| LabError::at(&label, e))?;
-    write_atomic(&out.join("comparisons.csv"), &bytes).map_err(|e| LabError::at(&label, e))
+    write_atomic(path, &bytes).map_err(|e| LabError::at(&label, e))
 }
 
 /// The Markdown report.
