@@ -255,3 +255,54 @@ fn report_figures_are_valid_svg_and_png_and_the_report_links_them() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("![loss.png](loss.png)"));
 }
+
+#[test]
+fn a_variant_axis_sets_several_keys_per_value_and_equals_the_same_runs_set_by_hand() {
+    // "lossy" sets loss on both links at once; its runs must be exactly the runs a
+    // sweep with those two keys in `[set]` makes (same ids, same results).
+    let variants = r#"
+name = "v"
+base = "base.toml"
+seeds = 2
+[[axes]]
+key = "case"
+variants = [
+  { name = "clean", set = { "links.fast.loss" = 0.0, "links.slow.loss" = 0.0 } },
+  { name = "lossy", set = { "links.fast.loss" = 0.03, "links.slow.loss" = 0.05 } },
+]
+"#;
+    let by_hand = r#"
+name = "h"
+base = "base.toml"
+seeds = 2
+[set]
+"links.fast.loss" = 0.03
+"links.slow.loss" = 0.05
+"#;
+    let d = tmp("variants");
+    let plan = Plan::load(&write_sweep(&d, variants)).unwrap();
+    assert_eq!(plan.axes[0].values, vec!["\"clean\"", "\"lossy\""]);
+    assert_eq!(plan.point_label(&[1]), "case=lossy");
+    let h = tmp("variants-hand");
+    let hand = Plan::load(&write_sweep(&h, by_hand)).unwrap();
+    let lossy: Vec<&str> = plan.runs[2..].iter().map(|r| r.id.as_str()).collect();
+    let want: Vec<&str> = hand.runs.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(lossy, want);
+    run(&plan, &d.join("o"), 2, None);
+    let rows = std::fs::read_to_string(d.join("o/aggregate.csv")).unwrap();
+    let goodput = |case: &str| -> f64 {
+        let l = rows
+            .lines()
+            .find(|l| l.starts_with(case) && l.contains("goodput_mbps"))
+            .unwrap_or_else(|| panic!("{case} in {rows}"));
+        l.split(',').nth(3).unwrap().parse().unwrap()
+    };
+    assert!(goodput("clean") > goodput("lossy"), "{rows}");
+
+    let dup = variants.replace("name = \"lossy\"", "name = \"clean\"");
+    let err = Plan::load(&write_sweep(&d, &dup)).unwrap_err().to_string();
+    assert!(err.contains("duplicate variant \"clean\""), "{err}");
+    let both = variants.replace("key = \"case\"", "key = \"case\"\nvalues = [1]");
+    let err = Plan::load(&write_sweep(&d, &both)).unwrap_err().to_string();
+    assert!(err.contains("give exactly one of"), "{err}");
+}

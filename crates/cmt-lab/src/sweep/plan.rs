@@ -16,6 +16,20 @@ pub struct Axis {
     pub key: String,
     /// Values in order, as TOML text (e.g. `"64KB"`, `0.01`).
     pub values: Vec<String>,
+    /// For a variant axis: the overrides of each value (`KEY=VALUE`); empty for a plain
+    /// axis, whose value `v` is the override `key=v`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<Vec<String>>,
+}
+
+impl Axis {
+    /// The overrides that select value `v` of this axis.
+    pub fn overrides(&self, v: usize) -> Vec<String> {
+        match self.variants.get(v) {
+            Some(set) => set.clone(),
+            None => vec![format!("{}={}", self.key, self.values[v])],
+        }
+    }
 }
 
 /// One simulation of the sweep.
@@ -173,14 +187,38 @@ impl Plan {
                     format!("axes[{i}]: duplicate axis `{}`", a.key),
                 ));
             }
-            let values = match (&a.values, &a.range) {
-                (Some(v), None) if !v.is_empty() => v.iter().map(|x| x.to_string()).collect(),
-                (None, Some(r)) => range_values(&a.key, r.from, r.to, r.step, label)?,
+            let mut variants = Vec::new();
+            let values = match (&a.values, &a.range, &a.variants) {
+                (Some(v), None, None) if !v.is_empty() => {
+                    v.iter().map(|x| x.to_string()).collect()
+                }
+                (None, Some(r), None) => range_values(&a.key, r.from, r.to, r.step, label)?,
+                (None, None, Some(vs)) if !vs.is_empty() => {
+                    let mut names: Vec<String> = Vec::with_capacity(vs.len());
+                    for v in vs {
+                        let name = toml::Value::String(v.name.clone()).to_string();
+                        if names.contains(&name) {
+                            return Err(LabError::at(
+                                label,
+                                format!("axes[{i}] `{}`: duplicate variant {name}", a.key),
+                            ));
+                        }
+                        names.push(name);
+                        variants.push(
+                            flatten(&v.set)
+                                .into_iter()
+                                .map(|(k, x)| format!("{k}={x}"))
+                                .collect(),
+                        );
+                    }
+                    names
+                }
                 _ => {
                     return Err(LabError::at(
                         label,
                         format!(
-                            "axes[{i}] `{}`: give a non-empty `values` or a `range`",
+                            "axes[{i}] `{}`: give exactly one of a non-empty `values`, \
+                             a `range` or non-empty `variants`",
                             a.key
                         ),
                     ))
@@ -189,6 +227,7 @@ impl Plan {
             axes.push(Axis {
                 key: a.key.clone(),
                 values,
+                variants,
             });
         }
         let fixed: Vec<String> = flatten(&f.set)
@@ -201,11 +240,7 @@ impl Plan {
         let mut path_names = Vec::new();
         for p in &points {
             let mut ov = fixed.clone();
-            ov.extend(
-                p.iter()
-                    .enumerate()
-                    .map(|(a, &v)| format!("{}={}", axes[a].key, axes[a].values[v])),
-            );
+            ov.extend(p.iter().enumerate().flat_map(|(a, &v)| axes[a].overrides(v)));
             ov.push(format!("seed={}", seeds[0]));
             let built = cmt_sim::load_str_in(
                 &base_text,
@@ -284,11 +319,7 @@ impl Plan {
         for p in &points {
             for &seed in &seeds {
                 let mut overrides = fixed.clone();
-                overrides.extend(
-                    p.iter()
-                        .enumerate()
-                        .map(|(a, &v)| format!("{}={}", axes[a].key, axes[a].values[v])),
-                );
+                overrides.extend(p.iter().enumerate().flat_map(|(a, &v)| axes[a].overrides(v)));
                 overrides.push(format!("seed={seed}"));
                 let mut h = base_text.clone().into_bytes();
                 for o in &overrides {
@@ -387,10 +418,12 @@ mod tests {
             Axis {
                 key: "a".into(),
                 values: vec!["1".into(), "2".into()],
+                variants: vec![],
             },
             Axis {
                 key: "b".into(),
                 values: vec!["x".into(), "y".into(), "z".into()],
+                variants: vec![],
             },
         ];
         let c = cartesian(&axes);

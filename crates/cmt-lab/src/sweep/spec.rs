@@ -59,6 +59,22 @@ pub struct AxisSpec {
     /// A numeric range instead of `values`.
     #[serde(default)]
     pub range: Option<RangeSpec>,
+    /// Named variants instead of `values`: each sets several scenario keys at once
+    /// (e.g. `case1` = loss on two links; `none` = no background traffic). The axis
+    /// `key` is then only a label for tables and figures.
+    #[serde(default)]
+    pub variants: Option<Vec<VariantSpec>>,
+}
+
+/// One value of a variant axis.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSpec {
+    /// The value's name in results, tables and figures.
+    pub name: String,
+    /// Overrides by dotted key, as in the sweep's `[set]`.
+    #[serde(default)]
+    pub set: toml::Table,
 }
 
 /// `from..=to` in steps of `step`.
