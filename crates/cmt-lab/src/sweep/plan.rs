@@ -189,9 +189,7 @@ impl Plan {
             }
             let mut variants = Vec::new();
             let values = match (&a.values, &a.range, &a.variants) {
-                (Some(v), None, None) if !v.is_empty() => {
-                    v.iter().map(|x| x.to_string()).collect()
-                }
+                (Some(v), None, None) if !v.is_empty() => v.iter().map(|x| x.to_string()).collect(),
                 (None, Some(r), None) => range_values(&a.key, r.from, r.to, r.step, label)?,
                 (None, None, Some(vs)) if !vs.is_empty() => {
                     let mut names: Vec<String> = Vec::with_capacity(vs.len());
@@ -240,7 +238,11 @@ impl Plan {
         let mut path_names = Vec::new();
         for p in &points {
             let mut ov = fixed.clone();
-            ov.extend(p.iter().enumerate().flat_map(|(a, &v)| axes[a].overrides(v)));
+            ov.extend(
+                p.iter()
+                    .enumerate()
+                    .flat_map(|(a, &v)| axes[a].overrides(v)),
+            );
             ov.push(format!("seed={}", seeds[0]));
             let built = cmt_sim::load_str_in(
                 &base_text,
@@ -319,7 +321,11 @@ impl Plan {
         for p in &points {
             for &seed in &seeds {
                 let mut overrides = fixed.clone();
-                overrides.extend(p.iter().enumerate().flat_map(|(a, &v)| axes[a].overrides(v)));
+                overrides.extend(
+                    p.iter()
+                        .enumerate()
+                        .flat_map(|(a, &v)| axes[a].overrides(v)),
+                );
                 overrides.push(format!("seed={seed}"));
                 let mut h = base_text.clone().into_bytes();
                 for o in &overrides {
