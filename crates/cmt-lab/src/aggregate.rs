@@ -171,8 +171,9 @@ impl<'a> Aggregator<'a> {
             let Some(xs) = xs else { continue };
             let mut series: BTreeMap<Vec<usize>, Vec<(f64, f64)>> = BTreeMap::new();
             for point in self.values.keys() {
-                let mut key = point.clone();
-                key.remove(xi);
+                let Some(key) = plan.report_series(r, xi, point) else {
+                    continue;
+                };
                 if let Some(y) = mean_of(point, &r.y) {
                     series.entry(key).or_default().push((xs[point[xi]], y));
                 }
@@ -181,7 +182,7 @@ impl<'a> Aggregator<'a> {
                 if let Some(fit) = linear_fit(&pts) {
                     fits.push(FitRow {
                         report: r.name.clone(),
-                        series: series_label(plan, xi, &key),
+                        series: series_label(plan, &plan.report_skips(r, xi), &key),
                         fit,
                     });
                 }
@@ -206,13 +207,13 @@ pub fn numeric(text: &str) -> Option<f64> {
     cmt_sim::units::numeric(&raw)
 }
 
-/// "key=value, …" for the axes other than `skip`, given their indexes in order.
-pub fn series_label(plan: &Plan, skip: usize, key: &[usize]) -> String {
+/// "key=value, …" for the axes not in `skip`, given their indexes in order.
+pub fn series_label(plan: &Plan, skip: &[usize], key: &[usize]) -> String {
     let others: Vec<String> = plan
         .axes
         .iter()
         .enumerate()
-        .filter(|(a, _)| *a != skip)
+        .filter(|(a, _)| !skip.contains(a))
         .zip(key)
         .map(|((_, axis), &v)| format!("{}={}", axis.key, plain(&axis.values[v])))
         .collect();

@@ -6,9 +6,14 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::sweep::CiMethod;
 
-/// Arithmetic mean (`None` for no samples).
+/// Arithmetic mean (`None` for no samples). Equal samples give exactly their value (a
+/// deterministic scenario's seeds print as `0` spread, not as rounding noise).
 pub fn mean(xs: &[f64]) -> Option<f64> {
-    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+    let first = *xs.first()?;
+    if xs.iter().all(|&x| x == first) {
+        return Some(first);
+    }
+    Some(xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
 /// Sample standard deviation (n − 1 in the denominator; `None` below two samples).
@@ -107,6 +112,9 @@ mod tests {
             / (sample_sd(&twenty).unwrap() / 20f64.sqrt());
         assert!((t - 2.093_024).abs() < 1e-5, "t quantile {t}");
         assert_eq!(sample_sd(&[1.0]), None);
+        // Equal samples: exact mean, zero spread (sum/n would leave rounding noise).
+        assert_eq!(mean(&[57.29; 3]), Some(57.29));
+        assert_eq!(sample_sd(&[57.29; 3]), Some(0.0));
         assert_eq!(ci95_half_width(&[1.0], CiMethod::T), None);
     }
 

@@ -306,3 +306,37 @@ seeds = 2
     let err = Plan::load(&write_sweep(&d, &both)).unwrap_err().to_string();
     assert!(err.contains("give exactly one of"), "{err}");
 }
+
+#[test]
+fn a_report_at_one_slice_draws_and_fits_only_that_slice() {
+    let sweep = SWEEP.replace(
+        "group = \"receiver.rbuf\"",
+        "at = { \"receiver.rbuf\" = \"64KB\" }",
+    );
+    let d = tmp("at");
+    let plan = Plan::load(&write_sweep(&d, &sweep)).unwrap();
+    run(&plan, &d.join("o"), 2, None);
+    let report = std::fs::read_to_string(d.join("o/report.md")).unwrap();
+    // One regression line (the 64 KB slice), labelled without the fixed axis.
+    let fit_rows: Vec<&str> = report.lines().filter(|l| l.starts_with("| loss")).collect();
+    assert_eq!(fit_rows.len(), 1, "{report}");
+    assert!(fit_rows[0].contains("| all |"), "{report}");
+
+    let bad = SWEEP.replace(
+        "group = \"receiver.rbuf\"",
+        "at = { \"receiver.rbuf\" = \"8KB\" }",
+    );
+    let err = Plan::load(&write_sweep(&d, &bad)).unwrap_err().to_string();
+    assert!(
+        err.contains("at receiver.rbuf = \"8KB\" is not one of its values"),
+        "{err}"
+    );
+    let own_x = SWEEP.replace(
+        "group = \"receiver.rbuf\"",
+        "at = { \"links.fast.loss\" = 0.01 }",
+    );
+    let err = Plan::load(&write_sweep(&d, &own_x))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("fixes its own x axis"), "{err}");
+}

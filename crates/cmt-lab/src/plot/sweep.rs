@@ -56,11 +56,14 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
             PlotKind::Bar => Style::Bars,
         };
         let categorical = numeric_x.is_none() || style == Style::Bars;
+        let skips = plan.report_skips(r, xi);
         let mut series: BTreeMap<Vec<usize>, Vec<Point>> = BTreeMap::new();
         for s in agg.stats.iter().filter(|s| s.metric == r.y) {
             let Some(mean) = s.mean else { continue };
-            let mut key = s.point.clone();
-            let xv = key.remove(xi);
+            let Some(key) = plan.report_series(r, xi, &s.point) else {
+                continue;
+            };
+            let xv = s.point[xi];
             let x = if categorical {
                 xv as f64
             } else {
@@ -70,7 +73,7 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
         }
         let names: Vec<String> = series
             .keys()
-            .map(|key| series_label(plan, xi, key))
+            .map(|key| series_label(plan, &skips, key))
             .collect();
         let fits = if categorical {
             Vec::new()
@@ -97,8 +100,8 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
             series: series
                 .into_iter()
                 .map(|(key, points)| Series {
-                    name: if plan.axes.len() > 1 {
-                        series_label(plan, xi, &key)
+                    name: if plan.axes.len() > skips.len() {
+                        series_label(plan, &skips, &key)
                     } else {
                         String::new()
                     },

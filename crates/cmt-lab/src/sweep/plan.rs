@@ -307,11 +307,29 @@ impl Plan {
             }
         }
         for r in &f.reports {
-            for k in std::iter::once(&r.x).chain(r.group.iter()) {
+            for k in std::iter::once(&r.x)
+                .chain(r.group.iter())
+                .chain(r.at.keys())
+            {
                 if !axis_known(k) {
                     return Err(LabError::at(
                         label,
                         format!("report `{}`: `{k}` is not an axis", r.name),
+                    ));
+                }
+            }
+            if r.at.contains_key(&r.x) {
+                return Err(LabError::at(
+                    label,
+                    format!("report `{}`: `at` fixes its own x axis `{}`", r.name, r.x),
+                ));
+            }
+            for (k, v) in &r.at {
+                let v = v.to_string();
+                if !axes.iter().any(|a| &a.key == k && a.values.contains(&v)) {
+                    return Err(LabError::at(
+                        label,
+                        format!("report `{}`: at {k} = {v} is not one of its values", r.name),
                     ));
                 }
             }
@@ -368,6 +386,44 @@ impl Plan {
     pub fn fingerprint(&self) -> String {
         let ids: String = self.runs.iter().map(|r| r.id.as_str()).collect();
         format!("{:016x}", fnv1a(ids.as_bytes()))
+    }
+
+    /// The axes a report fixes with `at`, as (axis, value) indexes.
+    pub fn report_at(&self, r: &ReportSpec) -> Vec<(usize, usize)> {
+        r.at.iter()
+            .filter_map(|(k, v)| {
+                let a = self.axes.iter().position(|a| &a.key == k)?;
+                let v = self.axes[a]
+                    .values
+                    .iter()
+                    .position(|x| *x == v.to_string())?;
+                Some((a, v))
+            })
+            .collect()
+    }
+
+    /// A report's series of `point`: `None` when `at` excludes the point, else the
+    /// indexes of the axes other than `x` and the fixed ones.
+    pub fn report_series(&self, r: &ReportSpec, xi: usize, point: &[usize]) -> Option<Vec<usize>> {
+        let at = self.report_at(r);
+        if at.iter().any(|&(a, v)| point[a] != v) {
+            return None;
+        }
+        Some(
+            point
+                .iter()
+                .enumerate()
+                .filter(|(a, _)| *a != xi && !at.iter().any(|&(f, _)| f == *a))
+                .map(|(_, &v)| v)
+                .collect(),
+        )
+    }
+
+    /// The axes a report's series labels leave out: its x axis and the fixed ones.
+    pub fn report_skips(&self, r: &ReportSpec, xi: usize) -> Vec<usize> {
+        let mut skip: Vec<usize> = self.report_at(r).into_iter().map(|(a, _)| a).collect();
+        skip.push(xi);
+        skip
     }
 
     /// `key=value` labels of a run's grid point.

@@ -143,6 +143,10 @@ pub struct ReportSpec {
     /// Title (default: derived from the names).
     #[serde(default)]
     pub title: Option<String>,
+    /// Only the grid points where these axes have these values (a slice of a larger
+    /// grid, e.g. `{ "receiver.rbuf" = "64KB" }`).
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub at: toml::Table,
 }
 
 /// `[set]` tables flattened to `dotted.key = value` pairs, in key order.
