@@ -158,3 +158,38 @@ fn the_db_cmt_preset_sets_three_algorithms_and_explicit_names_win() {
         "{e}"
     );
 }
+
+#[test]
+fn the_a_cmt_preset_is_round_robin_rtx_cwnd_and_d_dsp_growth() {
+    let b = load_str(BASE, "t", None, &["association.preset=\"a-cmt\"".into()]).unwrap();
+    assert_eq!(
+        (b.scheduler.name(), b.rtx.name(), b.cc.name()),
+        ("round-robin", "rtx-cwnd", "a-cmt")
+    );
+}
+
+#[test]
+fn overriding_file_size_replaces_the_files_duration_and_back() {
+    let b = load_str(BASE, "t", None, &["file_size=\"1MB\"".into()]).unwrap();
+    assert!(
+        matches!(
+            b.workload,
+            cmt_sim::scenario::Workload::File {
+                bytes: 1_048_576,
+                ..
+            }
+        ),
+        "{:?}",
+        b.workload
+    );
+    let file = BASE.replace("duration = \"10s\"", "file_size = \"1MB\"");
+    let b = load_str(&file, "t", None, &["duration=\"5s\"".into()]).unwrap();
+    assert!(
+        matches!(b.workload, cmt_sim::scenario::Workload::Timed(d) if d.as_secs_f64() == 5.0),
+        "{:?}",
+        b.workload
+    );
+    // Both at once is still a mistake, named.
+    let e = error(BASE, &["duration=\"5s\"", "file_size=\"1MB\""]);
+    assert!(e.contains("not both"), "{e}");
+}

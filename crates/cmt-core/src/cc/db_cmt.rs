@@ -8,6 +8,9 @@
 //! * D-FRP reduction on fast retransmit: `ssthresh = max(cwnd·RTTmin/SRTT, 4·MTU)`,
 //!   `cwnd = ssthresh` (GAP: ssthresh and floor mirror RFC 4960 §7.2.3). Timeouts as
 //!   RFC 4960.
+//! * `a-cmt` is D-DSP growth alone, with RFC 4960's halving on fast retransmit: the
+//!   A-CMT baseline of seed 002 (a reconstruction — the A-CMT paper is unavailable; the
+//!   seed credits only the growth rule to it, spec §5.2).
 
 use super::{AckSignal, CcFactory, CcInit, CcPathView, CongestionControl, LossSignal, Reno};
 use crate::params::{ParamError, Params};
@@ -18,12 +21,22 @@ use crate::path::PathId;
 pub struct DbCmtCcFactory {
     lambda: f64,
     delta: f64,
+    frp: bool,
 }
 
 impl DbCmtCcFactory {
-    /// Reads and validates parameters.
+    /// DB-CMT: D-DSP growth and D-FRP reduction.
     pub fn from_params(params: &Params) -> Result<Self, ParamError> {
-        params.expect_only("db-cmt", &["profile"])?;
+        Self::with_frp("db-cmt", params, true)
+    }
+
+    /// A-CMT: D-DSP growth, RFC 4960 reduction.
+    pub fn a_cmt(params: &Params) -> Result<Self, ParamError> {
+        Self::with_frp("a-cmt", params, false)
+    }
+
+    fn with_frp(name: &str, params: &Params, frp: bool) -> Result<Self, ParamError> {
+        params.expect_only(name, &["profile"])?;
         let (lambda, delta) = match params.text("profile", "ns2")? {
             "ns2" => (1.0, 3.0),
             "linux" => (2.0, 4.0),
@@ -33,29 +46,35 @@ impl DbCmtCcFactory {
                 )))
             }
         };
-        Ok(DbCmtCcFactory { lambda, delta })
+        Ok(DbCmtCcFactory { lambda, delta, frp })
     }
 }
 
 impl CcFactory for DbCmtCcFactory {
     fn name(&self) -> &'static str {
-        "db-cmt"
+        if self.frp {
+            "db-cmt"
+        } else {
+            "a-cmt"
+        }
     }
     fn build(&self, _path: PathId, init: &CcInit) -> Box<dyn CongestionControl> {
         Box::new(DbCmtCc {
             reno: Reno::new(init),
             lambda: self.lambda,
             delta: self.delta,
+            frp: self.frp,
         })
     }
 }
 
-/// D-DSP growth and D-FRP reduction around the RFC 4960 state.
+/// D-DSP growth and (unless A-CMT) D-FRP reduction around the RFC 4960 state.
 #[derive(Clone, Debug)]
 pub struct DbCmtCc {
     reno: Reno,
     lambda: f64,
     delta: f64,
+    frp: bool,
 }
 
 fn ratio(srtt: Option<crate::Duration>, min: Option<crate::Duration>) -> f64 {
@@ -93,6 +112,9 @@ impl CongestionControl for DbCmtCc {
         }
     }
     fn on_fast_retransmit(&mut self, loss: &LossSignal) {
+        if !self.frp {
+            return self.reno.on_fast_retransmit(loss);
+        }
         let cwnd = self.reno.cwnd() as f64 * ratio(loss.srtt, loss.min_rtt);
         let ssthresh = (cwnd as u64).max(4 * loss.mtu);
         self.reno.set_state(ssthresh, ssthresh);
@@ -125,6 +147,7 @@ mod tests {
             }),
             lambda: f.lambda,
             delta: f.delta,
+            frp: f.frp,
         };
         c.reno.set_state(cwnd, 1);
         c
@@ -174,5 +197,15 @@ mod tests {
         let mut c = cc(8_000);
         c.on_fast_retransmit(&loss(400, 100));
         assert_eq!((c.cwnd(), c.ssthresh()), (6_000, 6_000), "floor 4 MTU");
+        // A-CMT halves as RFC 4960 whatever the RTT ratio.
+        let f = DbCmtCcFactory::a_cmt(&Params::default()).unwrap();
+        let init = CcInit {
+            mtu: MTU,
+            initial_cwnd: 30_000,
+            initial_ssthresh: 1,
+        };
+        let mut a = f.build(PathId(0), &init);
+        a.on_fast_retransmit(&loss(150, 100));
+        assert_eq!((a.cwnd(), a.ssthresh()), (15_000, 15_000));
     }
 }

@@ -99,13 +99,14 @@ pub trait CcFactory: Send + Sync {
 }
 
 /// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &["reno", "db-cmt", "lia", "balia"];
+pub const NAMES: &[&str] = &["reno", "db-cmt", "a-cmt", "lia", "balia"];
 
 /// The registry: scenario name → factory.
 pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn CcFactory>, ParamError> {
     match name {
         "reno" | "rfc4960" => Ok(Box::new(RenoFactory::from_params(params)?)),
         "db-cmt" => Ok(Box::new(DbCmtCcFactory::from_params(params)?)),
+        "a-cmt" => Ok(Box::new(DbCmtCcFactory::a_cmt(params)?)),
         "lia" => Ok(Box::new(LiaFactory::from_params(params)?)),
         "balia" => Ok(Box::new(BaliaFactory::from_params(params)?)),
         _ => Err(ParamError(format!(

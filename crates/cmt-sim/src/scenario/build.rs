@@ -190,10 +190,11 @@ pub(super) fn build(
     let (p_sched, p_rtx, p_cc) = match a.preset.as_deref() {
         None => ("round-robin", "rtx-cwnd", "reno"),
         Some("db-cmt") => ("db-cmt", "rtx-cl", "db-cmt"),
+        Some("a-cmt") => ("round-robin", "rtx-cwnd", "a-cmt"),
         Some(o) => {
             return Err((
                 "association.preset".into(),
-                format!("unknown preset `{o}` (known: db-cmt)"),
+                format!("unknown preset `{o}` (known: db-cmt, a-cmt)"),
             ))
         }
     };

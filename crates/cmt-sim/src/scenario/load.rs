@@ -79,6 +79,7 @@ pub fn load_str_in(
         apply_override(&mut value, o)
             .map_err(|(field, m)| err(label, field, format!("--set: {m}")))?;
     }
+    replace_workload(&mut value, overrides);
     let scenario: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let field = (path != "." && !path.is_empty()).then_some(path);
@@ -86,6 +87,23 @@ pub fn load_str_in(
     })?;
     super::build::build(&scenario, default_name, dir)
         .map_err(|(field, m)| err(label, Some(field), m))
+}
+
+/// The workload is one of `duration` and `file_size`: an override of one replaces the
+/// other given in the file (`--set file_size=10MB` turns a timed scenario into a file
+/// transfer). Both overridden at once is still an error.
+fn replace_workload(root: &mut toml::Value, overrides: &[String]) {
+    let set = |k: &str| {
+        overrides
+            .iter()
+            .any(|o| o.split_once('=').is_some_and(|(key, _)| key.trim() == k))
+    };
+    let Some(t) = root.as_table_mut() else { return };
+    match (set("duration"), set("file_size")) {
+        (true, false) => drop(t.remove("file_size")),
+        (false, true) => drop(t.remove("duration")),
+        _ => {}
+    }
 }
 
 /// Applies `KEY=VALUE` where KEY is a dotted path; array elements are chosen by index
