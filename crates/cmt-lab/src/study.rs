@@ -29,6 +29,24 @@ pub struct StudyFile {
     /// Headline claims.
     #[serde(default)]
     pub claims: Vec<Claim>,
+    /// Single runs whose time series the paper shows (cwnd or TSN over time).
+    #[serde(default)]
+    pub runs: Vec<StudyRun>,
+}
+
+/// One simulation of a study, written with its time-series figures.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyRun {
+    /// Folder name under `runs/`.
+    pub name: String,
+    /// What the paper shows with it.
+    pub title: String,
+    /// Scenario file, relative to the study folder.
+    pub scenario: String,
+    /// Overrides by dotted key.
+    #[serde(default)]
+    pub set: toml::Table,
 }
 
 /// `--quick`: fewer seeds, shorter runs.
@@ -184,6 +202,10 @@ pub fn reproduce(
         let agg = crate::finalize(&plan, &sweep_out, &sweep_out)?;
         done.push((plan, agg));
     }
+    let mut runs_md = String::new();
+    for r in &study.runs {
+        runs_md += &single_run(dir, r, &out.join("runs").join(&r.name), &label)?;
+    }
     let mut md = String::new();
     let _ = writeln!(md, "# {}\n", study.title);
     if let Some(src) = &study.source {
@@ -199,7 +221,7 @@ pub fn reproduce(
         "Run with `cmtlab reproduce`, {mode}. Means ± 95 % CI over seeds.\n"
     );
     let _ = writeln!(md, "## Claims\n");
-    let _ = writeln!(md, "| claim | paper | measured | compared with | holds | CIs separated |\n|---|---|---|---|---|---|");
+    let _ = writeln!(md, "| claim | paper | measured | compared with | difference | holds | CIs separated |\n|---|---|---|---|---|---|---|");
     for c in &study.claims {
         let (plan, agg) = done
             .iter()
@@ -218,20 +240,28 @@ pub fn reproduce(
             _ => "–".into(),
         };
         let yn = |b: Option<bool>| b.map_or("–", |b| if b { "yes" } else { "**no**" });
+        let diff = match (v.left.0, v.right.0) {
+            (Some(l), Some(r)) if r != 0.0 => format!("{:+.1} %", 100.0 * (l - r) / r.abs()),
+            _ => "–".into(),
+        };
         let _ = writeln!(
             md,
-            "| {} ({} {}) | {} | {} | {} | {} | {} |",
+            "| {} ({} {}) | {} | {} | {} | {} | {} | {} |",
             c.text,
             c.metric,
             c.op,
             c.paper,
             show(v.left),
             show(v.right),
+            diff,
             yn(v.holds),
             yn(v.separated)
         );
     }
-    let _ = writeln!(md, "\nA claim \"holds\" when the comparison is true on the means; \"CIs separated\" says whether the two 95 % intervals are disjoint, i.e. whether the difference is clear at this number of seeds.\n");
+    let _ = writeln!(md, "\n\"Difference\" is (measured − compared with) / compared with. A claim \"holds\" when the comparison is true on the means; \"CIs separated\" says whether the two 95 % intervals are disjoint, i.e. whether the difference is clear at this number of seeds.\n");
+    if !runs_md.is_empty() {
+        let _ = writeln!(md, "## Single runs\n\n{runs_md}");
+    }
     for (plan, _) in &done {
         let sub =
             std::fs::read_to_string(out.join(&plan.name).join("report.md")).unwrap_or_default();
@@ -255,4 +285,43 @@ pub fn reproduce(
     write_atomic(&report, md.as_bytes())
         .map_err(|e| LabError::at(&out.display().to_string(), e))?;
     Ok(report)
+}
+
+/// Runs one study run into `dir_out`; returns its report section.
+fn single_run(dir: &Path, r: &StudyRun, dir_out: &Path, label: &str) -> Result<String, LabError> {
+    let here = |m: String| LabError::at(label, format!("run `{}`: {m}", r.name));
+    let overrides: Vec<String> = crate::sweep::flatten(&r.set)
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let built =
+        cmt_sim::load_file(&dir.join(&r.scenario), &overrides).map_err(|e| here(e.to_string()))?;
+    let mut sim = cmt_sim::Simulation::new(built).map_err(here)?;
+    sim.run(&mut |_| {});
+    let summary = cmt_sim::Summary::of(&sim, 0.0);
+    cmt_sim::write_outputs(&sim, &summary, dir_out)
+        .map_err(|e| here(format!("cannot write {}: {e}", dir_out.display())))?;
+    let figures = crate::plot::plot_run(dir_out, &r.title)?;
+    let mut md = format!(
+        "### {}\n\n`{}` with {}: goodput {} Mbit/s, {} fast retransmits, {} timeouts; \
+         scheduler {}, rtx {}, cc {}. Files in `runs/{}/`.\n\n",
+        r.title,
+        r.scenario,
+        if overrides.is_empty() {
+            "no overrides".to_string()
+        } else {
+            format!("`{}`", overrides.join("`, `"))
+        },
+        sig(summary.goodput_mbps),
+        summary.fast_retransmits,
+        summary.timeouts,
+        summary.scheduler,
+        summary.rtx,
+        summary.cc,
+        r.name
+    );
+    for f in figures {
+        let _ = writeln!(md, "![{f}](runs/{}/{f})\n", r.name);
+    }
+    Ok(md)
 }

@@ -102,7 +102,8 @@ fn claims_table_comes_first_and_says_which_claims_hold() {
     );
     // 5 s runs include slow start: about 7 of 11.6 Mbit/s.
     let half = row("big buffer reaches half of capacity");
-    assert!(half.contains("| 5.808 | yes | – |"), "{half}");
+    assert!(half.contains("| 5.808 | +"), "{half}");
+    assert!(half.ends_with("% | yes | – |"), "{half}");
     assert!(out.join("buf/aggregate.csv").exists());
 }
 
@@ -137,6 +138,40 @@ fn a_claim_about_a_missing_grid_point_is_an_error() {
         err.contains("study.toml")
             && err.contains("small buffer wins")
             && err.contains("\"9KB\" is not a value"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_study_run_writes_its_time_series_and_figures_and_the_report_shows_them() {
+    let study = format!(
+        "{STUDY}\n[[runs]]\nname = \"cwnd-8KB\"\ntitle = \"cwnd with 8 KB\"\nscenario = \"base.toml\"\nset = {{ \"receiver.rbuf\" = \"8KB\" }}\n"
+    );
+    let d = study_dir("runs", &study);
+    let out = d.join("out");
+    let report = cmt_lab::study::reproduce(&d, true, 2, &out, &|_, _, _| {}).unwrap();
+    let md = std::fs::read_to_string(report).unwrap();
+    let run = out.join("runs/cwnd-8KB");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["rbuf"], 8192, "the run's override applied");
+    // The run is the scenario's own (5 s), not shortened by quick mode.
+    assert_eq!(summary["sim_time_s"], 5.0);
+    assert!(run.join("run_cwnd.png").exists() && run.join("paths.csv").exists());
+    let section = md.find("## Single runs").expect("section");
+    assert!(section < md.find("## Sweep").unwrap());
+    assert!(
+        md.contains("![run_cwnd.png](runs/cwnd-8KB/run_cwnd.png)"),
+        "{md}"
+    );
+
+    let bad = study.replace("scenario = \"base.toml\"", "scenario = \"nope.toml\"");
+    let d = study_dir("runs-bad", &bad);
+    let err = cmt_lab::study::reproduce(&d, true, 1, &d.join("out"), &|_, _, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("run `cwnd-8KB`") && err.contains("nope.toml"),
         "{err}"
     );
 }

@@ -169,7 +169,7 @@ fn the_a_cmt_preset_is_round_robin_rtx_cwnd_and_d_dsp_growth() {
 }
 
 #[test]
-fn overriding_file_size_replaces_the_files_duration_and_back() {
+fn overriding_file_size_replaces_the_duration_and_the_later_override_wins() {
     let b = load_str(BASE, "t", None, &["file_size=\"1MB\"".into()]).unwrap();
     assert!(
         matches!(
@@ -189,7 +189,16 @@ fn overriding_file_size_replaces_the_files_duration_and_back() {
         "{:?}",
         b.workload
     );
-    // Both at once is still a mistake, named.
-    let e = error(BASE, &["duration=\"5s\"", "file_size=\"1MB\""]);
-    assert!(e.contains("not both"), "{e}");
+    // Both overridden: the later wins (a quick mode's duration, then a sweep's size).
+    let b = load_str(
+        BASE,
+        "t",
+        None,
+        &["duration=\"5s\"".into(), "file_size=\"1MB\"".into()],
+    )
+    .unwrap();
+    assert!(matches!(
+        b.workload,
+        cmt_sim::scenario::Workload::File { .. }
+    ));
 }

@@ -6,4 +6,6 @@ mod spec;
 
 pub use plan::{Axis, CiMethod, Plan, RunSpec};
 pub use run::{run_file, run_plan, write_atomic, RunOptions, RunOutcome, RunRecord};
-pub use spec::{ComparisonKind, ComparisonSpec, PlotKind, ReportSpec, Seeds, SweepFile};
+pub use spec::{
+    flatten, ComparisonKind, ComparisonSpec, PlotKind, ReportSpec, Seeds, SweepFile, VariantSpec,
+};

@@ -90,19 +90,18 @@ pub fn load_str_in(
 }
 
 /// The workload is one of `duration` and `file_size`: an override of one replaces the
-/// other given in the file (`--set file_size=10MB` turns a timed scenario into a file
-/// transfer). Both overridden at once is still an error.
+/// other (`--set file_size=10MB` turns a timed scenario into a file transfer); when
+/// both are overridden, the later override wins, as for any repeated key.
 fn replace_workload(root: &mut toml::Value, overrides: &[String]) {
-    let set = |k: &str| {
-        overrides
-            .iter()
-            .any(|o| o.split_once('=').is_some_and(|(key, _)| key.trim() == k))
-    };
+    let last = overrides.iter().rev().find_map(|o| {
+        let key = o.split_once('=')?.0.trim();
+        (key == "duration" || key == "file_size").then_some(key)
+    });
     let Some(t) = root.as_table_mut() else { return };
-    match (set("duration"), set("file_size")) {
-        (true, false) => drop(t.remove("file_size")),
-        (false, true) => drop(t.remove("duration")),
-        _ => {}
+    match last {
+        Some("duration") => drop(t.remove("file_size")),
+        Some(_) => drop(t.remove("duration")),
+        None => {}
     }
 }
 
