@@ -19,8 +19,15 @@ pub fn mean(xs: &[f64]) -> Option<f64> {
 /// Sample standard deviation (n − 1 in the denominator; `None` below two samples).
 pub fn sample_sd(xs: &[f64]) -> Option<f64> {
     let m = mean(xs)?;
-    (xs.len() >= 2)
-        .then(|| (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt())
+    (xs.len() >= 2).then(|| {
+        let sd = (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt();
+        // Samples equal up to rounding (a deterministic scenario's seeds) have no spread.
+        if sd <= 1e-12 * m.abs() {
+            0.0
+        } else {
+            sd
+        }
+    })
 }
 
 /// Half-width of the 95 % confidence interval of the mean: `q · SD/√n` with q the
@@ -115,6 +122,7 @@ mod tests {
         // Equal samples: exact mean, zero spread (sum/n would leave rounding noise).
         assert_eq!(mean(&[57.29; 3]), Some(57.29));
         assert_eq!(sample_sd(&[57.29; 3]), Some(0.0));
+        assert_eq!(sample_sd(&[57.16, 57.16 + 1e-14, 57.16]), Some(0.0));
         assert_eq!(ci95_half_width(&[1.0], CiMethod::T), None);
     }
 
