@@ -94,6 +94,10 @@ pub(crate) struct Path {
     pub(crate) timeouts: u32,
     pub(crate) last_timeout: Option<Time>,
     pub(crate) loss_rate: f64,
+    /// Bytes newly acked on this path since its last congestion event.
+    pub(crate) acked_since_loss: u64,
+    /// Bytes acked between its last two congestion events.
+    pub(crate) acked_prev_interval: u64,
 }
 
 impl Path {
@@ -120,7 +124,21 @@ impl Path {
             timeouts: 0,
             last_timeout: None,
             loss_rate: 0.0,
+            acked_since_loss: 0,
+            acked_prev_interval: 0,
         }
+    }
+
+    /// A congestion event (fast-retransmit reduction or timeout) closes a loss interval.
+    pub(crate) fn loss_event(&mut self) {
+        self.acked_prev_interval = self.acked_since_loss;
+        self.acked_since_loss = 0;
+    }
+
+    /// OLIA's ℓ: bytes acked between the last two losses or since the last loss,
+    /// whichever is larger.
+    pub(crate) fn loss_interval(&self) -> u64 {
+        self.acked_prev_interval.max(self.acked_since_loss)
     }
 
     /// Feeds the loss estimate: `lost` for a chunk marked for retransmission, else acked.

@@ -386,12 +386,7 @@ fn tcp_flows_reject_rate_load_and_stop() {
     }
 }
 
-#[test]
-fn coupled_controllers_take_about_one_reno_share_of_a_shared_bottleneck_uncoupled_takes_two() {
-    // Both paths of the association cross the same 10 Mbit/s bottleneck as one Reno
-    // flow. Measured (seeds 1, 2): uncoupled Reno takes 1.72–1.98× the Reno flow's
-    // rate, LIA 1.07–1.10×, BALIA 1.10–1.18× (both aim at 1×; some overshoot is known).
-    let text = r#"
+const SHARED_BOTTLENECK: &str = r#"
 seed = 1
 duration = "120s"
 [receiver]
@@ -420,23 +415,58 @@ name = "reno"
 kind = "tcp"
 links = ["a", "neck"]
 "#;
-    let ratio = |cc: &str, seed: u64| {
-        let s = cmt_sim::run_str(
-            text,
-            &[format!("association.cc=\"{cc}\""), format!("seed={seed}")],
-        )
-        .unwrap();
-        s.goodput_mbps / s.background[0].delivered_mbps
-    };
+
+/// Our association's goodput over the competing Reno flow's.
+fn share_of_one_reno(cc: &str, seed: u64, extra: &[&str]) -> f64 {
+    let mut set = vec![format!("association.cc=\"{cc}\""), format!("seed={seed}")];
+    set.extend(extra.iter().map(|s| s.to_string()));
+    let s = cmt_sim::run_str(SHARED_BOTTLENECK, &set).unwrap();
+    s.goodput_mbps / s.background[0].delivered_mbps
+}
+
+#[test]
+fn coupled_controllers_take_about_one_reno_share_of_a_shared_bottleneck_uncoupled_takes_two() {
+    // Both paths of the association cross the same 10 Mbit/s drop-tail bottleneck as
+    // one Reno flow. Measured (seeds 1–6): uncoupled Reno takes 1.72–1.98× the Reno
+    // flow's rate, LIA 1.07–1.34×, BALIA 1.10–1.24×, OLIA 1.13–1.47×. OLIA is the
+    // exception, and honestly so: drop-tail overflows hit the path with the big window,
+    // so the small path rarely sees a loss, keeps its window and (its ℓ being the
+    // smaller) gets no negative ε; the big path then grows like a full Reno flow on
+    // its own. With random loss (next test) OLIA is as fair as LIA.
     for seed in [1, 2] {
-        let uncoupled = ratio("reno", seed);
+        let uncoupled = share_of_one_reno("reno", seed, &[]);
         assert!(
             uncoupled > 1.5,
             "seed {seed}: uncoupled only {uncoupled:.2}× one Reno flow"
         );
         for cc in ["lia", "balia"] {
-            let r = ratio(cc, seed);
+            let r = share_of_one_reno(cc, seed, &[]);
             assert!(r < 1.25, "seed {seed}: {cc} took {r:.2}× one Reno flow");
+        }
+        let olia = share_of_one_reno("olia", seed, &[]);
+        assert!(
+            olia < 1.65 && olia < uncoupled,
+            "seed {seed}: olia took {olia:.2}× one Reno flow (uncoupled {uncoupled:.2}×)"
+        );
+    }
+}
+
+#[test]
+fn with_random_loss_at_the_bottleneck_every_coupled_controller_stays_near_one_reno_share() {
+    // 0.5 % random loss and a queue that never overflows: losses are independent of
+    // the window, the regime the coupled designs are analysed in. Measured (seeds
+    // 1–4): uncoupled 1.97–2.24×, LIA 1.13–1.40×, OLIA 1.15–1.30× (seeds 1–6), BALIA
+    // 1.14–1.34×.
+    let random = ["links.neck.loss=0.005", "links.neck.queue=1000"];
+    for seed in [1, 2] {
+        let uncoupled = share_of_one_reno("reno", seed, &random);
+        assert!(uncoupled > 1.8, "seed {seed}: uncoupled {uncoupled:.2}×");
+        for cc in ["lia", "olia", "balia"] {
+            let r = share_of_one_reno(cc, seed, &random);
+            assert!(
+                r < 1.45 && r < 0.75 * uncoupled,
+                "seed {seed}: {cc} took {r:.2}× one Reno flow (uncoupled {uncoupled:.2}×)"
+            );
         }
     }
 }

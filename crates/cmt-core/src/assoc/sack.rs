@@ -228,10 +228,14 @@ impl<O: Observer> Association<O> {
     fn grow_cwnds(&mut self, now: Time, s: &mut AckScratch, advanced: bool) {
         s.cc_views.clear();
         s.cc_views
-            .extend(self.paths.iter().enumerate().map(|(i, p)| CcPathView {
-                id: PathId(i),
-                cwnd: p.cc.cwnd(),
-                srtt: p.rtt.srtt(),
+            .extend(self.paths.iter_mut().enumerate().map(|(i, p)| {
+                p.acked_since_loss += s.newly_bytes[i];
+                CcPathView {
+                    id: PathId(i),
+                    cwnd: p.cc.cwnd(),
+                    srtt: p.rtt.srtt(),
+                    loss_interval: p.loss_interval(),
+                }
             }));
         for i in 0..self.paths.len() {
             let progress = if self.cfg.cuc {
@@ -340,6 +344,7 @@ impl<O: Observer> Association<O> {
                     min_rtt: p.rtt.min_rtt(),
                 };
                 p.cc.on_fast_retransmit(&loss);
+                p.loss_event();
                 self.cwnd_event(now, orig);
             }
             let dest = self.choose_rtx_dest(now, orig, tsn);

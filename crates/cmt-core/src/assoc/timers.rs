@@ -107,6 +107,7 @@ impl<O: Observer> Association<O> {
             min_rtt: p.rtt.min_rtt(),
         };
         p.cc.on_timeout(&loss);
+        p.loss_event();
         p.rtt.back_off();
         p.recover = Some(self.snd.next_tsn - 1);
         let rto = p.rtt.rto();

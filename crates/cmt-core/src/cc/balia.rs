@@ -119,6 +119,7 @@ mod tests {
             id: PathId(i),
             cwnd: cwnd_pkts * 1000,
             srtt: Some(Duration::from_millis(rtt_ms)),
+            loss_interval: 0,
         }
     }
 

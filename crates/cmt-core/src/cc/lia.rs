@@ -101,6 +101,7 @@ mod tests {
             id: PathId(i),
             cwnd,
             srtt: Some(Duration::from_millis(rtt_ms)),
+            loss_interval: 0,
         }
     }
 

@@ -7,6 +7,7 @@
 mod balia;
 mod db_cmt;
 mod lia;
+mod olia;
 mod reno;
 #[cfg(test)]
 mod tests;
@@ -14,6 +15,7 @@ mod tests;
 pub use balia::{balia_terms, Balia, BaliaFactory};
 pub use db_cmt::{DbCmtCc, DbCmtCcFactory};
 pub use lia::{lia_alpha, Lia, LiaFactory};
+pub use olia::{olia_epsilon, olia_increase, Olia, OliaFactory};
 pub use reno::{Reno, RenoFactory};
 
 use crate::params::{ParamError, Params};
@@ -46,6 +48,9 @@ pub struct CcPathView {
     pub cwnd: u64,
     /// Smoothed RTT.
     pub srtt: Option<Duration>,
+    /// Bytes acked on the path between its last two congestion events or since the
+    /// last one, whichever is larger (OLIA's ℓ).
+    pub loss_interval: u64,
 }
 
 /// A loss signal for one path.
@@ -99,7 +104,7 @@ pub trait CcFactory: Send + Sync {
 }
 
 /// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &["reno", "db-cmt", "a-cmt", "lia", "balia"];
+pub const NAMES: &[&str] = &["reno", "db-cmt", "a-cmt", "lia", "olia", "balia"];
 
 /// The registry: scenario name → factory.
 pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn CcFactory>, ParamError> {
@@ -108,6 +113,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn CcFactory>, ParamE
         "db-cmt" => Ok(Box::new(DbCmtCcFactory::from_params(params)?)),
         "a-cmt" => Ok(Box::new(DbCmtCcFactory::a_cmt(params)?)),
         "lia" => Ok(Box::new(LiaFactory::from_params(params)?)),
+        "olia" => Ok(Box::new(OliaFactory::from_params(params)?)),
         "balia" => Ok(Box::new(BaliaFactory::from_params(params)?)),
         _ => Err(ParamError(format!(
             "unknown congestion control `{name}` (known: {})",

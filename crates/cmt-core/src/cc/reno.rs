@@ -63,11 +63,24 @@ impl Reno {
     /// Adds a congestion-avoidance increase of `bytes` (fractional), at most one MTU per
     /// SACK as RFC 4960 byte counting allows; fractions carry over to later acks.
     pub fn add_ca_increase(&mut self, bytes: f64, mtu: u64) {
-        let mtu = mtu as f64;
-        self.frac += bytes.clamp(0.0, mtu);
-        let whole = self.frac.floor().min(mtu);
-        self.frac -= whole;
-        self.cwnd += whole as u64;
+        self.add_ca_change(bytes.max(0.0), mtu);
+    }
+
+    /// As [`add_ca_increase`](Self::add_ca_increase), but `bytes` may be negative
+    /// (OLIA's ε term shrinks the largest windows). A decrease is applied one whole MTU
+    /// at a time once a full MTU of it has accumulated, as the kernel takes one packet
+    /// off `snd_cwnd`; never below one MTU. At most one MTU either way per SACK.
+    pub fn add_ca_change(&mut self, bytes: f64, mtu: u64) {
+        let m = mtu as f64;
+        self.frac += bytes.clamp(-m, m);
+        if self.frac >= 1.0 {
+            let whole = self.frac.floor().min(m);
+            self.frac -= whole;
+            self.cwnd += whole as u64;
+        } else if self.frac <= -m {
+            self.frac += m;
+            self.cwnd = self.cwnd.saturating_sub(mtu).max(mtu);
+        }
     }
     /// partial_bytes_acked.
     pub fn partial_bytes_acked(&self) -> u64 {

@@ -39,15 +39,15 @@ fn op() -> impl Strategy<Value = Op> {
 
 proptest! {
     #[test]
-    fn every_controller_keeps_its_invariants(ops in prop::collection::vec(op(), 1..300), others in prop::collection::vec((1u64..200_000, 1u64..500), 0..3)) {
+    fn every_controller_keeps_its_invariants(ops in prop::collection::vec(op(), 1..300), others in prop::collection::vec((1u64..200_000, 1u64..500, 0u64..1_000_000), 0..3), own_l in 0u64..1_000_000) {
         for name in NAMES {
             let f = by_name(name, &Params::default()).unwrap();
             let init = CcInit { mtu: MTU, initial_cwnd: 4380, initial_ssthresh: 65_536 };
             let mut cc = f.build(PathId(0), &init);
             for op in &ops {
                 let before = (cc.cwnd(), cc.ssthresh());
-                let mut all = vec![CcPathView { id: PathId(0), cwnd: cc.cwnd(), srtt: Some(Duration::from_millis(50)) }];
-                all.extend(others.iter().enumerate().map(|(i, &(w, r))| CcPathView { id: PathId(i + 1), cwnd: w, srtt: Some(Duration::from_millis(r)) }));
+                let mut all = vec![CcPathView { id: PathId(0), cwnd: cc.cwnd(), srtt: Some(Duration::from_millis(50)), loss_interval: own_l }];
+                all.extend(others.iter().enumerate().map(|(i, &(w, r, l))| CcPathView { id: PathId(i + 1), cwnd: w, srtt: Some(Duration::from_millis(r)), loss_interval: l }));
                 match *op {
                     Op::Ack { bytes, flight_frac, srtt_ms, min_ms } => {
                         let ack = AckSignal {
