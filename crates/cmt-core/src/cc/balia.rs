@@ -66,12 +66,8 @@ pub fn balia_terms(all: &[CcPathView], r: PathId, mss: f64) -> Option<(f64, f64)
 }
 
 impl CongestionControl for Balia {
-    fn cwnd(&self) -> u64 {
-        self.reno.cwnd()
-    }
-    fn ssthresh(&self) -> u64 {
-        self.reno.ssthresh()
-    }
+    delegate_to_reno!();
+
     fn on_ack(&mut self, ack: &AckSignal, all: &[CcPathView]) {
         let mss = ack.mtu as f64;
         let terms = balia_terms(all, self.path, mss);
@@ -97,15 +93,6 @@ impl CongestionControl for Balia {
         let ssthresh = after.max(4 * loss.mtu);
         self.reno
             .set_state(ssthresh.min(self.reno.cwnd().max(4 * loss.mtu)), ssthresh);
-    }
-    fn on_timeout(&mut self, loss: &LossSignal) {
-        self.reno.on_timeout(loss);
-    }
-    fn on_idle(&mut self, mtu: u64, initial_cwnd: u64) {
-        self.reno.on_idle(mtu, initial_cwnd);
-    }
-    fn set_cwnd(&mut self, cwnd: u64) {
-        self.reno.set_cwnd(cwnd);
     }
 }
 

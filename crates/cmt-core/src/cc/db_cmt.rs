@@ -87,12 +87,8 @@ fn ratio(srtt: Option<crate::Duration>, min: Option<crate::Duration>) -> f64 {
 }
 
 impl CongestionControl for DbCmtCc {
-    fn cwnd(&self) -> u64 {
-        self.reno.cwnd()
-    }
-    fn ssthresh(&self) -> u64 {
-        self.reno.ssthresh()
-    }
+    delegate_to_reno!();
+
     fn on_ack(&mut self, ack: &AckSignal, all: &[CcPathView]) {
         let before = self.reno.cwnd();
         let in_ca = before > self.reno.ssthresh();
@@ -118,15 +114,6 @@ impl CongestionControl for DbCmtCc {
         let cwnd = self.reno.cwnd() as f64 * ratio(loss.srtt, loss.min_rtt);
         let ssthresh = (cwnd as u64).max(4 * loss.mtu);
         self.reno.set_state(ssthresh, ssthresh);
-    }
-    fn on_timeout(&mut self, loss: &LossSignal) {
-        self.reno.on_timeout(loss);
-    }
-    fn on_idle(&mut self, mtu: u64, initial_cwnd: u64) {
-        self.reno.on_idle(mtu, initial_cwnd);
-    }
-    fn set_cwnd(&mut self, cwnd: u64) {
-        self.reno.set_cwnd(cwnd);
     }
 }
 

@@ -56,12 +56,8 @@ pub fn lia_alpha(all: &[CcPathView]) -> f64 {
 }
 
 impl CongestionControl for Lia {
-    fn cwnd(&self) -> u64 {
-        self.reno.cwnd()
-    }
-    fn ssthresh(&self) -> u64 {
-        self.reno.ssthresh()
-    }
+    delegate_to_reno!();
+
     fn on_ack(&mut self, ack: &AckSignal, all: &[CcPathView]) {
         if !self.reno.wants_ca_increase(ack, all) {
             return;
@@ -79,15 +75,6 @@ impl CongestionControl for Lia {
     }
     fn on_fast_retransmit(&mut self, loss: &LossSignal) {
         self.reno.on_fast_retransmit(loss);
-    }
-    fn on_timeout(&mut self, loss: &LossSignal) {
-        self.reno.on_timeout(loss);
-    }
-    fn on_idle(&mut self, mtu: u64, initial_cwnd: u64) {
-        self.reno.on_idle(mtu, initial_cwnd);
-    }
-    fn set_cwnd(&mut self, cwnd: u64) {
-        self.reno.set_cwnd(cwnd);
     }
 }
 

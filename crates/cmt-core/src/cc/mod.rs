@@ -4,6 +4,28 @@
 //! machine and a config struct that is also its factory. [`by_name`] is the one table that
 //! maps scenario names to factories.
 
+/// The trait methods a controller built on [`Reno`] (in a field `reno`) takes from it
+/// unchanged: the window getters, timeouts, idle decay and `set_cwnd`.
+macro_rules! delegate_to_reno {
+    () => {
+        fn cwnd(&self) -> u64 {
+            self.reno.cwnd()
+        }
+        fn ssthresh(&self) -> u64 {
+            self.reno.ssthresh()
+        }
+        fn on_timeout(&mut self, loss: &LossSignal) {
+            self.reno.on_timeout(loss);
+        }
+        fn on_idle(&mut self, mtu: u64, initial_cwnd: u64) {
+            self.reno.on_idle(mtu, initial_cwnd);
+        }
+        fn set_cwnd(&mut self, cwnd: u64) {
+            self.reno.set_cwnd(cwnd);
+        }
+    };
+}
+
 mod balia;
 mod db_cmt;
 mod lia;

@@ -103,12 +103,8 @@ pub fn olia_increase(all: &[CcPathView], r: PathId, mss: f64) -> Option<f64> {
 }
 
 impl CongestionControl for Olia {
-    fn cwnd(&self) -> u64 {
-        self.reno.cwnd()
-    }
-    fn ssthresh(&self) -> u64 {
-        self.reno.ssthresh()
-    }
+    delegate_to_reno!();
+
     fn on_ack(&mut self, ack: &AckSignal, all: &[CcPathView]) {
         if all.len() < 2 {
             self.reno.on_ack(ack, all); // one path: Reno
@@ -126,15 +122,6 @@ impl CongestionControl for Olia {
     }
     fn on_fast_retransmit(&mut self, loss: &LossSignal) {
         self.reno.on_fast_retransmit(loss);
-    }
-    fn on_timeout(&mut self, loss: &LossSignal) {
-        self.reno.on_timeout(loss);
-    }
-    fn on_idle(&mut self, mtu: u64, initial_cwnd: u64) {
-        self.reno.on_idle(mtu, initial_cwnd);
-    }
-    fn set_cwnd(&mut self, cwnd: u64) {
-        self.reno.set_cwnd(cwnd);
     }
 }
 
