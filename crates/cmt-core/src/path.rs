@@ -47,8 +47,10 @@ pub struct PathView {
     pub timeouts: u32,
     /// Time of the latest timeout.
     pub last_timeout: Option<Time>,
-    /// Estimated loss rate: EWMA (gain 1/8) of 0 per acked chunk and 1 per chunk marked
-    /// for retransmission (spec §1.5, "estimated"; GAP 11).
+    /// Loss rate: the configured one when set
+    /// ([`Association::set_destination_loss_rate`](crate::Association::set_destination_loss_rate),
+    /// spec §1.5 "oracle"), else the estimate: EWMA (gain 1/8) of 0 per acked chunk and
+    /// 1 per chunk marked for retransmission (spec §1.5, "estimated"; GAP 11).
     pub loss_rate: f64,
     /// True if new data may go on this path now (ACTIVE, `flight < cwnd`, Max.Burst
     /// budget left). The peer window is checked by the core before asking.
@@ -94,6 +96,9 @@ pub(crate) struct Path {
     pub(crate) timeouts: u32,
     pub(crate) last_timeout: Option<Time>,
     pub(crate) loss_rate: f64,
+    /// A loss rate configured from outside (ns-2's `set-destination-lossrate`); it
+    /// replaces the estimate in [`PathView::loss_rate`].
+    pub(crate) configured_loss: Option<f64>,
     /// Bytes newly acked on this path since its last congestion event.
     pub(crate) acked_since_loss: u64,
     /// Bytes acked between its last two congestion events.
@@ -124,6 +129,7 @@ impl Path {
             timeouts: 0,
             last_timeout: None,
             loss_rate: 0.0,
+            configured_loss: None,
             acked_since_loss: 0,
             acked_prev_interval: 0,
         }
@@ -162,7 +168,7 @@ impl Path {
             rto: self.rtt.rto(),
             timeouts: self.timeouts,
             last_timeout: self.last_timeout,
-            loss_rate: self.loss_rate,
+            loss_rate: self.configured_loss.unwrap_or(self.loss_rate),
             can_send: self.state == PathState::Active
                 && self.flight < cwnd
                 && (max_burst == 0 || self.burst_used < max_burst),

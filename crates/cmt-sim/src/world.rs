@@ -38,6 +38,22 @@ pub struct Drawn {
     pub loss: f64,
 }
 
+/// A path's configured forward loss: every link's drawn Bernoulli loss and Gilbert
+/// stationary loss in series (spec §1.5 "oracle").
+fn configured_loss(built: &Built, drawn: &[Drawn], links: &[usize]) -> f64 {
+    let pass: f64 = links
+        .iter()
+        .map(|&l| {
+            let g = built.links[l]
+                .gilbert
+                .as_ref()
+                .map_or(0.0, |g| g.stationary_loss());
+            (1.0 - drawn[l].loss) * (1.0 - g)
+        })
+        .product();
+    1.0 - pass
+}
+
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {
@@ -198,6 +214,15 @@ impl Simulation {
             ia,
             Probe::new(rec.clone(), Role::Sender),
         )?;
+        let mut sender = sender;
+        if built.oracle_loss {
+            for (p, path) in built.paths.iter().enumerate() {
+                sender.set_destination_loss_rate(
+                    PathId(p),
+                    Some(configured_loss(&built, &drawn, &path.links)),
+                );
+            }
+        }
         let receiver = Association::new(
             cfg,
             n,

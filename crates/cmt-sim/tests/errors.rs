@@ -202,3 +202,12 @@ fn overriding_file_size_replaces_the_duration_and_the_later_override_wins() {
         cmt_sim::scenario::Workload::File { .. }
     ));
 }
+
+#[test]
+fn an_unknown_loss_rate_source_is_named() {
+    let e = error(BASE, &["association.loss_rate=\"psychic\""]);
+    assert!(
+        e.contains("`association.loss_rate`") && e.contains("estimated or oracle"),
+        "{e}"
+    );
+}

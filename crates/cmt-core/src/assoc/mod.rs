@@ -213,6 +213,15 @@ impl<O: Observer> Association<O> {
     pub fn path(&self, id: PathId) -> PathView {
         self.paths[id.0].view(id, self.burst_limit)
     }
+    /// Configures path `path`'s loss rate for the loss-aware algorithms (rtx-lossrate,
+    /// rtx-cl, CMT-QA*, BLEST): ns-2's `set-destination-lossrate`, the "oracle" of spec
+    /// §1.5. `None` returns to the estimate.
+    pub fn set_destination_loss_rate(&mut self, path: PathId, rate: Option<f64>) {
+        if let Some(p) = self.paths.get_mut(path.0) {
+            p.configured_loss = rate.map(|r| r.clamp(0.0, 1.0));
+        }
+    }
+
     /// Counters that are not events.
     pub fn stats(&self) -> &AssocStats {
         &self.stats

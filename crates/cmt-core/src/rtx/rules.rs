@@ -5,7 +5,8 @@
 //!
 //! * `rtx-ssthresh` (Iyengar et al., ICON'04): largest ssthresh.
 //! * `rtx-lossrate` (ICON'04): lowest loss rate. GAP 11 resolution: the EWMA estimate
-//!   of the core (gain 1/8); ns-2's configured-loss oracle is not available to the core.
+//!   of the core (gain 1/8), or ns-2's configured loss ("oracle") when the embedder sets
+//!   it with `Association::set_destination_loss_rate` (scenario `loss_rate = "oracle"`).
 //! * `rtx-cl` (seed 002 §4.2, spec §5.3): largest cwnd, then lowest loss rate.
 //! * `rtx-asap` (ICON'04): any candidate with cwnd room now (random among them), else
 //!   the largest cwnd.

@@ -102,6 +102,8 @@ pub struct Built {
     pub events: Vec<BuiltEvent>,
     /// Background sources.
     pub traffic: Vec<BuiltTraffic>,
+    /// Give the sender each path's configured loss rate (spec §1.5 "oracle").
+    pub oracle_loss: bool,
 }
 
 pub(super) type BuildError = (String, String);
@@ -421,6 +423,16 @@ pub(super) fn build(
     }
     events.sort_by_key(|e| e.at);
     let traffic = super::traffic::build_traffic(s, &links)?;
+    let oracle_loss = match s.association.loss_rate.as_deref() {
+        None | Some("estimated") => false,
+        Some("oracle") => true,
+        Some(o) => {
+            return Err((
+                "association.loss_rate".into(),
+                format!("unknown `{o}` (estimated or oracle)"),
+            ))
+        }
+    };
     Ok(Built {
         name: s
             .name
@@ -438,5 +450,6 @@ pub(super) fn build(
         bin,
         events,
         traffic,
+        oracle_loss,
     })
 }

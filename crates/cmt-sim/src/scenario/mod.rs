@@ -176,6 +176,9 @@ pub struct AssociationSpec {
     pub max_burst: Option<u32>,
     /// When Max.Burst applies: "rfc" (every opportunity, default) or "ns2".
     pub max_burst_mode: Option<String>,
+    /// The loss rate the loss-aware algorithms use: "estimated" (EWMA, default) or
+    /// "oracle" (each path's configured loss, as ns-2's `set-destination-lossrate`).
+    pub loss_rate: Option<String>,
     /// CMT-PF on/off (default off: the seeds' "CMT" baseline).
     pub pf: Option<bool>,
     /// PF threshold (default 0).
