@@ -342,6 +342,7 @@ impl<O: Observer> Association<O> {
                     mtu: self.cfg.mtu as u64,
                     srtt: p.rtt.srtt(),
                     min_rtt: p.rtt.min_rtt(),
+                    max_srtt: p.rtt.max_srtt(),
                 };
                 p.cc.on_fast_retransmit(&loss);
                 p.loss_event();

@@ -105,6 +105,7 @@ impl<O: Observer> Association<O> {
             mtu,
             srtt: p.rtt.srtt(),
             min_rtt: p.rtt.min_rtt(),
+            max_srtt: p.rtt.max_srtt(),
         };
         p.cc.on_timeout(&loss);
         p.loss_event();

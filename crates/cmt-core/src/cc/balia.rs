@@ -136,6 +136,7 @@ mod tests {
             mtu: 1000,
             srtt: None,
             min_rtt: None,
+            max_srtt: None,
         };
         // α = 2 → min(α, 1.5) = 1.5: w − w/2·1.5 = w/4.
         let mut b = Balia {

@@ -177,6 +177,7 @@ mod tests {
             mtu: MTU,
             srtt: Some(Duration::from_millis(s)),
             min_rtt: Some(Duration::from_millis(m)),
+            max_srtt: None,
         };
         let mut c = cc(30_000);
         c.on_fast_retransmit(&loss(150, 100));

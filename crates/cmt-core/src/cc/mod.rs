@@ -27,6 +27,7 @@ macro_rules! delegate_to_reno {
 }
 
 mod balia;
+mod cmt_qa;
 mod db_cmt;
 mod lia;
 mod olia;
@@ -35,6 +36,7 @@ mod reno;
 mod tests;
 
 pub use balia::{balia_terms, Balia, BaliaFactory};
+pub use cmt_qa::{is_wireless_loss, CmtQaCc, CmtQaCcFactory};
 pub use db_cmt::{DbCmtCc, DbCmtCcFactory};
 pub use lia::{lia_alpha, Lia, LiaFactory};
 pub use olia::{olia_epsilon, olia_increase, Olia, OliaFactory};
@@ -86,6 +88,8 @@ pub struct LossSignal {
     pub srtt: Option<Duration>,
     /// Minimum RTT of the path.
     pub min_rtt: Option<Duration>,
+    /// Largest SRTT the path has had (CMT-QA*'s RTTmax).
+    pub max_srtt: Option<Duration>,
 }
 
 /// Per-path window state machine.
@@ -126,12 +130,13 @@ pub trait CcFactory: Send + Sync {
 }
 
 /// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &["reno", "db-cmt", "a-cmt", "lia", "olia", "balia"];
+pub const NAMES: &[&str] = &["reno", "cmt-qa", "db-cmt", "a-cmt", "lia", "olia", "balia"];
 
 /// The registry: scenario name → factory.
 pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn CcFactory>, ParamError> {
     match name {
         "reno" | "rfc4960" => Ok(Box::new(RenoFactory::from_params(params)?)),
+        "cmt-qa" => Ok(Box::new(CmtQaCcFactory::from_params(params)?)),
         "db-cmt" => Ok(Box::new(DbCmtCcFactory::from_params(params)?)),
         "a-cmt" => Ok(Box::new(DbCmtCcFactory::a_cmt(params)?)),
         "lia" => Ok(Box::new(LiaFactory::from_params(params)?)),

@@ -188,6 +188,7 @@ mod tests {
             mtu: MTU,
             srtt: None,
             min_rtt: None,
+            max_srtt: None,
         }
     }
 

@@ -23,6 +23,7 @@ enum Op {
     FastRtx {
         srtt_ms: u64,
         min_ms: u64,
+        max_ms: u64,
     },
     Timeout,
     Idle,
@@ -31,7 +32,7 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => (1u64..20_000, 0.0..1.5f64, 1u64..1000, 1u64..1000).prop_map(|(bytes, flight_frac, s, m)| Op::Ack { bytes, flight_frac, srtt_ms: s.max(m), min_ms: m.min(s) }),
-        2 => (1u64..1000, 1u64..1000).prop_map(|(s, m)| Op::FastRtx { srtt_ms: s.max(m), min_ms: m.min(s) }),
+        2 => (1u64..1000, 1u64..1000, 0u64..1000).prop_map(|(s, m, x)| Op::FastRtx { srtt_ms: s.max(m), min_ms: m.min(s), max_ms: s.max(m) + x }),
         1 => Just(Op::Timeout),
         1 => Just(Op::Idle),
     ]
@@ -62,14 +63,14 @@ proptest! {
                         // Growth per ack is bounded: at most one MTU (byte counting).
                         prop_assert!(cc.cwnd() <= before.0 + MTU, "{name}: grew {} → {}", before.0, cc.cwnd());
                     }
-                    Op::FastRtx { srtt_ms, min_ms } => {
-                        let loss = LossSignal { now: Time::ZERO, mtu: MTU, srtt: Some(Duration::from_millis(srtt_ms)), min_rtt: Some(Duration::from_millis(min_ms)) };
+                    Op::FastRtx { srtt_ms, min_ms, max_ms } => {
+                        let loss = LossSignal { now: Time::ZERO, mtu: MTU, srtt: Some(Duration::from_millis(srtt_ms)), min_rtt: Some(Duration::from_millis(min_ms)), max_srtt: Some(Duration::from_millis(max_ms)) };
                         cc.on_fast_retransmit(&loss);
                         prop_assert!(cc.cwnd() <= before.0.max(4 * MTU), "{name}: window grew on a loss");
                         prop_assert!(cc.ssthresh() >= 4 * MTU, "{name}: ssthresh {} below floor", cc.ssthresh());
                     }
                     Op::Timeout => {
-                        let loss = LossSignal { now: Time::ZERO, mtu: MTU, srtt: None, min_rtt: None };
+                        let loss = LossSignal { now: Time::ZERO, mtu: MTU, srtt: None, min_rtt: None, max_srtt: None };
                         cc.on_timeout(&loss);
                         prop_assert_eq!(cc.cwnd(), MTU, "{}: timeout leaves one MTU", name);
                         prop_assert!(cc.ssthresh() >= 4 * MTU);

@@ -5,7 +5,8 @@
 //! `T_d = SRTT_d/2 + (flight_d + L) / (BW_d · (1 − p_d))`, `BW_d = cwnd_d / SRTT_d`,
 //! `p_d` the EWMA loss estimate; ties go to the larger cwnd. Paths without an RTT sample
 //! use their RTO. CMT-QA's loss differentiation (no window cut on wireless losses) is a
-//! congestion-control behaviour and is not part of this scheduler.
+//! congestion-control behaviour: `cc = "cmt-qa"` ([`crate::cc::CmtQaCc`]); the preset
+//! `cmt-qa` combines both.
 
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};

@@ -193,10 +193,11 @@ pub(super) fn build(
         None => ("round-robin", "rtx-cwnd", "reno"),
         Some("db-cmt") => ("db-cmt", "rtx-cl", "db-cmt"),
         Some("a-cmt") => ("round-robin", "rtx-cwnd", "a-cmt"),
+        Some("cmt-qa") => ("cmt-qa", "rtx-cwnd", "cmt-qa"),
         Some(o) => {
             return Err((
                 "association.preset".into(),
-                format!("unknown preset `{o}` (known: db-cmt, a-cmt)"),
+                format!("unknown preset `{o}` (known: db-cmt, a-cmt, cmt-qa)"),
             ))
         }
     };

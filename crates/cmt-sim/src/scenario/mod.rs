@@ -142,7 +142,8 @@ pub type ParamTable = BTreeMap<String, toml::Value>;
 #[serde(deny_unknown_fields)]
 pub struct AssociationSpec {
     /// A named set of algorithms: "db-cmt" = db-cmt scheduler + rtx-cl + db-cmt
-    /// congestion control (seed 002); "a-cmt" = round-robin + rtx-cwnd + a-cmt. Explicit
+    /// congestion control (seed 002); "a-cmt" = round-robin + rtx-cwnd + a-cmt; "cmt-qa" =
+    /// cmt-qa scheduler + rtx-cwnd + cmt-qa loss differentiation. Explicit
     /// `scheduler`, `rtx`, `cc` still win.
     pub preset: Option<String>,
     /// Scheduler name (default "round-robin").
