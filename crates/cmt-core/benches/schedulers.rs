@@ -50,8 +50,9 @@ fn main() {
                     peer_rwnd: 64 * 1024,
                     chunk_len: 1452,
                     queued_bytes: u64::MAX,
+                    reserved: 0,
                 };
-                if let Some(p) = black_box(s.select(&ctx)) {
+                if let Some((p, _)) = black_box(s.select_at(&ctx)) {
                     s.on_sent(p, i as u64, 1452);
                 }
             }

@@ -15,6 +15,8 @@ pub enum SendKind {
     FastRetransmit,
     /// Retransmission after a T3-rtx timeout.
     TimeoutRetransmit,
+    /// A scheduler's extra copy of a chunk sent on another path (redundant, JAPS).
+    Copy,
 }
 
 /// One protocol event. TSNs are unwrapped (64-bit) so observers never see wrap-around.

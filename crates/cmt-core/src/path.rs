@@ -99,6 +99,9 @@ pub(crate) struct Path {
     /// A loss rate configured from outside (ns-2's `set-destination-lossrate`); it
     /// replaces the estimate in [`PathView::loss_rate`].
     pub(crate) configured_loss: Option<f64>,
+    /// Copies of chunks whose latest transmission is on another path, in flight here:
+    /// `(tsn, bytes)`. Never retransmitted; dropped on this path's T3 expiry.
+    pub(crate) copies: Vec<(u64, u64)>,
     /// Bytes newly acked on this path since its last congestion event.
     pub(crate) acked_since_loss: u64,
     /// Bytes acked between its last two congestion events.
@@ -130,6 +133,7 @@ impl Path {
             last_timeout: None,
             loss_rate: 0.0,
             configured_loss: None,
+            copies: Vec::new(),
             acked_since_loss: 0,
             acked_prev_interval: 0,
         }

@@ -13,6 +13,8 @@ pub struct PathCounters {
     pub sent_packets: u64,
     /// DATA packets retransmitted.
     pub retransmissions: u64,
+    /// Scheduler copies of chunks sent on another path (redundant, JAPS).
+    pub copies: u64,
     /// DATA packets dropped by the network (queue or loss model).
     pub lost_packets: u64,
     /// User bytes delivered in order that arrived on this path.
@@ -217,8 +219,12 @@ impl Recorder {
             Event::DataSent { path, kind, .. } => {
                 let p = &mut self.paths[path.0];
                 p.sent_packets += 1;
-                if kind != SendKind::New {
-                    p.retransmissions += 1;
+                match kind {
+                    SendKind::New => {}
+                    SendKind::Copy => p.copies += 1,
+                    SendKind::FastRetransmit | SendKind::TimeoutRetransmit => {
+                        p.retransmissions += 1
+                    }
                 }
             }
             Event::FastRetransmit { .. } => self.fast_retransmits += 1,

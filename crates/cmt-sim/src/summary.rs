@@ -37,6 +37,8 @@ pub struct PathSummary {
     pub lost_packets: u64,
     /// DATA packets retransmitted on this path.
     pub retransmissions: u64,
+    /// Copies of chunks first sent on another path (redundant, JAPS).
+    pub copies: u64,
     /// Goodput of data that arrived on this path, Mbit/s.
     pub goodput_mbps: f64,
     /// Payload arriving on this path, duplicates included, Mbit/s.
@@ -202,6 +204,7 @@ impl Summary {
                     sent_packets: c.sent_packets,
                     lost_packets: c.lost_packets,
                     retransmissions: c.retransmissions,
+                    copies: c.copies,
                     goodput_mbps: mbps(c.delivered_bytes, measured),
                     throughput_mbps: mbps(c.received_bytes, measured),
                     cwnd_reductions: c.cwnd_reductions,
@@ -309,6 +312,7 @@ pub const PATH_METRICS: &[&str] = &[
     "sent_packets",
     "lost_packets",
     "retransmissions",
+    "copies",
     "goodput_mbps",
     "throughput_mbps",
     "cwnd_reductions",
@@ -328,6 +332,7 @@ impl Summary {
                 "sent_packets" => p.sent_packets as f64,
                 "lost_packets" => p.lost_packets as f64,
                 "retransmissions" => p.retransmissions as f64,
+                "copies" => p.copies as f64,
                 "goodput_mbps" => p.goodput_mbps,
                 "throughput_mbps" => p.throughput_mbps,
                 "cwnd_reductions" => p.cwnd_reductions as f64,

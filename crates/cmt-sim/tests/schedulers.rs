@@ -135,3 +135,42 @@ fn daps_lays_data_out_in_arrival_order_and_cuts_reordering_latency() {
         "DAPS max {d_max:.1} ms vs round-robin {rr_max:.1} ms"
     );
 }
+
+#[test]
+fn redundant_sends_every_chunk_on_both_paths_and_repairs_losses_without_reordering_delay() {
+    // 2 % loss on both paths, 10 Mbit/s / 20 ms and 2 Mbit/s / 80 ms, 256 KB.
+    // Measured (seed 1): minRTT 2.70 Mbit/s with a mean reordering latency of 78 ms
+    // (p99 737 ms); redundant 2.43 Mbit/s, 7.4 ms (p99 79 ms): the copy of a chunk lost
+    // on one path usually arrives on the other.
+    let set: Vec<String> = [
+        "links.fast.delay=\"20ms\"",
+        "links.slow.delay=\"80ms\"",
+        "links.slow.rate=\"2Mbps\"",
+        "links.fast.loss=0.02",
+        "links.slow.loss=0.02",
+        "receiver.rbuf=\"256KB\"",
+        "duration=\"30s\"",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = |sched: &str| {
+        let mut o = set.clone();
+        o.push(format!("association.scheduler=\"{sched}\""));
+        run_str(TWO, &o).unwrap()
+    };
+    let red = run("redundant");
+    let min = run("minrtt");
+    // New data only on the fast path; the slow path carries copies only.
+    assert_eq!(red.paths[0].copies, 0);
+    assert_eq!(red.paths[1].copies, red.paths[1].sent_packets);
+    assert!(red.paths[1].copies > 1000);
+    assert!(
+        red.reordering_latency_ms.mean < 0.25 * min.reordering_latency_ms.mean,
+        "redundant {} ms vs minrtt {} ms",
+        red.reordering_latency_ms.mean,
+        min.reordering_latency_ms.mean
+    );
+    // Redundancy costs aggregate goodput, but not most of it.
+    assert!(red.goodput_mbps > 0.75 * min.goodput_mbps);
+}

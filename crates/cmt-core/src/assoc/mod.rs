@@ -134,6 +134,10 @@ pub struct Association<O: Observer = ()> {
     ctrl: VecDeque<(PathId, Chunk)>,
     scratch: AckScratch,
     sched_begin: bool,
+    /// Ask the scheduler for copies at the next poll (set with `sched_begin`).
+    sched_copies: bool,
+    /// Reused buffer for the scheduler's copy requests.
+    copy_buf: Vec<(u64, PathId)>,
     /// Max.Burst in force for the current transmission opportunity (0 = none).
     burst_limit: u32,
     /// ns-2 mode: the SACK being handled acked a retransmitted chunk.
@@ -191,6 +195,8 @@ impl<O: Observer> Association<O> {
             ctrl: VecDeque::new(),
             scratch: AckScratch::default(),
             sched_begin: true,
+            sched_copies: true,
+            copy_buf: Vec::new(),
             burst_limit: 0,
             burst_trigger: false,
             assoc_errors: 0,
@@ -310,6 +316,7 @@ impl<O: Observer> Association<O> {
             p.burst_used = 0;
         }
         self.sched_begin = true;
+        self.sched_copies = true;
         let applies = match self.cfg.max_burst_mode {
             MaxBurstMode::Always => true,
             MaxBurstMode::Ns2 => std::mem::take(&mut self.burst_trigger),

@@ -174,6 +174,32 @@ impl<O: Observer> Association<O> {
             }
         }
 
+        // Copies of chunks acknowledged now leave their paths' flight; an ack of data a
+        // path carried keeps its T3 from expiring.
+        for (i, p) in self.paths.iter_mut().enumerate() {
+            if p.copies.is_empty() {
+                continue;
+            }
+            let chunks = &self.snd.chunks;
+            let cum_now = self.snd.cum_ack;
+            let before = p.copies.len();
+            let mut freed = 0;
+            p.copies.retain(|&(tsn, size)| {
+                let acked = tsn <= cum_now
+                    || chunks
+                        .get((tsn - cum_now - 1) as usize)
+                        .is_some_and(|c| c.acked);
+                if acked {
+                    freed += size;
+                }
+                !acked
+            });
+            if p.copies.len() != before {
+                p.flight -= freed;
+                s.restart_t3[i] = true;
+            }
+        }
+
         for (path, ns) in rtts {
             self.rtt_sample(now, path, crate::time::Duration::from_nanos(ns));
         }
@@ -286,8 +312,8 @@ impl<O: Observer> Association<O> {
         }
         let mut losses: Vec<(usize, u64)> = Vec::new();
         for (i, c) in self.snd.chunks.iter_mut().enumerate() {
-            if c.acked {
-                continue;
+            if c.acked || c.tx_count == 0 {
+                continue; // acknowledged, or reserved and not sent yet
             }
             let tsn = cum + 1 + i as u64;
             let d = c.path.0;

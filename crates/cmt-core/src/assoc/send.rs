@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, VecDeque};
 use super::{Association, Transmit};
 use crate::event::{Event, Observer, SendKind};
 use crate::packet::{data_chunk_len, Chunk, DataChunk, DataFlags, Packet, Payload};
-use crate::path::{PathId, PathState};
+use crate::path::{PathId, PathState, PathView};
 use crate::rtx::RtxContext;
 use crate::sched::SchedContext;
 use crate::time::Time;
@@ -54,6 +54,11 @@ pub(super) struct SendState {
     pub(super) chunks: VecDeque<TxChunk>,
     /// TSNs marked for retransmission, in order.
     pub(super) rtx_marked: BTreeSet<u64>,
+    /// TSNs given to chunks that are not sent yet (a path took a chunk further down the
+    /// queue, `Scheduler::select_at`); they head the send queue.
+    pub(super) reserved: BTreeSet<u64>,
+    /// Copies the scheduler asked for, `(tsn, path)`, in request order.
+    pub(super) copy_queue: VecDeque<(u64, PathId)>,
 
     pub(super) peer_rwnd: u64,
     /// Per path: a fast retransmission may go out even with a full cwnd.
@@ -75,6 +80,8 @@ impl SendState {
             cum_ack: first - 1,
             chunks: VecDeque::new(),
             rtx_marked: BTreeSet::new(),
+            reserved: BTreeSet::new(),
+            copy_queue: VecDeque::new(),
 
             peer_rwnd: peer_rwnd as u64,
             fast_exempt: vec![false; num_paths],
@@ -90,6 +97,11 @@ impl SendState {
     }
 
     fn has_new_data(&self) -> bool {
+        self.backlog || !self.queue.is_empty() || !self.reserved.is_empty()
+    }
+
+    /// Data not yet given a TSN.
+    fn has_queued(&self) -> bool {
         self.backlog || !self.queue.is_empty()
     }
 
@@ -128,6 +140,23 @@ impl SendState {
     }
 }
 
+/// What the scheduler sees for a chunk of `len` bytes.
+fn sched_context<'a>(
+    views: &'a [PathView],
+    snd: &SendState,
+    now: Time,
+    len: u32,
+) -> SchedContext<'a> {
+    SchedContext {
+        now,
+        paths: views,
+        peer_rwnd: snd.peer_rwnd,
+        chunk_len: len,
+        queued_bytes: snd.queued_bytes(),
+        reserved: snd.reserved.len(),
+    }
+}
+
 impl<O: Observer> Association<O> {
     /// The next packet to send, if any. Control chunks (SACK, HEARTBEAT, HEARTBEAT-ACK)
     /// first, then retransmissions, then new data chosen by the scheduler.
@@ -144,7 +173,82 @@ impl<O: Observer> Association<O> {
                 return Some(t);
             }
         }
+        if std::mem::take(&mut self.sched_copies) && self.sched.makes_copies() {
+            self.ask_copies(now);
+        }
+        if !self.snd.copy_queue.is_empty() {
+            if let Some(t) = self.poll_copy(now) {
+                return Some(t);
+            }
+        }
         self.poll_new_data(now)
+    }
+
+    fn ask_copies(&mut self, now: Time) {
+        self.refresh_views();
+        let len = self.snd.next_len(self.cfg.max_payload());
+        let mut out = std::mem::take(&mut self.copy_buf);
+        let ctx = sched_context(&self.views, &self.snd, now, len);
+        self.sched.copies(&ctx, &mut out);
+        for (tsn, path) in out.drain(..) {
+            if path.0 < self.paths.len() {
+                self.snd.copy_queue.push_back((tsn, path));
+            } else {
+                self.stats.refused_choices += 1;
+            }
+        }
+        self.copy_buf = out;
+    }
+
+    /// The first queued copy whose path has cwnd room; copies of chunks acknowledged,
+    /// not yet sent, or already on that path are dropped.
+    fn poll_copy(&mut self, now: Time) -> Option<Transmit> {
+        let cum = self.snd.cum_ack;
+        let mut i = 0;
+        while i < self.snd.copy_queue.len() {
+            let (tsn, dest) = self.snd.copy_queue[i];
+            let chunk = tsn
+                .checked_sub(cum + 1)
+                .and_then(|k| self.snd.chunks.get(k as usize));
+            let stale = match chunk {
+                None => true,
+                Some(c) => {
+                    c.acked
+                        || c.tx_count == 0
+                        || c.path == dest
+                        || self.paths[dest.0].copies.iter().any(|&(t, _)| t == tsn)
+                }
+            };
+            if stale {
+                self.snd.copy_queue.remove(i);
+                continue;
+            }
+            let p = &self.paths[dest.0];
+            if p.state != PathState::Active || p.flight >= p.cc.cwnd() {
+                i += 1;
+                continue;
+            }
+            self.snd.copy_queue.remove(i);
+            let c = &self.snd.chunks[(tsn - cum - 1) as usize];
+            let (len, size, ssn, payload) = (c.len, c.size(), c.ssn, c.payload.clone());
+            // Karn: the original's RTT sample would be ambiguous now.
+            for p in &mut self.paths {
+                if matches!(p.rtt_probe, Some((t, _)) if t == tsn) {
+                    p.rtt_probe = None;
+                }
+            }
+            self.paths[dest.0].copies.push((tsn, size));
+            self.on_data_sent(now, dest, size);
+            let ev = Event::DataSent {
+                path: dest,
+                tsn,
+                bytes: len,
+                kind: SendKind::Copy,
+            };
+            self.obs.event(now, &ev);
+            return Some(self.data_transmit(dest, tsn, ssn, payload));
+        }
+        None
     }
 
     fn packet(&self, chunk: Chunk) -> Packet {
@@ -280,39 +384,21 @@ impl<O: Observer> Association<O> {
         }
         self.set_blocked(now, false);
         self.refresh_views();
-        let ctx = SchedContext {
-            now,
-            paths: &self.views,
-            peer_rwnd: self.snd.peer_rwnd,
-            chunk_len: len,
-            queued_bytes: self.snd.queued_bytes(),
-        };
+        let ctx = sched_context(&self.views, &self.snd, now, len);
         if std::mem::take(&mut self.sched_begin) {
             self.sched.begin(&ctx);
         }
-        let path = self.sched.select(&ctx)?;
+        let (path, at) = self.sched.select_at(&ctx)?;
         if !self.views.get(path.0).is_some_and(|v| v.can_send) {
             self.stats.refused_choices += 1;
             return None;
         }
-        let payload = self.snd.take(max);
-        let len = payload.len() as u32;
-        let tsn = self.snd.next_tsn;
-        self.snd.next_tsn += 1;
-        let ssn = self.snd.next_ssn;
-        self.snd.next_ssn = self.snd.next_ssn.wrapping_add(1);
-        self.snd.chunks.push_back(TxChunk {
-            payload: payload.clone(),
-            len,
-            ssn,
-            path,
-            tx_count: 1,
-            acked: false,
-            in_flight: true,
-            missing: 0,
-            fast_done: false,
-            rtx: None,
-        });
+        let tsn = self.new_chunk_at(at, max);
+        let c = &mut self.snd.chunks[(tsn - self.snd.cum_ack - 1) as usize];
+        c.path = path;
+        c.tx_count = 1;
+        c.in_flight = true;
+        let (len, ssn, payload) = (c.len, c.ssn, c.payload.clone());
         let p = &mut self.paths[path.0];
         p.burst_used += 1;
         if p.rtt_probe.is_none() {
@@ -334,6 +420,48 @@ impl<O: Observer> Association<O> {
         };
         self.obs.event(now, &ev);
         Some(self.data_transmit(path, tsn, ssn, payload))
+    }
+
+    /// The TSN of the chunk at position `at` of the send queue (reserved chunks first,
+    /// then queued data), giving TSNs to the chunks before it; clamped to the data there
+    /// is. The chunk is left unsent (`tx_count` 0) for the caller.
+    fn new_chunk_at(&mut self, at: usize, max: u32) -> u64 {
+        let reserved = self.snd.reserved.len();
+        let pick = if self.snd.has_queued() {
+            (at < reserved).then_some(at)
+        } else {
+            Some(at.min(reserved - 1)) // nothing beyond the reserved chunks
+        };
+        if let Some(k) = pick {
+            let tsn = *self.snd.reserved.iter().nth(k).expect("k < reserved");
+            self.snd.reserved.remove(&tsn);
+            return tsn;
+        }
+        let mut skip = at - reserved;
+        loop {
+            let payload = self.snd.take(max);
+            let tsn = self.snd.next_tsn;
+            self.snd.next_tsn += 1;
+            let ssn = self.snd.next_ssn;
+            self.snd.next_ssn = self.snd.next_ssn.wrapping_add(1);
+            self.snd.chunks.push_back(TxChunk {
+                len: payload.len() as u32,
+                payload,
+                ssn,
+                path: PathId(0),
+                tx_count: 0,
+                acked: false,
+                in_flight: false,
+                missing: 0,
+                fast_done: false,
+                rtx: None,
+            });
+            if skip == 0 || !self.snd.has_queued() {
+                return tsn;
+            }
+            self.snd.reserved.insert(tsn);
+            skip -= 1;
+        }
     }
 
     pub(super) fn total_flight(&self) -> u64 {

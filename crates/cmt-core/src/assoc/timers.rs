@@ -115,7 +115,10 @@ impl<O: Observer> Association<O> {
         self.obs.event(now, &Event::Timeout { path: id, rto });
         self.cwnd_event(now, id);
         self.count_error(now, id);
-        // Every chunk in flight on the path is marked for retransmission.
+        // Copies on the path are given up (their originals are retransmitted if lost);
+        // every chunk in flight on the path is marked for retransmission.
+        let copies: u64 = self.paths[id.0].copies.drain(..).map(|(_, s)| s).sum();
+        self.paths[id.0].flight -= copies;
         let cum = self.snd.cum_ack;
         for i in 0..self.snd.chunks.len() {
             let c = &mut self.snd.chunks[i];

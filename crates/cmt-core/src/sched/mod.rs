@@ -12,6 +12,7 @@ mod db_cmt;
 mod ecf;
 mod fast_slow;
 mod min_rtt;
+mod redundant;
 mod round_robin;
 mod weighted;
 
@@ -21,6 +22,7 @@ pub use daps::{Daps, DapsFactory};
 pub use db_cmt::{DbCmt, DbCmtFactory};
 pub use ecf::{Ecf, EcfFactory};
 pub use min_rtt::{MinRtt, MinRttFactory};
+pub use redundant::{Redundant, RedundantFactory};
 pub use round_robin::{RoundRobin, RoundRobinFactory};
 pub use weighted::{Weighted, WeightedFactory};
 
@@ -41,6 +43,10 @@ pub struct SchedContext<'a> {
     pub chunk_len: u32,
     /// User bytes waiting in the send queue (saturating for a backlogged source).
     pub queued_bytes: u64,
+    /// Chunks that already have a TSN but were not sent yet because a path took a
+    /// chunk further down the queue ([`Scheduler::select_at`]); they are the head of
+    /// the queue, in TSN order.
+    pub reserved: usize,
 }
 
 /// Chooses paths for new data.
@@ -49,8 +55,27 @@ pub trait Scheduler: Send {
     fn begin(&mut self, _ctx: &SchedContext<'_>) {}
     /// The path for the next new chunk, or `None` to send no new data now.
     fn select(&mut self, ctx: &SchedContext<'_>) -> Option<PathId>;
+    /// The path for the next new chunk and the chunk's position in the send queue:
+    /// 0 is the head (the lowest unsent TSN), `k` skips `k` chunks, which get their TSNs
+    /// now and are sent later, head first (JAPS's per-path queue pointers). The default
+    /// is [`select`](Self::select) at the head.
+    fn select_at(&mut self, ctx: &SchedContext<'_>) -> Option<(PathId, usize)> {
+        self.select(ctx).map(|p| (p, 0))
+    }
     /// The chunk was sent on `path`.
     fn on_sent(&mut self, _path: PathId, _tsn: u64, _bytes: u32) {}
+    /// Whether this scheduler ever asks for [`copies`](Self::copies) (the core skips
+    /// the request otherwise).
+    fn makes_copies(&self) -> bool {
+        false
+    }
+    /// Extra copies to send of chunks already sent: `(tsn, path)` pairs appended to
+    /// `out`. The core sends each when its path has cwnd room, before new data, and
+    /// skips copies of chunks acknowledged meanwhile. Asked at the start of every
+    /// transmission opportunity (redundant scheduling; JAPS's delay-burst repair).
+    fn copies(&mut self, _ctx: &SchedContext<'_>, _out: &mut Vec<(u64, PathId)>) {}
+    /// An RTT sample was taken on `path` (Karn's rule applied).
+    fn on_rtt_sample(&mut self, _now: Time, _path: PathId, _rtt: crate::time::Duration) {}
 }
 
 /// Builds a scheduler for an association.
@@ -71,6 +96,7 @@ pub const NAMES: &[&str] = &[
     "blest",
     "ecf",
     "daps",
+    "redundant",
 ];
 
 /// The registry: scenario name → factory.
@@ -84,6 +110,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn SchedulerFactory>,
         "blest" => Ok(Box::new(BlestFactory::from_params(params)?)),
         "ecf" => Ok(Box::new(EcfFactory::from_params(params)?)),
         "daps" => Ok(Box::new(DapsFactory::from_params(params)?)),
+        "redundant" => Ok(Box::new(RedundantFactory::from_params(params)?)),
         _ => Err(ParamError(format!(
             "unknown scheduler `{name}` (known: {})",
             NAMES.join(", ")
@@ -126,6 +153,7 @@ pub(crate) mod tests {
             peer_rwnd: 1 << 20,
             chunk_len: 1452,
             queued_bytes: u64::MAX,
+            reserved: 0,
         }
     }
 }

@@ -90,6 +90,7 @@ mod tests {
             peer_rwnd: 65536,
             chunk_len: 1452,
             queued_bytes: u64::MAX,
+            reserved: 0,
         }
     }
 
