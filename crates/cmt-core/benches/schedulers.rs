@@ -25,6 +25,7 @@ fn views(n: usize) -> Vec<PathView> {
                 timeouts: 0,
                 last_timeout: None,
                 loss_rate: 0.01,
+                capacity: None,
                 can_send: i % 2 == 1 || n == 2,
             }
         })

@@ -52,6 +52,10 @@ pub struct PathView {
     /// spec §1.5 "oracle"), else the estimate: EWMA (gain 1/8) of 0 per acked chunk and
     /// 1 per chunk marked for retransmission (spec §1.5, "estimated"; GAP 11).
     pub loss_rate: f64,
+    /// The path's capacity in bytes/s when the embedder knows it
+    /// ([`Association::set_destination_capacity`](crate::Association::set_destination_capacity));
+    /// the simulator gives the slowest forward link's rate.
+    pub capacity: Option<f64>,
     /// True if new data may go on this path now (ACTIVE, `flight < cwnd`, Max.Burst
     /// budget left). The peer window is checked by the core before asking.
     pub can_send: bool,
@@ -99,6 +103,8 @@ pub(crate) struct Path {
     /// A loss rate configured from outside (ns-2's `set-destination-lossrate`); it
     /// replaces the estimate in [`PathView::loss_rate`].
     pub(crate) configured_loss: Option<f64>,
+    /// Capacity in bytes/s given by the embedder.
+    pub(crate) capacity: Option<f64>,
     /// Copies of chunks whose latest transmission is on another path, in flight here:
     /// `(tsn, bytes)`. Never retransmitted; dropped on this path's T3 expiry.
     pub(crate) copies: Vec<(u64, u64)>,
@@ -133,6 +139,7 @@ impl Path {
             last_timeout: None,
             loss_rate: 0.0,
             configured_loss: None,
+            capacity: None,
             copies: Vec::new(),
             acked_since_loss: 0,
             acked_prev_interval: 0,
@@ -173,6 +180,7 @@ impl Path {
             timeouts: self.timeouts,
             last_timeout: self.last_timeout,
             loss_rate: self.configured_loss.unwrap_or(self.loss_rate),
+            capacity: self.capacity,
             can_send: self.state == PathState::Active
                 && self.flight < cwnd
                 && (max_burst == 0 || self.burst_used < max_burst),

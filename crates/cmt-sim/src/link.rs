@@ -46,6 +46,8 @@ pub struct LinkParams {
     pub delay: Duration,
     /// Standard deviation of the per-packet Gaussian jitter (0 = none).
     pub jitter: Duration,
+    /// Half-normal jitter: add σ·|G| rather than σ·G.
+    pub jitter_half: bool,
     /// Drop-tail queue limit, packets waiting (excluding the one in service).
     pub queue: usize,
     /// netem-like jitter: packets may overtake each other (default: FIFO).
@@ -182,7 +184,10 @@ impl Link {
             }
             let mut at = now + self.params.delay;
             if let Some(n) = &self.jitter {
-                let j = n.sample(&mut self.rng_jitter);
+                let mut j = n.sample(&mut self.rng_jitter);
+                if self.params.jitter_half {
+                    j = j.abs();
+                }
                 let ns = at.as_nanos() as f64 + j;
                 at = Time::from_nanos(ns.max(now.as_nanos() as f64) as u64);
             }
@@ -269,6 +274,7 @@ mod tests {
             rate_bps,
             delay: Duration::from_millis(delay_ms),
             jitter: Duration::from_millis(jitter_ms),
+            jitter_half: false,
             queue,
             reorder: false,
             trace: None,
@@ -378,6 +384,18 @@ mod tests {
         let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (d.len() - 1) as f64).sqrt();
         assert!((mean - 0.050).abs() < 0.0002, "mean {mean}");
         assert!((sd - 0.002).abs() < 0.0002, "sd {sd}");
+    }
+
+    #[test]
+    fn half_normal_jitter_adds_sigma_times_abs_g() {
+        // Seed 003's "50 + 100|G| ms" at 1 Mbit/s with σ = 2 ms (spacing 12 ms ≫ σ):
+        // mean 50 + 2·√(2/π) = 51.596 ms, never below 50 ms.
+        let mut l = link(1_000_000, 50, 2, 100_000);
+        l.params.jitter_half = true;
+        let d = delays(&mut l, 5_000);
+        let mean = d.iter().sum::<f64>() / d.len() as f64;
+        assert!((mean - 0.051596).abs() < 0.0002, "mean {mean}");
+        assert!(d.iter().all(|&x| x >= 0.050 - 1e-9));
     }
 
     #[test]

@@ -93,6 +93,10 @@ pub struct Recorder {
     pub reordering: Vec<u64>,
     delay_sum: f64,
     delay_n: u64,
+    /// First-transmission time of chunks not delivered yet, by TSN.
+    first_sent: std::collections::BTreeMap<u64, Time>,
+    transit_sum: f64,
+    transit_n: u64,
     jitter_sum: f64,
     prev_delay: Option<f64>,
     blocked_since: Option<Time>,
@@ -127,6 +131,9 @@ impl Recorder {
             cwnd: vec![initial_cwnd; paths],
             prev_tsn: None,
             o3_peak: 0,
+            first_sent: std::collections::BTreeMap::new(),
+            transit_sum: 0.0,
+            transit_n: 0,
             reordering: Vec::new(),
             delay_sum: 0.0,
             delay_n: 0,
@@ -193,6 +200,14 @@ impl Recorder {
             self.delay_sum / self.delay_n as f64 * 1e-6
         }
     }
+    /// Mean time from a chunk's first transmission to its in-order delivery, ms.
+    pub fn transit_mean_ms(&self) -> f64 {
+        if self.transit_n == 0 {
+            0.0
+        } else {
+            self.transit_sum / self.transit_n as f64 * 1e-6
+        }
+    }
     /// Mean |delay_k − delay_{k−1}|, ms.
     pub fn jitter_ms(&self) -> f64 {
         if self.delay_n < 2 {
@@ -216,11 +231,15 @@ impl Recorder {
 
     fn sender_event(&mut self, now: Time, e: &Event) {
         match *e {
-            Event::DataSent { path, kind, .. } => {
+            Event::DataSent {
+                path, kind, tsn, ..
+            } => {
                 let p = &mut self.paths[path.0];
                 p.sent_packets += 1;
                 match kind {
-                    SendKind::New => {}
+                    SendKind::New => {
+                        self.first_sent.insert(tsn, now);
+                    }
                     SendKind::Copy => p.copies += 1,
                     SendKind::FastRetransmit | SendKind::TimeoutRetransmit => {
                         p.retransmissions += 1
@@ -273,11 +292,15 @@ impl Recorder {
                 self.prev_tsn = Some(tsn);
             }
             Event::Delivered {
+                tsn,
                 bytes,
                 path,
                 arrived,
-                ..
             } => {
+                if let Some(sent) = self.first_sent.remove(&tsn) {
+                    self.transit_sum += (now - sent).as_nanos() as f64;
+                    self.transit_n += 1;
+                }
                 self.delivered += bytes as u64;
                 self.current.delivered_bytes += bytes as u64;
                 self.current.delivered_per_path[path.0] += bytes as u64;

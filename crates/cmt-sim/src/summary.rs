@@ -106,6 +106,9 @@ pub struct Summary {
     pub rbuf_max_bytes: u32,
     /// One-way delay.
     pub delay_ms: Delay,
+    /// Chunk transit: first transmission → in-order delivery (seed 003's
+    /// "transmission time").
+    pub transit_ms: Delay,
     /// Mean |Δ delay|, ms.
     pub jitter_ms: f64,
     /// Fast retransmit events.
@@ -187,6 +190,9 @@ impl Summary {
             rbuf_max_bytes: r.rbuf_max,
             delay_ms: Delay {
                 mean: r.delay_mean_ms(),
+            },
+            transit_ms: Delay {
+                mean: r.transit_mean_ms(),
             },
             jitter_ms: r.jitter_ms(),
             fast_retransmits: r.fast_retransmits,
@@ -300,6 +306,7 @@ pub const METRICS: &[&str] = &[
     "rbuf_blocked_s",
     "rbuf_max_bytes",
     "delay_ms.mean",
+    "transit_ms.mean",
     "jitter_ms",
     "fast_retransmits",
     "timeouts",
@@ -355,6 +362,7 @@ impl Summary {
             "rbuf_blocked_s" => self.rbuf_blocked_s,
             "rbuf_max_bytes" => self.rbuf_max_bytes as f64,
             "delay_ms.mean" => self.delay_ms.mean,
+            "transit_ms.mean" => self.transit_ms.mean,
             "jitter_ms" => self.jitter_ms,
             "fast_retransmits" => self.fast_retransmits as f64,
             "timeouts" => self.timeouts as f64,

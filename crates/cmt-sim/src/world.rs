@@ -54,6 +54,18 @@ fn configured_loss(built: &Built, drawn: &[Drawn], links: &[usize]) -> f64 {
     1.0 - pass
 }
 
+/// A path's capacity in bytes/s: its slowest forward link's configured rate; `None`
+/// when a link follows a capacity trace.
+fn path_capacity(built: &Built, links: &[usize]) -> Option<f64> {
+    links
+        .iter()
+        .map(|&l| {
+            let b = &built.links[l];
+            (b.trace.is_none() && b.rate_bps > 0).then_some(b.rate_bps as f64 / 8.0)
+        })
+        .try_fold(f64::INFINITY, |m, r| r.map(|r| m.min(r)))
+}
+
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {
@@ -136,6 +148,7 @@ impl Simulation {
                 rate_bps: l.rate_bps,
                 delay: Duration::from_nanos(delay_ns),
                 jitter: l.jitter,
+                jitter_half: l.jitter_half,
                 queue: l.queue,
                 reorder: l.reorder,
             };
@@ -215,6 +228,9 @@ impl Simulation {
             Probe::new(rec.clone(), Role::Sender),
         )?;
         let mut sender = sender;
+        for (p, path) in built.paths.iter().enumerate() {
+            sender.set_destination_capacity(PathId(p), path_capacity(&built, &path.links));
+        }
         if built.oracle_loss {
             for (p, path) in built.paths.iter().enumerate() {
                 sender.set_destination_loss_rate(

@@ -228,6 +228,15 @@ impl<O: Observer> Association<O> {
         }
     }
 
+    /// Gives path `path`'s capacity in bytes/s (an oracle the simulator knows: the
+    /// slowest forward link's rate) for schedulers that plan with it (JAPS). `None`
+    /// forgets it.
+    pub fn set_destination_capacity(&mut self, path: PathId, bytes_per_s: Option<f64>) {
+        if let Some(p) = self.paths.get_mut(path.0) {
+            p.capacity = bytes_per_s.filter(|b| b.is_finite() && *b > 0.0);
+        }
+    }
+
     /// Counters that are not events.
     pub fn stats(&self) -> &AssocStats {
         &self.stats

@@ -223,6 +223,7 @@ impl<O: Observer> Association<O> {
     }
 
     pub(super) fn rtt_sample(&mut self, now: Time, path: PathId, rtt: crate::time::Duration) {
+        self.sched.on_rtt_sample(now, path, rtt);
         let est = &mut self.paths[path.0].rtt;
         est.sample(rtt);
         let ev = Event::RttSample {

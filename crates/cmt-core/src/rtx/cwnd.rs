@@ -67,6 +67,7 @@ mod tests {
             timeouts: 0,
             last_timeout: None,
             loss_rate: 0.0,
+            capacity: None,
             can_send: true,
         }
     }

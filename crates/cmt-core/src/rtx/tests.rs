@@ -30,6 +30,7 @@ fn views(ps: &[P], now: Time) -> Vec<PathView> {
                 timeouts,
                 last_timeout: (ago > 0).then(|| now - Duration::from_secs(ago)),
                 loss_rate,
+                capacity: None,
                 can_send: true,
             },
         )

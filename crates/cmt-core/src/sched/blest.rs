@@ -124,6 +124,7 @@ mod tests {
     fn path(i: usize, cwnd: u64, flight: u64, rtt_ms: u64, can_send: bool) -> PathView {
         PathView {
             loss_rate: 0.01,
+            capacity: None,
             ssthresh: cwnd,
             ..view(i, cwnd, flight, rtt_ms, can_send)
         }

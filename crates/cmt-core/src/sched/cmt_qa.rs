@@ -83,6 +83,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, &(c, f, s, l))| PathView {
                     loss_rate: l,
+                    capacity: None,
                     ..view(i, c, f, s, true)
                 })
                 .collect();

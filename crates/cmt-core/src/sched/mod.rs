@@ -11,6 +11,7 @@ mod daps;
 mod db_cmt;
 mod ecf;
 mod fast_slow;
+mod japs;
 mod min_rtt;
 mod redundant;
 mod round_robin;
@@ -21,6 +22,9 @@ pub use cmt_qa::{CmtQa, CmtQaFactory};
 pub use daps::{Daps, DapsFactory};
 pub use db_cmt::{DbCmt, DbCmtFactory};
 pub use ecf::{Ecf, EcfFactory};
+pub use japs::{
+    positions as japs_positions, repair_bytes as japs_repair_bytes, Japs, JapsFactory, PathPlan,
+};
 pub use min_rtt::{MinRtt, MinRttFactory};
 pub use redundant::{Redundant, RedundantFactory};
 pub use round_robin::{RoundRobin, RoundRobinFactory};
@@ -96,6 +100,7 @@ pub const NAMES: &[&str] = &[
     "blest",
     "ecf",
     "daps",
+    "japs",
     "redundant",
 ];
 
@@ -110,6 +115,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn SchedulerFactory>,
         "blest" => Ok(Box::new(BlestFactory::from_params(params)?)),
         "ecf" => Ok(Box::new(EcfFactory::from_params(params)?)),
         "daps" => Ok(Box::new(DapsFactory::from_params(params)?)),
+        "japs" => Ok(Box::new(JapsFactory::from_params(params)?)),
         "redundant" => Ok(Box::new(RedundantFactory::from_params(params)?)),
         _ => Err(ParamError(format!(
             "unknown scheduler `{name}` (known: {})",
@@ -141,6 +147,7 @@ pub(crate) mod tests {
             timeouts: 0,
             last_timeout: None,
             loss_rate: 0.0,
+            capacity: None,
             can_send,
         }
     }

@@ -41,6 +41,8 @@ pub struct BuiltLink {
     pub delay: Spread<Duration>,
     /// Gaussian jitter std. deviation.
     pub jitter: Duration,
+    /// Jitter is σ·|G| (never below the base delay) instead of σ·G.
+    pub jitter_half: bool,
     /// Queue limit, packets.
     pub queue: usize,
     /// Bernoulli loss (drawn per run when a range).
@@ -327,6 +329,16 @@ pub(super) fn build(
             jitter: match &l.jitter {
                 Some(r) => field(&f("jitter"), parse_duration(r))?,
                 None => Duration::ZERO,
+            },
+            jitter_half: match l.jitter_model.as_deref() {
+                None | Some("normal") => false,
+                Some("half-normal") => true,
+                Some(o) => {
+                    return Err((
+                        f("jitter_model"),
+                        format!("unknown `{o}` (normal or half-normal)"),
+                    ))
+                }
             },
             queue: queue as usize,
             loss,

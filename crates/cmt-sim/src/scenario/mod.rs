@@ -243,6 +243,9 @@ pub struct LinkSpec {
     /// Std. deviation of per-packet Gaussian jitter that keeps FIFO order.
     #[serde(default)]
     pub jitter: Option<Raw>,
+    /// "normal" (default: delay + σ·G) or "half-normal" (delay + σ·|G|, seed 003's
+    /// "latency 10 + 2|G| ms").
+    pub jitter_model: Option<String>,
     /// Drop-tail queue limit in packets (default 50).
     #[serde(default)]
     pub queue: Option<u64>,
