@@ -26,6 +26,7 @@ fn views(n: usize) -> Vec<PathView> {
                 last_timeout: None,
                 loss_rate: 0.01,
                 capacity: None,
+                advertised_rate: None,
                 can_send: i % 2 == 1 || n == 2,
             }
         })
@@ -52,6 +53,8 @@ fn main() {
                     chunk_len: 1452,
                     queued_bytes: u64::MAX,
                     reserved: 0,
+                    peer_awnd: 1 << 20,
+                    adverts: 0,
                 };
                 if let Some((p, _)) = black_box(s.select_at(&ctx)) {
                     s.on_sent(p, i as u64, 1452);

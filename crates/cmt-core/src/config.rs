@@ -70,6 +70,10 @@ pub struct Config {
     pub idle_cwnd_decay: bool,
     /// Most gap-ack blocks one SACK reports (the rest are left for later SACKs).
     pub max_gap_blocks: usize,
+    /// Receiver-driven CMT (spec §2–3): the sender tags DATA with round and path
+    /// sequence numbers, the receiver estimates and advertises per-path rates. Both
+    /// endpoints must agree.
+    pub rev: Option<crate::rev::RevConfig>,
 }
 
 impl Default for Config {
@@ -99,6 +103,7 @@ impl Default for Config {
             initial_ssthresh: None,
             idle_cwnd_decay: true,
             max_gap_blocks: 256,
+            rev: None,
         }
     }
 }
@@ -107,7 +112,14 @@ impl Config {
     /// Largest user payload of one DATA chunk that fits one packet:
     /// `mtu − ip_header − 12 (common header) − 16 (DATA header)` (1452 for MTU 1500).
     pub fn max_payload(&self) -> u32 {
-        self.mtu.saturating_sub(self.ip_header_len + 12 + 16).max(1)
+        let round_info = if self.rev.is_some() {
+            crate::packet::ROUND_INFO_LEN as u32
+        } else {
+            0
+        };
+        self.mtu
+            .saturating_sub(self.ip_header_len + 12 + 16 + round_info)
+            .max(1)
     }
 
     /// Initial cwnd of RFC 4960 §7.2.1: `min(4·MTU, max(2·MTU, 4380))`.

@@ -55,6 +55,25 @@ pub enum Chunk {
         /// Error cause code (§3.3.10), if any.
         cause: Option<u16>,
     },
+    /// Receiver-driven CMT (project extension, spec §2.1): the round id and the per-path
+    /// sequence number of the DATA chunk bundled after it. Its type has the two high
+    /// bits set, so a peer that does not know it skips it silently (RFC 9260 §3.2).
+    RoundInfo {
+        /// Round id (4 bits used).
+        rid: u8,
+        /// Path index at the sender.
+        path: u8,
+        /// Per-path sequence number of the packet.
+        seq: u32,
+    },
+    /// Receiver-driven CMT (project extension, spec §2.1): the receiver's rate per path,
+    /// bundled with a SACK. `seq` orders adverts that travel on different paths.
+    RateAdvert {
+        /// Advert sequence number (the sender's next round id, mod 16).
+        seq: u32,
+        /// `(path index at the sender, rate in bytes/s)`.
+        rates: Vec<(u8, u32)>,
+    },
     /// A chunk the core does not interpret (extension chunks, kept verbatim).
     Unknown {
         /// Chunk type byte.
@@ -183,6 +202,9 @@ pub struct HeartbeatInfo {
     pub nonce: u64,
 }
 
+/// Bytes of a [`Chunk::RoundInfo`] on the wire (header, rid, path, reserved, seq).
+pub const ROUND_INFO_LEN: usize = 12;
+
 fn pad4(n: usize) -> usize {
     (n + 3) & !3
 }
@@ -204,6 +226,8 @@ impl Chunk {
             Chunk::Shutdown { .. } => 8,
             Chunk::ShutdownAck | Chunk::ShutdownComplete => 4,
             Chunk::Abort { cause } => 4 + if cause.is_some() { 4 } else { 0 },
+            Chunk::RoundInfo { .. } => ROUND_INFO_LEN,
+            Chunk::RateAdvert { rates, .. } => 8 + 8 * rates.len(),
             Chunk::Unknown { value, .. } => pad4(4 + value.len()),
         }
     }

@@ -56,6 +56,8 @@ pub struct PathView {
     /// ([`Association::set_destination_capacity`](crate::Association::set_destination_capacity));
     /// the simulator gives the slowest forward link's rate.
     pub capacity: Option<f64>,
+    /// The rate the receiver advertised for the path, bytes/s (receiver-driven CMT).
+    pub advertised_rate: Option<f64>,
     /// True if new data may go on this path now (ACTIVE, `flight < cwnd`, Max.Burst
     /// budget left). The peer window is checked by the core before asking.
     pub can_send: bool,
@@ -108,6 +110,12 @@ pub(crate) struct Path {
     /// Copies of chunks whose latest transmission is on another path, in flight here:
     /// `(tsn, bytes)`. Never retransmitted; dropped on this path's T3 expiry.
     pub(crate) copies: Vec<(u64, u64)>,
+    /// Receiver-driven CMT: the rate the receiver advertised for this path, bytes/s.
+    pub(crate) advertised_rate: Option<f64>,
+    /// Receiver-driven CMT: the next DATA packet's per-path sequence number.
+    pub(crate) send_seq: u32,
+    /// Pacing: the time the path's token bucket is empty again (None = not paced).
+    pub(crate) pace_next: Option<Time>,
     /// Bytes newly acked on this path since its last congestion event.
     pub(crate) acked_since_loss: u64,
     /// Bytes acked between its last two congestion events.
@@ -141,6 +149,9 @@ impl Path {
             configured_loss: None,
             capacity: None,
             copies: Vec::new(),
+            advertised_rate: None,
+            send_seq: 0,
+            pace_next: None,
             acked_since_loss: 0,
             acked_prev_interval: 0,
         }
@@ -164,7 +175,46 @@ impl Path {
         self.loss_rate += (x - self.loss_rate) / 8.0;
     }
 
-    pub(crate) fn view(&self, id: PathId, max_burst: u32) -> PathView {
+    /// The pacing rate in bytes/s: the advertised rate, but never below two MTUs per
+    /// SRTT, the allowance's floor (so a path with a tiny rate still carries the
+    /// packets the receiver needs to measure it again).
+    fn pace_rate(&self, mtu: u64) -> Option<f64> {
+        let r = self.advertised_rate.filter(|r| *r > 0.0)?;
+        let floor = self
+            .rtt
+            .srtt()
+            .map_or(0.0, |s| 2.0 * mtu as f64 / s.as_secs_f64().max(1e-6));
+        Some(r.max(floor))
+    }
+
+    /// Whether pacing lets a packet go at `now`: the bucket (depth 2·MTU) is not empty.
+    pub(crate) fn paced_ok(&self, now: Time, mtu: u64) -> bool {
+        match (self.pace_next, self.pace_rate(mtu)) {
+            (Some(t), Some(r)) => t <= now + Duration::from_secs_f64(2.0 * mtu as f64 / r),
+            _ => true,
+        }
+    }
+
+    /// Pacing book-keeping for `size` bytes sent at `now`.
+    pub(crate) fn paced_send(&mut self, now: Time, size: u64, mtu: u64) {
+        if let Some(r) = self.pace_rate(mtu) {
+            let depth = Duration::from_secs_f64(2.0 * mtu as f64 / r);
+            let start = self.pace_next.map_or(now - depth, |t| t.max(now - depth));
+            self.pace_next = Some(start + Duration::from_secs_f64(size as f64 / r));
+        }
+    }
+
+    /// When a paced path may send again, if pacing is what holds it.
+    pub(crate) fn pace_release(&self, now: Time, mtu: u64) -> Option<Time> {
+        match (self.pace_next, self.pace_rate(mtu)) {
+            (Some(t), Some(r)) if !self.paced_ok(now, mtu) => {
+                Some(t - Duration::from_secs_f64(2.0 * mtu as f64 / r))
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn view(&self, id: PathId, max_burst: u32, now: Time, mtu: u64) -> PathView {
         let cwnd = self.cc.cwnd();
         PathView {
             id,
@@ -181,9 +231,11 @@ impl Path {
             last_timeout: self.last_timeout,
             loss_rate: self.configured_loss.unwrap_or(self.loss_rate),
             capacity: self.capacity,
+            advertised_rate: self.advertised_rate,
             can_send: self.state == PathState::Active
                 && self.flight < cwnd
-                && (max_burst == 0 || self.burst_used < max_burst),
+                && (max_burst == 0 || self.burst_used < max_burst)
+                && self.paced_ok(now, mtu),
         }
     }
 }

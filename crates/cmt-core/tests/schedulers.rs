@@ -5,7 +5,7 @@
 mod common;
 
 use bytes::Bytes;
-use cmt_core::cc::RenoFactory;
+use cmt_core::cc::{CcFactory, ReceiverCcFactory, RenoFactory};
 use cmt_core::rtx::{RtxCwndFactory, RtxFactory};
 use cmt_core::{Algorithms, AssocInit, Association, Config, Duration, Params, Payload, Time};
 use common::{Faults, Log};
@@ -38,11 +38,20 @@ proptest! {
         seed in any::<u64>(),
     ) {
         for name in cmt_core::sched::NAMES {
-            let cfg = Config { rbuf: rbuf_kb * 1024, assoc_max_retrans: 1000, ..Config::default() };
+            // The receiver-driven schedulers run as in their presets: round info, rate
+            // adverts and the receiver-driven allowance.
+            let rev = matches!(*name, "cmt-rev" | "mptcp-rec");
+            let cfg = Config {
+                rbuf: rbuf_kb * 1024,
+                assoc_max_retrans: 1000,
+                rev: rev.then(cmt_core::rev::RevConfig::default),
+                ..Config::default()
+            };
+            let cc: &dyn CcFactory = if rev { &ReceiverCcFactory } else { &RenoFactory };
             let n = paths.len();
             let factory = cmt_core::sched::by_name(name, &Params::default()).unwrap();
             let mk = |init| {
-                let algs = Algorithms { scheduler: factory.build(n), rtx: RtxCwndFactory::default().build(), cc: &RenoFactory };
+                let algs = Algorithms { scheduler: factory.build(n), rtx: RtxCwndFactory::default().build(), cc };
                 Association::new(cfg.clone(), n, algs, init, Log::default()).unwrap()
             };
             let (ia, ib) = AssocInit::pair(seed, cfg.rbuf, cfg.rbuf);

@@ -18,6 +18,7 @@ use crate::config::{Config, MaxBurstMode};
 use crate::event::{Event, Observer};
 use crate::packet::{Chunk, Packet, Payload};
 use crate::path::{Path, PathId, PathState, PathView};
+use crate::rev::RevReceiver;
 use crate::rtt::RttEstimator;
 use crate::rtx::RetransmissionPolicy;
 use crate::sched::Scheduler;
@@ -132,6 +133,19 @@ pub struct Association<O: Observer = ()> {
     snd: SendState,
     rcv: RecvState,
     ctrl: VecDeque<(PathId, Chunk)>,
+    /// The latest time an input or poll gave (for path views outside a call).
+    now: Time,
+    /// Receiver-driven CMT, receiver side (when `cfg.rev` is set).
+    rev_rx: Option<RevReceiver>,
+    /// Receiver-driven CMT, sender side: the round id DATA carries (the latest advert
+    /// seen, mod 16; 15 before any).
+    rid: u8,
+    /// Sequence number of the latest advert applied.
+    latest_advert: Option<u32>,
+    /// Adverts applied so far (schedulers see rounds through it).
+    adverts: u64,
+    /// The round info of the DATA chunk being read from a packet.
+    pending_round: Option<(u8, u32)>,
     scratch: AckScratch,
     sched_begin: bool,
     /// Ask the scheduler for copies at the next poll (set with `sched_begin`).
@@ -180,6 +194,7 @@ impl<O: Observer> Association<O> {
                 p
             })
             .collect();
+        let rev_rx = cfg.rev.map(|r| RevReceiver::new(r, num_paths));
         Ok(Association {
             snd: SendState::new(init.initial_tsn, init.peer_rwnd, num_paths),
             rcv: RecvState::new(init.peer_initial_tsn),
@@ -193,6 +208,12 @@ impl<O: Observer> Association<O> {
             sched: algs.scheduler,
             rtx_policy: algs.rtx,
             ctrl: VecDeque::new(),
+            now: Time::ZERO,
+            rev_rx,
+            rid: 15,
+            latest_advert: None,
+            adverts: 0,
+            pending_round: None,
             scratch: AckScratch::default(),
             sched_begin: true,
             sched_copies: true,
@@ -217,7 +238,7 @@ impl<O: Observer> Association<O> {
     }
     /// A snapshot of one path.
     pub fn path(&self, id: PathId) -> PathView {
-        self.paths[id.0].view(id, self.burst_limit)
+        self.paths[id.0].view(id, self.burst_limit, self.now, self.cfg.mtu as u64)
     }
     /// Configures path `path`'s loss rate for the loss-aware algorithms (rtx-lossrate,
     /// rtx-cl, CMT-QA*, BLEST): ns-2's `set-destination-lossrate`, the "oracle" of spec
@@ -289,6 +310,7 @@ impl<O: Observer> Association<O> {
 
     /// A packet arrived on `path`.
     pub fn handle_packet(&mut self, now: Time, path: PathId, packet: Packet) {
+        self.now = now;
         if packet.vtag != self.local_vtag {
             self.stats.bad_vtag += 1;
             return;
@@ -303,8 +325,15 @@ impl<O: Observer> Association<O> {
             match chunk {
                 Chunk::Data(d) => {
                     had_data = true;
+                    if let (Some(rx), Some((rid, seq))) =
+                        (self.rev_rx.as_mut(), self.pending_round.take())
+                    {
+                        rx.on_packet(now, path, rid, seq as u64, d.payload.len() as u32);
+                    }
                     self.on_data(now, path, d);
                 }
+                Chunk::RoundInfo { rid, seq, .. } => self.pending_round = Some((rid, seq)),
+                Chunk::RateAdvert { seq, rates } => self.on_rate_advert(seq, &rates),
                 Chunk::Sack(s) => self.on_sack(now, &s),
                 Chunk::Heartbeat(info) => self.ctrl.push_back((path, Chunk::HeartbeatAck(info))),
                 Chunk::HeartbeatAck(info) => self.on_heartbeat_ack(now, info),
@@ -312,10 +341,34 @@ impl<O: Observer> Association<O> {
                 _ => self.stats.bogus_chunks += 1,
             }
         }
+        self.pending_round = None;
         if had_data {
             self.after_data_packet(now, path, gap_before);
         }
+        if self.rev_rx.as_ref().is_some_and(|r| r.advert_due) {
+            self.rcv.sack_now = true;
+        }
         self.new_opportunity();
+    }
+
+    /// Receiver-driven CMT, sender side: apply a newer advert's rates (spec §2.1, §2.6).
+    fn on_rate_advert(&mut self, seq: u32, rates: &[(u8, u32)]) {
+        if self.latest_advert.is_some_and(|l| seq <= l) {
+            return; // older than one applied: it travelled on a slower path
+        }
+        self.latest_advert = Some(seq);
+        self.rid = (seq & 0x0f) as u8;
+        self.adverts += 1;
+        let mtu = self.cfg.mtu as u64;
+        for &(p, rate) in rates {
+            let Some(path) = self.paths.get_mut(p as usize) else {
+                self.stats.bogus_chunks += 1;
+                continue;
+            };
+            path.advertised_rate = Some(rate as f64);
+            let srtt = path.rtt.srtt();
+            path.cc.on_rate_advert(rate as f64, srtt, mtu);
+        }
     }
 
     // ----- helpers shared by the halves -----
@@ -335,12 +388,12 @@ impl<O: Observer> Association<O> {
 
     fn refresh_views(&mut self) {
         self.views.clear();
-        let max_burst = self.burst_limit;
+        let (max_burst, now, mtu) = (self.burst_limit, self.now, self.cfg.mtu as u64);
         self.views.extend(
             self.paths
                 .iter()
                 .enumerate()
-                .map(|(i, p)| p.view(PathId(i), max_burst)),
+                .map(|(i, p)| p.view(PathId(i), max_burst, now, mtu)),
         );
     }
 

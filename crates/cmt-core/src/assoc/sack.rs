@@ -211,6 +211,7 @@ impl<O: Observer> Association<O> {
         self.missing_reports(now, &mut s, sack.flags);
 
         let flight = self.total_flight();
+        self.snd.peer_awnd = sack.a_rwnd as u64;
         self.snd.peer_rwnd = (sack.a_rwnd as u64).saturating_sub(flight);
         for (i, p) in self.paths.iter_mut().enumerate() {
             if p.flight == 0 {

@@ -61,6 +61,8 @@ pub(super) struct SendState {
     pub(super) copy_queue: VecDeque<(u64, PathId)>,
 
     pub(super) peer_rwnd: u64,
+    /// The latest a_rwnd the peer advertised.
+    pub(super) peer_awnd: u64,
     /// Per path: a fast retransmission may go out even with a full cwnd.
     pub(super) fast_exempt: Vec<bool>,
     blocked: bool,
@@ -84,6 +86,7 @@ impl SendState {
             copy_queue: VecDeque::new(),
 
             peer_rwnd: peer_rwnd as u64,
+            peer_awnd: peer_rwnd as u64,
             fast_exempt: vec![false; num_paths],
             blocked: false,
         }
@@ -96,7 +99,7 @@ impl SendState {
         }
     }
 
-    fn has_new_data(&self) -> bool {
+    pub(super) fn has_new_data(&self) -> bool {
         self.backlog || !self.queue.is_empty() || !self.reserved.is_empty()
     }
 
@@ -144,6 +147,7 @@ impl SendState {
 fn sched_context<'a>(
     views: &'a [PathView],
     snd: &SendState,
+    adverts: u64,
     now: Time,
     len: u32,
 ) -> SchedContext<'a> {
@@ -154,6 +158,8 @@ fn sched_context<'a>(
         chunk_len: len,
         queued_bytes: snd.queued_bytes(),
         reserved: snd.reserved.len(),
+        peer_awnd: snd.peer_awnd,
+        adverts,
     }
 }
 
@@ -161,6 +167,7 @@ impl<O: Observer> Association<O> {
     /// The next packet to send, if any. Control chunks (SACK, HEARTBEAT, HEARTBEAT-ACK)
     /// first, then retransmissions, then new data chosen by the scheduler.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
+        self.now = now;
         if let Some(t) = self.poll_control(now) {
             return Some(t);
         }
@@ -188,7 +195,7 @@ impl<O: Observer> Association<O> {
         self.refresh_views();
         let len = self.snd.next_len(self.cfg.max_payload());
         let mut out = std::mem::take(&mut self.copy_buf);
-        let ctx = sched_context(&self.views, &self.snd, now, len);
+        let ctx = sched_context(&self.views, &self.snd, self.adverts, now, len);
         self.sched.copies(&ctx, &mut out);
         for (tsn, path) in out.drain(..) {
             if path.0 < self.paths.len() {
@@ -261,10 +268,17 @@ impl<O: Observer> Association<O> {
     fn poll_control(&mut self, now: Time) -> Option<Transmit> {
         if self.rcv.sack_now {
             let (path, sack) = self.build_sack(now);
-            return Some(Transmit {
-                path,
-                packet: self.packet(Chunk::Sack(sack)),
-            });
+            let mut packet = self.packet(Chunk::Sack(sack));
+            if let Some(rx) = self.rev_rx.as_mut().filter(|r| r.advert_due) {
+                let (seq, rates) = rx.make_advert(now);
+                let rates = rates
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, r)| (i as u8, r))
+                    .collect();
+                packet.chunks.push(Chunk::RateAdvert { seq, rates });
+            }
+            return Some(Transmit { path, packet });
         }
         let (path, chunk) = self.ctrl.pop_front()?;
         Some(Transmit {
@@ -384,7 +398,7 @@ impl<O: Observer> Association<O> {
         }
         self.set_blocked(now, false);
         self.refresh_views();
-        let ctx = sched_context(&self.views, &self.snd, now, len);
+        let ctx = sched_context(&self.views, &self.snd, self.adverts, now, len);
         if std::mem::take(&mut self.sched_begin) {
             self.sched.begin(&ctx);
         }
@@ -472,7 +486,9 @@ impl<O: Observer> Association<O> {
     /// chunk bytes).
     fn on_data_sent(&mut self, now: Time, path: PathId, size: u64) {
         let rto = self.paths[path.0].rtt.rto();
+        let mtu = self.cfg.mtu as u64;
         let p = &mut self.paths[path.0];
+        p.paced_send(now, size, mtu);
         p.flight += size;
         p.last_data_sent = Some(now);
         if p.t3.is_none() {
@@ -483,18 +499,29 @@ impl<O: Observer> Association<O> {
         }
     }
 
-    fn data_transmit(&self, path: PathId, tsn: u64, ssn: u16, payload: Payload) -> Transmit {
-        Transmit {
-            path,
-            packet: self.packet(Chunk::Data(DataChunk {
-                tsn: wire_tsn(tsn),
-                sid: 0,
-                ssn,
-                ppid: 0,
-                flags: DataFlags::WHOLE,
-                payload,
-            })),
+    /// A DATA packet; with receiver-driven CMT the round info goes first.
+    fn data_transmit(&mut self, path: PathId, tsn: u64, ssn: u16, payload: Payload) -> Transmit {
+        let data = Chunk::Data(DataChunk {
+            tsn: wire_tsn(tsn),
+            sid: 0,
+            ssn,
+            ppid: 0,
+            flags: DataFlags::WHOLE,
+            payload,
+        });
+        let mut packet = self.packet(data);
+        if self.cfg.rev.is_some() {
+            let p = &mut self.paths[path.0];
+            let seq = p.send_seq;
+            p.send_seq = p.send_seq.wrapping_add(1);
+            let info = Chunk::RoundInfo {
+                rid: self.rid,
+                path: path.0 as u8,
+                seq,
+            };
+            packet.chunks.insert(0, info);
         }
+        Transmit { path, packet }
     }
 
     fn set_blocked(&mut self, now: Time, blocked: bool) {

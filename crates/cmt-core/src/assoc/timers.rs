@@ -38,11 +38,28 @@ impl<O: Observer> Association<O> {
             take(p.hb_pending.map(|(_, at)| at));
             take(p.decay_at);
         }
+        if let Some(rx) = &self.rev_rx {
+            take(rx.poll_timeout());
+        }
+        // Pacing: wake up when a held-back path may send again, if there is data.
+        if self.snd.has_new_data() || !self.snd.rtx_marked.is_empty() {
+            let mtu = self.cfg.mtu as u64;
+            for p in &self.paths {
+                take(p.pace_release(self.now, mtu));
+            }
+        }
         t
     }
 
     /// Runs every timer that is due at `now`.
     pub fn handle_timeout(&mut self, now: Time) {
+        self.now = now;
+        if let Some(rx) = self.rev_rx.as_mut() {
+            rx.handle_timeout(now);
+            if rx.advert_due {
+                self.rcv.sack_now = true;
+            }
+        }
         if self.rcv.sack_at.is_some_and(|t| t <= now) {
             self.rcv.sack_at = None;
             self.rcv.sack_now = true;

@@ -31,6 +31,7 @@ mod cmt_qa;
 mod db_cmt;
 mod lia;
 mod olia;
+mod receiver;
 mod reno;
 #[cfg(test)]
 mod tests;
@@ -40,6 +41,7 @@ pub use cmt_qa::{is_wireless_loss, CmtQaCc, CmtQaCcFactory};
 pub use db_cmt::{DbCmtCc, DbCmtCcFactory};
 pub use lia::{lia_alpha, Lia, LiaFactory};
 pub use olia::{olia_epsilon, olia_increase, Olia, OliaFactory};
+pub use receiver::{allowance, ReceiverCc, ReceiverCcFactory};
 pub use reno::{Reno, RenoFactory};
 
 use crate::params::{ParamError, Params};
@@ -108,6 +110,9 @@ pub trait CongestionControl: Send {
     fn on_idle(&mut self, mtu: u64, initial_cwnd: u64);
     /// Force the window (CMT-PF recovery: `cwnd = pf_cwnd · MTU`).
     fn set_cwnd(&mut self, cwnd: u64);
+    /// The receiver advertised `bytes_per_s` for this path (receiver-driven CMT, spec
+    /// §2.6); `srtt` is the path's smoothed RTT. Sender-side controllers ignore it.
+    fn on_rate_advert(&mut self, _bytes_per_s: f64, _srtt: Option<Duration>, _mtu: u64) {}
 }
 
 /// Initial values handed to a controller.
@@ -130,7 +135,9 @@ pub trait CcFactory: Send + Sync {
 }
 
 /// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &["reno", "cmt-qa", "db-cmt", "a-cmt", "lia", "olia", "balia"];
+pub const NAMES: &[&str] = &[
+    "reno", "cmt-qa", "db-cmt", "a-cmt", "lia", "olia", "balia", "receiver",
+];
 
 /// The registry: scenario name → factory.
 pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn CcFactory>, ParamError> {
@@ -141,6 +148,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn CcFactory>, ParamE
         "a-cmt" => Ok(Box::new(DbCmtCcFactory::a_cmt(params)?)),
         "lia" => Ok(Box::new(LiaFactory::from_params(params)?)),
         "olia" => Ok(Box::new(OliaFactory::from_params(params)?)),
+        "receiver" => Ok(Box::new(ReceiverCcFactory::from_params(params)?)),
         "balia" => Ok(Box::new(BaliaFactory::from_params(params)?)),
         _ => Err(ParamError(format!(
             "unknown congestion control `{name}` (known: {})",

@@ -16,6 +16,12 @@
 //!
 //! The "Ready" states defer a regime change decided inside a round to the next round
 //! boundary, because the rate is only recomputed per round.
+//!
+//! Window validation (our GAP resolution, in the spirit of RFC 7661): at a round
+//! boundary `W` is capped at twice the packets the round carried (at least the initial
+//! window). Without it a sender limited by the receive buffer, not by the path, would
+//! see its emulated window — and so its advertised rate — grow without bound, since
+//! nothing on the path ever pushes back.
 
 /// States (seed 004's names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +64,7 @@ pub struct Tear {
     dupthresh: u32,
     /// Packets received in the current round.
     pub received: u64,
+    initial_w: f64,
     /// Holes opened in the current round.
     pub holes: u64,
 }
@@ -77,6 +84,7 @@ impl Tear {
             dupthresh: dupthresh.max(1),
             received: 0,
             holes: 0,
+            initial_w: initial_w.max(1.0),
         }
     }
 
@@ -147,6 +155,8 @@ impl Tear {
 
     /// The sender started a new round (a new round id was seen on this path).
     pub fn on_round(&mut self) {
+        let cap = (2 * self.received) as f64;
+        self.w = self.w.min(cap.max(self.initial_w));
         self.state = match self.state {
             TearState::SlowStartReady => TearState::SlowStart,
             TearState::CongestionAvoidanceReady => TearState::CongestionAvoidance,
@@ -233,6 +243,19 @@ mod tests {
         t.on_round();
         assert_eq!(t.state, SlowStart);
         t.on_packet(7);
+        assert_eq!(t.w, 2.0);
+    }
+
+    #[test]
+    fn a_round_caps_the_window_at_twice_what_it_carried() {
+        let mut t = fed(&(0..20).collect::<Vec<_>>()); // W = 22 after 20 packets
+        t.on_round();
+        assert_eq!(t.w, 22.0, "20 packets: cap 40");
+        t.on_packet(20);
+        t.on_packet(21); // W = 24, only 2 packets this round
+        t.on_round();
+        assert_eq!(t.w, 4.0);
+        t.on_round(); // an empty round: never below the initial window
         assert_eq!(t.w, 2.0);
     }
 }

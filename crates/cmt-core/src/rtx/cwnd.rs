@@ -68,6 +68,7 @@ mod tests {
             last_timeout: None,
             loss_rate: 0.0,
             capacity: None,
+            advertised_rate: None,
             can_send: true,
         }
     }

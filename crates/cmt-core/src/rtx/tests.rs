@@ -31,6 +31,7 @@ fn views(ps: &[P], now: Time) -> Vec<PathView> {
                 last_timeout: (ago > 0).then(|| now - Duration::from_secs(ago)),
                 loss_rate,
                 capacity: None,
+                advertised_rate: None,
                 can_send: true,
             },
         )

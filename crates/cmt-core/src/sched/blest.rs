@@ -125,6 +125,7 @@ mod tests {
         PathView {
             loss_rate: 0.01,
             capacity: None,
+            advertised_rate: None,
             ssthresh: cwnd,
             ..view(i, cwnd, flight, rtt_ms, can_send)
         }

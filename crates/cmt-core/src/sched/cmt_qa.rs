@@ -84,6 +84,7 @@ mod tests {
                 .map(|(i, &(c, f, s, l))| PathView {
                     loss_rate: l,
                     capacity: None,
+                    advertised_rate: None,
                     ..view(i, c, f, s, true)
                 })
                 .collect();

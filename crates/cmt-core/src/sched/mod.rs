@@ -14,6 +14,7 @@ mod fast_slow;
 mod japs;
 mod min_rtt;
 mod redundant;
+mod rev;
 mod round_robin;
 mod weighted;
 
@@ -27,6 +28,7 @@ pub use japs::{
 };
 pub use min_rtt::{MinRtt, MinRttFactory};
 pub use redundant::{Redundant, RedundantFactory};
+pub use rev::{awnd_delta, Flavour, ReceiverDriven, ReceiverDrivenFactory};
 pub use round_robin::{RoundRobin, RoundRobinFactory};
 pub use weighted::{Weighted, WeightedFactory};
 
@@ -51,6 +53,10 @@ pub struct SchedContext<'a> {
     /// chunk further down the queue ([`Scheduler::select_at`]); they are the head of
     /// the queue, in TSN order.
     pub reserved: usize,
+    /// The latest advertised receive window (a_rwnd) of the peer, bytes.
+    pub peer_awnd: u64,
+    /// Rate adverts applied so far (receiver-driven CMT: a change marks a new round).
+    pub adverts: u64,
 }
 
 /// Chooses paths for new data.
@@ -102,6 +108,8 @@ pub const NAMES: &[&str] = &[
     "daps",
     "japs",
     "redundant",
+    "cmt-rev",
+    "mptcp-rec",
 ];
 
 /// The registry: scenario name → factory.
@@ -117,6 +125,14 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn SchedulerFactory>,
         "daps" => Ok(Box::new(DapsFactory::from_params(params)?)),
         "japs" => Ok(Box::new(JapsFactory::from_params(params)?)),
         "redundant" => Ok(Box::new(RedundantFactory::from_params(params)?)),
+        "cmt-rev" => Ok(Box::new(ReceiverDrivenFactory::from_params(
+            Flavour::CmtRev,
+            params,
+        )?)),
+        "mptcp-rec" => Ok(Box::new(ReceiverDrivenFactory::from_params(
+            Flavour::MptcpRec,
+            params,
+        )?)),
         _ => Err(ParamError(format!(
             "unknown scheduler `{name}` (known: {})",
             NAMES.join(", ")
@@ -148,6 +164,7 @@ pub(crate) mod tests {
             last_timeout: None,
             loss_rate: 0.0,
             capacity: None,
+            advertised_rate: None,
             can_send,
         }
     }
@@ -161,6 +178,8 @@ pub(crate) mod tests {
             chunk_len: 1452,
             queued_bytes: u64::MAX,
             reserved: 0,
+            peer_awnd: 1 << 20,
+            adverts: 0,
         }
     }
 }

@@ -81,6 +81,7 @@ mod tests {
             last_timeout: None,
             loss_rate: 0.0,
             capacity: None,
+            advertised_rate: None,
             can_send,
         }
     }
@@ -92,6 +93,8 @@ mod tests {
             chunk_len: 1452,
             queued_bytes: u64::MAX,
             reserved: 0,
+            peer_awnd: 1 << 20,
+            adverts: 0,
         }
     }
 

@@ -110,6 +110,42 @@ pub struct Built {
 
 pub(super) type BuildError = (String, String);
 
+/// The receiver-driven estimator settings from `association.receiver_params`.
+fn rev_config(p: &Params) -> Result<cmt_core::rev::RevConfig, cmt_core::params::ParamError> {
+    p.expect_only(
+        "receiver_params",
+        &["rtt_literal", "sample_literal", "phi", "theta", "tolerance"],
+    )?;
+    let d = cmt_core::rev::RevConfig::default();
+    let unit = |k: &str, default: f64| -> Result<f64, cmt_core::params::ParamError> {
+        let x = p.number(k, default)?;
+        if (0.0..=1.0).contains(&x) {
+            Ok(x)
+        } else {
+            Err(cmt_core::params::ParamError(format!(
+                "parameter `{k}` must be in 0..=1, got {x}"
+            )))
+        }
+    };
+    let tolerance = p.number("tolerance", d.tolerance)?;
+    if tolerance < 1.0 {
+        return Err(cmt_core::params::ParamError(format!(
+            "parameter `tolerance` must be at least 1, got {tolerance}"
+        )));
+    }
+    Ok(cmt_core::rev::RevConfig {
+        estimator: cmt_core::rev::EstimatorConfig {
+            rtt_literal: p.flag("rtt_literal", false)?,
+            sample_literal: p.flag("sample_literal", false)?,
+            phi: unit("phi", d.estimator.phi)?,
+            theta: unit("theta", d.estimator.theta)?,
+            ..d.estimator
+        },
+        tolerance,
+        ..d
+    })
+}
+
 pub(super) fn field<T>(name: &str, r: Result<T, String>) -> Result<T, BuildError> {
     r.map_err(|m| (name.to_string(), m))
 }
@@ -188,21 +224,36 @@ pub(super) fn build(
         },
         idle_cwnd_decay: d.idle_cwnd_decay,
         max_gap_blocks: d.max_gap_blocks,
+        rev: None,
     };
-    field("association", config.validate())?;
 
-    let (p_sched, p_rtx, p_cc) = match a.preset.as_deref() {
-        None => ("round-robin", "rtx-cwnd", "reno"),
-        Some("db-cmt") => ("db-cmt", "rtx-cl", "db-cmt"),
-        Some("a-cmt") => ("round-robin", "rtx-cwnd", "a-cmt"),
-        Some("cmt-qa") => ("cmt-qa", "rtx-cwnd", "cmt-qa"),
+    let (p_sched, p_rtx, p_cc, p_rev) = match a.preset.as_deref() {
+        None => ("round-robin", "rtx-cwnd", "reno", false),
+        Some("db-cmt") => ("db-cmt", "rtx-cl", "db-cmt", false),
+        Some("a-cmt") => ("round-robin", "rtx-cwnd", "a-cmt", false),
+        Some("cmt-qa") => ("cmt-qa", "rtx-cwnd", "cmt-qa", false),
+        Some("cmt-rev") => ("cmt-rev", "rtx-cwnd", "receiver", true),
+        Some("mptcp-rec") => ("mptcp-rec", "rtx-cwnd", "receiver", true),
         Some(o) => {
             return Err((
                 "association.preset".into(),
-                format!("unknown preset `{o}` (known: db-cmt, a-cmt, cmt-qa)"),
+                format!("unknown preset `{o}` (known: db-cmt, a-cmt, cmt-qa, cmt-rev, mptcp-rec)"),
             ))
         }
     };
+    let mut config = config;
+    if a.receiver_rates.unwrap_or(p_rev) {
+        config.rev = Some(
+            rev_config(&params(&a.receiver_params, "association.receiver_params")?)
+                .map_err(|e| ("association.receiver_params".to_string(), e.0))?,
+        );
+    } else if !a.receiver_params.is_empty() {
+        return Err((
+            "association.receiver_params".into(),
+            "set, but receiver_rates is off".into(),
+        ));
+    }
+    field("association", config.validate())?;
     let sched_name = a.scheduler.as_deref().unwrap_or(p_sched);
     let scheduler = sched::by_name(
         sched_name,

@@ -161,6 +161,13 @@ pub struct AssociationSpec {
     /// Congestion control parameters.
     #[serde(default)]
     pub cc_params: ParamTable,
+    /// Receiver-driven CMT (spec §2–3): round info on DATA, receiver rate adverts
+    /// (default off; the `cmt-rev` and `mptcp-rec` presets turn it on).
+    pub receiver_rates: Option<bool>,
+    /// Receiver estimator settings: `rtt_literal`, `sample_literal` (booleans), `phi`,
+    /// `theta`, `tolerance` (numbers).
+    #[serde(default)]
+    pub receiver_params: ParamTable,
     /// Path MTU in bytes including the IP header (default 1500).
     pub mtu: Option<u32>,
     /// Header bytes below SCTP (default 20, IPv4).

@@ -1,0 +1,329 @@
+//! Sender-side path choice under receiver-driven CMT: CMT-Rev's PAM-rev + DDS-rev
+//! (seed 000 §3.2, eq. 5–6, Algorithm 1; spec §2.5–2.6) and MPTCP-rec's PCDer (seed
+//! 004 §4.2, eq. 5–9, Algorithm 1; spec §3.2). The sender computes no path quality: it
+//! sorts paths by the rate the receiver advertised.
+//!
+//! * **DDS-rev** (both): the new chunk goes to the first path, in descending advertised
+//!   rate, of the candidate list whose allowance (the `receiver` controller's window)
+//!   and pacing let it send; if none can, nothing is sent.
+//! * **Blocking prediction** (both), once per round (a new advert): with the last
+//!   m = 8 advertised windows, `Δawnd = (awnd − avg)/(max − min)` (0 when max = min);
+//!   receive-buffer blocking is predicted when `Δawnd < 0` and it fell since the last
+//!   round (eq. 5–7). PAM-rev (GAP resolution) also counts a round ending with the
+//!   sender receive-window blocked.
+//! * **Partial CMT**: when blocking is predicted, the candidate path with the lowest
+//!   advertised rate is removed (never the last; at most one per round). A removed path
+//!   whose rate exceeds the lowest rate in the list is put back (not in the round it was
+//!   removed). Without a prediction PCDer returns to all paths at once; PAM-rev after
+//!   M = 3 quiet rounds (GAP resolutions).
+//! * **Keep-alive probe** (our GAP resolution: the seeds do not say how a removed
+//!   path's rate can recover when it carries nothing): a removed path may carry one
+//!   chunk per round, so the receiver keeps measuring it.
+//!
+//! Before the first advert every ACTIVE path is a candidate, fastest SRTT first.
+
+use super::{SchedContext, Scheduler, SchedulerFactory};
+use crate::params::{ParamError, Params};
+use crate::path::{PathId, PathState, PathView};
+
+/// PAM-rev (CMT-Rev) or PCDer (MPTCP-rec).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavour {
+    /// CMT-Rev: PAM-rev + DDS-rev.
+    CmtRev,
+    /// MPTCP-rec: PCDer with DDS-rev ordering.
+    MptcpRec,
+}
+
+/// Factory for [`ReceiverDriven`]; parameters `window` (m, default 8), `quiet_rounds`
+/// (M, default 3; PAM-rev only) and `probe` (keep-alive chunks, default true).
+#[derive(Clone, Debug)]
+pub struct ReceiverDrivenFactory {
+    flavour: Flavour,
+    window: usize,
+    quiet_rounds: u32,
+    probe: bool,
+}
+
+impl ReceiverDrivenFactory {
+    /// Reads and validates parameters.
+    pub fn from_params(flavour: Flavour, params: &Params) -> Result<Self, ParamError> {
+        let name = match flavour {
+            Flavour::CmtRev => "cmt-rev",
+            Flavour::MptcpRec => "mptcp-rec",
+        };
+        params.expect_only(name, &["window", "quiet_rounds", "probe"])?;
+        let window = params.number("window", 8.0)?;
+        if !(2.0..=1024.0).contains(&window) {
+            return Err(ParamError(format!(
+                "parameter `window` must be in 2..=1024, got {window}"
+            )));
+        }
+        let quiet = params.number("quiet_rounds", 3.0)?;
+        if !(1.0..=1000.0).contains(&quiet) {
+            return Err(ParamError(format!(
+                "parameter `quiet_rounds` must be in 1..=1000, got {quiet}"
+            )));
+        }
+        Ok(ReceiverDrivenFactory {
+            flavour,
+            window: window as usize,
+            quiet_rounds: quiet as u32,
+            probe: params.flag("probe", true)?,
+        })
+    }
+}
+
+impl SchedulerFactory for ReceiverDrivenFactory {
+    fn name(&self) -> &'static str {
+        match self.flavour {
+            Flavour::CmtRev => "cmt-rev",
+            Flavour::MptcpRec => "mptcp-rec",
+        }
+    }
+    fn build(&self, num_paths: usize) -> Box<dyn Scheduler> {
+        Box::new(ReceiverDriven {
+            cfg: self.clone(),
+            unused: vec![false; num_paths],
+            probe_due: vec![false; num_paths],
+            awnd: Vec::new(),
+            prev_delta: None,
+            round: 0,
+            quiet: 0,
+            removals: 0,
+        })
+    }
+}
+
+/// State of the path subset.
+#[derive(Clone, Debug)]
+pub struct ReceiverDriven {
+    cfg: ReceiverDrivenFactory,
+    /// Paths removed from the candidate list.
+    unused: Vec<bool>,
+    /// Removed paths that may still carry their keep-alive chunk this round.
+    probe_due: Vec<bool>,
+    awnd: Vec<u64>,
+    prev_delta: Option<f64>,
+    round: u64,
+    quiet: u32,
+    /// Removals so far (for tests and reports).
+    pub removals: u64,
+}
+
+/// `Δawnd` of eq. 5 over the observations, newest last (0 when max = min).
+pub fn awnd_delta(awnd: &[u64]) -> f64 {
+    let Some(&cur) = awnd.last() else { return 0.0 };
+    let max = *awnd.iter().max().expect("non-empty") as f64;
+    let min = *awnd.iter().min().expect("non-empty") as f64;
+    if max <= min {
+        return 0.0;
+    }
+    let avg = awnd.iter().sum::<u64>() as f64 / awnd.len() as f64;
+    (cur as f64 - avg) / (max - min)
+}
+
+fn rate(p: &PathView) -> f64 {
+    p.advertised_rate.unwrap_or(0.0)
+}
+
+impl ReceiverDriven {
+    /// Paths in the candidate list now.
+    pub fn candidates(&self) -> Vec<bool> {
+        self.unused.iter().map(|u| !u).collect()
+    }
+
+    fn new_round(&mut self, ctx: &SchedContext<'_>) {
+        self.round = ctx.adverts;
+        if self.awnd.len() == self.cfg.window {
+            self.awnd.remove(0);
+        }
+        self.awnd.push(ctx.peer_awnd);
+        let delta = awnd_delta(&self.awnd);
+        let falling = self.prev_delta.is_none_or(|p| delta - p < 0.0);
+        self.prev_delta = Some(delta);
+        let mut blocking = delta < 0.0 && falling;
+        if self.cfg.flavour == Flavour::CmtRev {
+            blocking |= ctx.peer_rwnd < ctx.chunk_len as u64;
+        }
+        let active = |p: &&PathView| p.state == PathState::Active;
+        let mut removed = None;
+        if blocking {
+            self.quiet = 0;
+            let listed: Vec<&PathView> = ctx
+                .paths
+                .iter()
+                .filter(active)
+                .filter(|p| !self.unused[p.id.0])
+                .collect();
+            if listed.len() > 1 {
+                let worst = listed
+                    .iter()
+                    .min_by(|a, b| rate(a).total_cmp(&rate(b)).then(b.id.cmp(&a.id)))
+                    .expect("two or more");
+                self.unused[worst.id.0] = true;
+                self.removals += 1;
+                removed = Some(worst.id);
+            }
+        } else {
+            self.quiet += 1;
+            let full = match self.cfg.flavour {
+                Flavour::MptcpRec => true,
+                Flavour::CmtRev => self.quiet >= self.cfg.quiet_rounds,
+            };
+            if full {
+                self.unused.iter_mut().for_each(|u| *u = false);
+            }
+        }
+        // Re-add any removed path now faster than the slowest listed one.
+        let min_listed = ctx
+            .paths
+            .iter()
+            .filter(active)
+            .filter(|p| !self.unused[p.id.0])
+            .map(rate)
+            .fold(f64::INFINITY, f64::min);
+        for p in ctx.paths.iter().filter(active) {
+            if self.unused[p.id.0] && Some(p.id) != removed && rate(p) > min_listed {
+                self.unused[p.id.0] = false;
+            }
+        }
+        for (due, unused) in self.probe_due.iter_mut().zip(&self.unused) {
+            *due = *unused && self.cfg.probe;
+        }
+    }
+}
+
+impl Scheduler for ReceiverDriven {
+    fn select(&mut self, ctx: &SchedContext<'_>) -> Option<PathId> {
+        if ctx.adverts == 0 {
+            return ctx
+                .paths
+                .iter()
+                .filter(|p| p.can_send)
+                .min_by_key(|p| (p.srtt.is_none(), p.srtt, p.id))
+                .map(|p| p.id);
+        }
+        if ctx.adverts != self.round {
+            self.new_round(ctx);
+        }
+        if let Some(p) = ctx
+            .paths
+            .iter()
+            .find(|p| self.probe_due[p.id.0] && p.can_send)
+        {
+            self.probe_due[p.id.0] = false;
+            return Some(p.id);
+        }
+        ctx.paths
+            .iter()
+            .filter(|p| p.can_send && !self.unused[p.id.0])
+            .max_by(|a, b| rate(a).total_cmp(&rate(b)).then(b.id.cmp(&a.id)))
+            .map(|p| p.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::tests::{ctx, view};
+
+    fn paths(rates: &[f64]) -> Vec<PathView> {
+        rates
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| PathView {
+                advertised_rate: Some(r),
+                ..view(i, 60_000, 0, 50, true)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn awnd_delta_table() {
+        // (observations, Δawnd)
+        let cases: &[(&[u64], f64)] = &[
+            (&[], 0.0),
+            (&[100, 100, 100], 0.0),
+            (&[100, 50], -0.5),            // avg 75, (50 − 75)/50
+            (&[0, 100], 0.5),              // avg 50, (100 − 50)/100
+            (&[80, 100, 60, 20], -0.5625), // avg 65, (20 − 65)/80
+        ];
+        for (obs, want) in cases {
+            assert!((awnd_delta(obs) - want).abs() < 1e-12, "{obs:?}");
+        }
+    }
+
+    #[test]
+    fn dds_rev_fills_the_fastest_advertised_path_first() {
+        let mut s = ReceiverDrivenFactory::from_params(Flavour::MptcpRec, &Params::default())
+            .unwrap()
+            .build(3);
+        let mut p = paths(&[100.0, 300.0, 200.0]);
+        let mut c = ctx(&p);
+        c.adverts = 1;
+        assert_eq!(s.select(&c), Some(PathId(1)));
+        p[1].can_send = false;
+        let mut c = ctx(&p);
+        c.adverts = 1;
+        assert_eq!(s.select(&c), Some(PathId(2)));
+    }
+
+    #[test]
+    fn a_falling_window_removes_the_slowest_path_and_a_recovered_rate_restores_it() {
+        let f = ReceiverDrivenFactory::from_params(
+            Flavour::MptcpRec,
+            &Params(
+                [("probe".to_string(), crate::params::ParamValue::Bool(false))]
+                    .into_iter()
+                    .collect(),
+            ),
+        )
+        .unwrap();
+        let mut s = ReceiverDriven {
+            cfg: f,
+            unused: vec![false; 2],
+            probe_due: vec![false; 2],
+            awnd: Vec::new(),
+            prev_delta: None,
+            round: 0,
+            quiet: 0,
+            removals: 0,
+        };
+        let p = paths(&[300.0, 100.0]);
+        let round = |s: &mut ReceiverDriven, adverts: u64, awnd: u64, p: &[PathView]| {
+            let mut c = ctx(p);
+            c.adverts = adverts;
+            c.peer_awnd = awnd;
+            s.select(&c)
+        };
+        round(&mut s, 1, 60_000, &p);
+        round(&mut s, 2, 60_000, &p);
+        assert_eq!(s.candidates(), vec![true, true]);
+        // The window drops: Δ = (50 − 56.7)/10 < 0 and falling → path 1 (lowest rate)
+        // removed.
+        round(&mut s, 3, 50_000, &p);
+        assert_eq!(s.candidates(), vec![true, false]);
+        assert_eq!(s.removals, 1);
+        // Still falling (Δ = −0.708 < −0.667), so no return to all paths; but path 1's
+        // rate now exceeds path 0's: it comes back. Path 0, the last listed, stays.
+        let better = paths(&[300.0, 400.0]);
+        round(&mut s, 4, 0, &better);
+        assert_eq!(s.candidates(), vec![true, true]);
+        assert_eq!(s.removals, 1);
+    }
+
+    #[test]
+    fn never_removes_the_last_path() {
+        let mut s = ReceiverDrivenFactory::from_params(Flavour::CmtRev, &Params::default())
+            .unwrap()
+            .build(1);
+        let p = paths(&[100.0]);
+        for (a, w) in [(1, 60_000), (2, 40_000), (3, 20_000)] {
+            let mut c = ctx(&p);
+            c.adverts = a;
+            c.peer_awnd = w;
+            assert_eq!(s.select(&c), Some(PathId(0)));
+        }
+    }
+}
