@@ -159,6 +159,11 @@ impl<O: Observer> Association<O> {
                     continue;
                 }
                 c.acked = true;
+                if self.cfg.rev.is_some() {
+                    // NR-SACK semantics (spec §2, seed 004): gap-acked data is
+                    // non-renegable, so the sender's copy can go now.
+                    c.payload = crate::packet::Payload::Synthetic(c.len);
+                }
                 if c.in_flight {
                     c.in_flight = false;
                     self.paths[c.path.0].flight -= c.size();

@@ -7,7 +7,9 @@
 //!   `RTT' = α·RTT + (1−α)·R`.
 //! * Rate (eq. 2), once per round (GAP resolution; the text says per packet):
 //!   `rate = φ·rate + (1−φ)·S` below the loss threshold, `(1−ϑ)·rate + ϑ·S` above,
-//!   φ = ϑ = 1/2, so both branches are the same EWMA. GAP resolution for the sample:
+//!   φ = ϑ = 1/2, so both branches are the same EWMA (`per_packet` applies it at every
+//!   packet, as the text says; the round end then only records the rate). GAP
+//!   resolution for the sample:
 //!   `S = W·L/RTT'` with `W` the emulated window at the round's end (TEAR's
 //!   window/RTT rate, the only reading that lets the estimate probe upward);
 //!   `sample_literal` gives the printed `S = (1/N)·(L/RTT')`.
@@ -37,6 +39,8 @@ pub struct EstimatorConfig {
     pub plr_threshold: f64,
     /// Use the printed sample `(1/N)·(L/RTT')`.
     pub sample_literal: bool,
+    /// Apply eq. 2 at every packet instead of once per round.
+    pub per_packet: bool,
 }
 
 impl Default for EstimatorConfig {
@@ -48,6 +52,7 @@ impl Default for EstimatorConfig {
             theta: 0.5,
             plr_threshold: 0.05,
             sample_literal: false,
+            per_packet: false,
         }
     }
 }
@@ -87,6 +92,29 @@ impl RateEstimator {
         });
     }
 
+    fn update(&mut self, w: f64, n: u64, l: f64, rtt: f64) {
+        let s = if self.cfg.sample_literal {
+            (1.0 / n.max(1) as f64) * (l / rtt)
+        } else {
+            w * l / rtt
+        };
+        self.rate = if self.plr < self.cfg.plr_threshold {
+            self.cfg.phi * self.rate + (1.0 - self.cfg.phi) * s
+        } else {
+            (1.0 - self.cfg.theta) * self.rate + self.cfg.theta * s
+        };
+    }
+
+    /// A packet of `bytes` arrived, the `n`-th of its round, with emulated window `w`:
+    /// eq. 2 per packet when `per_packet` is set.
+    pub fn on_packet(&mut self, w: f64, n: u64, bytes: u32) {
+        if let (true, Some(rtt)) = (self.cfg.per_packet, self.rtt.filter(|r| *r > 0.0)) {
+            if bytes > 0 {
+                self.update(w, n, bytes as f64, rtt);
+            }
+        }
+    }
+
     /// Closes a round: `w` emulated window and `n` packets received in it, `bytes`
     /// their size, `lost` holes seen. Returns the new advertised rate.
     pub fn end_round(&mut self, w: f64, n: u64, bytes: u64, lost: u64) -> f64 {
@@ -98,17 +126,8 @@ impl RateEstimator {
             self.plr += (frac - self.plr) / 8.0;
         }
         let l = if n > 0 { bytes as f64 / n as f64 } else { 0.0 };
-        if l > 0.0 {
-            let s = if self.cfg.sample_literal {
-                (1.0 / n as f64) * (l / rtt)
-            } else {
-                w * l / rtt
-            };
-            self.rate = if self.plr < self.cfg.plr_threshold {
-                self.cfg.phi * self.rate + (1.0 - self.cfg.phi) * s
-            } else {
-                (1.0 - self.cfg.theta) * self.rate + self.cfg.theta * s
-            };
+        if l > 0.0 && !self.cfg.per_packet {
+            self.update(w, n, l, rtt);
         }
         if self.history.len() == WEIGHTS.len() {
             self.history.pop_back();
@@ -177,6 +196,24 @@ mod tests {
         );
         lit.rtt_sample(0.1);
         assert!((lit.end_round(10.0, 10, 15_000, 0) - 5_750.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn per_packet_updates_apply_eq2_at_every_packet() {
+        let mut e = RateEstimator::new(
+            EstimatorConfig {
+                per_packet: true,
+                ..Default::default()
+            },
+            0.0,
+        );
+        e.rtt_sample(0.1);
+        // Two packets of 1000 B with W = 10: S = 100 000 each; 0 → 50 000 → 75 000.
+        e.on_packet(10.0, 1, 1000);
+        e.on_packet(10.0, 2, 1000);
+        assert!((e.rate - 75_000.0).abs() < 1e-6);
+        // The round end records it without another step.
+        assert!((e.end_round(10.0, 2, 2000, 0) - 75_000.0).abs() < 1e-6);
     }
 
     #[test]

@@ -129,6 +129,7 @@ impl RevReceiver {
         }
         p.tear.on_packet(seq);
         p.round_bytes += bytes as u64;
+        p.est.on_packet(p.tear.w, p.tear.received, bytes);
         p.silent_at = Some(now + p.rto.rto());
     }
 

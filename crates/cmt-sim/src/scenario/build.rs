@@ -114,7 +114,14 @@ pub(super) type BuildError = (String, String);
 fn rev_config(p: &Params) -> Result<cmt_core::rev::RevConfig, cmt_core::params::ParamError> {
     p.expect_only(
         "receiver_params",
-        &["rtt_literal", "sample_literal", "phi", "theta", "tolerance"],
+        &[
+            "rtt_literal",
+            "sample_literal",
+            "per_packet",
+            "phi",
+            "theta",
+            "tolerance",
+        ],
     )?;
     let d = cmt_core::rev::RevConfig::default();
     let unit = |k: &str, default: f64| -> Result<f64, cmt_core::params::ParamError> {
@@ -137,6 +144,7 @@ fn rev_config(p: &Params) -> Result<cmt_core::rev::RevConfig, cmt_core::params::
         estimator: cmt_core::rev::EstimatorConfig {
             rtt_literal: p.flag("rtt_literal", false)?,
             sample_literal: p.flag("sample_literal", false)?,
+            per_packet: p.flag("per_packet", false)?,
             phi: unit("phi", d.estimator.phi)?,
             theta: unit("theta", d.estimator.theta)?,
             ..d.estimator
