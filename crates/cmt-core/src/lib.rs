@@ -33,6 +33,7 @@ pub mod rtx;
 pub mod sched;
 pub mod time;
 pub mod tsn;
+pub mod wire;
 
 pub use assoc::{Algorithms, AssocInit, AssocStats, Association, Transmit};
 pub use config::{Config, MaxBurstMode};

@@ -35,6 +35,17 @@ pub struct Packet {
 pub enum Chunk {
     /// User data (RFC 9260 §3.3.1).
     Data(DataChunk),
+    /// Association setup request (§3.3.2).
+    Init(InitChunk),
+    /// Answer to INIT, carrying the state cookie (§3.3.3).
+    InitAck(InitChunk),
+    /// The state cookie sent back (§3.3.11).
+    CookieEcho {
+        /// The cookie, opaque to the receiver of the INIT-ACK.
+        cookie: Bytes,
+    },
+    /// Acknowledges a COOKIE ECHO (§3.3.12).
+    CookieAck,
     /// Selective acknowledgement (§3.3.4).
     Sack(SackChunk),
     /// Path probe (§3.3.5).
@@ -83,6 +94,59 @@ pub enum Chunk {
         /// Chunk value (without the 4-byte chunk header).
         value: Bytes,
     },
+}
+
+/// INIT and INIT-ACK (RFC 9260 §3.3.2–3.3.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InitChunk {
+    /// Initiate tag: the verification tag the peer must use.
+    pub initiate_tag: u32,
+    /// Advertised receiver window credit.
+    pub a_rwnd: u32,
+    /// Number of outbound streams.
+    pub outbound_streams: u16,
+    /// Number of inbound streams.
+    pub inbound_streams: u16,
+    /// Initial TSN.
+    pub initial_tsn: u32,
+    /// Optional and variable-length parameters.
+    pub params: Vec<InitParam>,
+}
+
+/// A parameter of INIT / INIT-ACK.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InitParam {
+    /// IPv4 address (type 5).
+    Ipv4(std::net::Ipv4Addr),
+    /// IPv6 address (type 6).
+    Ipv6(std::net::Ipv6Addr),
+    /// State cookie (type 7, INIT-ACK only).
+    StateCookie(Bytes),
+    /// Supported extensions: the chunk types the sender understands (type 0x8008,
+    /// RFC 5061 §4.2.7).
+    SupportedExtensions(Vec<u8>),
+    /// A parameter kept verbatim.
+    Unknown {
+        /// Parameter type.
+        ptype: u16,
+        /// Value without the 4-byte parameter header.
+        value: Bytes,
+    },
+}
+
+impl InitParam {
+    /// Length on the wire including padding.
+    pub fn wire_len(&self) -> usize {
+        pad4(
+            4 + match self {
+                InitParam::Ipv4(_) => 4,
+                InitParam::Ipv6(_) => 16,
+                InitParam::StateCookie(c) => c.len(),
+                InitParam::SupportedExtensions(t) => t.len(),
+                InitParam::Unknown { value, .. } => value.len(),
+            },
+        )
+    }
 }
 
 /// A DATA chunk.
@@ -221,6 +285,11 @@ impl Chunk {
     pub fn wire_len(&self) -> usize {
         match self {
             Chunk::Data(d) => data_chunk_len(d.payload.len()),
+            Chunk::Init(i) | Chunk::InitAck(i) => {
+                20 + i.params.iter().map(InitParam::wire_len).sum::<usize>()
+            }
+            Chunk::CookieEcho { cookie } => pad4(4 + cookie.len()),
+            Chunk::CookieAck => 4,
             Chunk::Sack(s) => SACK_HEADER_LEN + 4 * s.gap_blocks.len() + 4 * s.dup_tsns.len(),
             Chunk::Heartbeat(_) | Chunk::HeartbeatAck(_) => HEARTBEAT_LEN,
             Chunk::Shutdown { .. } => 8,
