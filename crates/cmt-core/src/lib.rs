@@ -27,6 +27,7 @@ pub mod event;
 pub mod packet;
 pub mod params;
 pub mod path;
+pub mod pcap;
 pub mod rev;
 pub mod rtt;
 pub mod rtx;

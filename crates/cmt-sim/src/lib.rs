@@ -12,6 +12,7 @@
 //! * [`recorder`], [`bound`], [`summary`] — metrics, the receive-buffer bound, outputs.
 
 pub mod bound;
+pub mod capture;
 pub mod link;
 pub mod loss;
 pub mod queue;

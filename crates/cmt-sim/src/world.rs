@@ -92,6 +92,8 @@ pub struct Simulation {
     /// each TCP-like flow.
     ends: Vec<Association<Probe>>,
     timer_at: Vec<Option<Time>>,
+    /// pcap capture of the association under study.
+    capture: Option<crate::capture::Capture>,
     /// Per endpoint: the route of each of its paths.
     end_routes: Vec<Vec<usize>>,
     /// Per endpoint: the endpoint it talks to.
@@ -301,6 +303,7 @@ impl Simulation {
             routes,
             ends,
             timer_at,
+            capture: None,
             end_routes,
             peer,
             end_flow,
@@ -427,6 +430,21 @@ impl Simulation {
         self.ending.unwrap_or(Ending::DurationElapsed)
     }
 
+    /// Captures every packet of the association under study to `out` as pcap (call
+    /// before [`run`](Self::run); [`finish_capture`](Self::finish_capture) after).
+    pub fn capture_to(&mut self, out: Box<dyn std::io::Write>) -> std::io::Result<()> {
+        self.capture = Some(crate::capture::Capture::new(out)?);
+        Ok(())
+    }
+
+    /// Flushes the capture; returns the packets written.
+    pub fn finish_capture(&mut self) -> std::io::Result<u64> {
+        match self.capture.as_mut() {
+            Some(c) => c.finish().map(|()| c.packets),
+            None => Ok(0),
+        }
+    }
+
     /// Simulated time now.
     pub fn now(&self) -> Time {
         self.now
@@ -524,6 +542,9 @@ impl Simulation {
         let (dest, flow) = (self.peer[side], self.end_flow[side]);
         let ip = self.built.config.ip_header_len;
         while let Some(t) = self.ends[side].poll_transmit(self.now) {
+            if let (Some(c), None) = (self.capture.as_mut(), flow) {
+                c.packet(self.now, side, t.path.0, &t.packet);
+            }
             let size = t.packet.wire_len() as u32 + ip;
             let pkt = InFlight {
                 data: t.packet.has_data(),

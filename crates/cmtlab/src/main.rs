@@ -30,6 +30,10 @@ enum Command {
         /// Write summary.json, timeseries.csv and paths.csv into this directory.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Capture the association's packets to this pcap file (SCTP over UDP over
+        /// IPv4, simulated time; Wireshark and tshark decode it).
+        #[arg(long, value_name = "FILE")]
+        pcap: Option<PathBuf>,
     },
     /// Run a sweep (grid of scenario variations × seeds) and aggregate it.
     Sweep {
@@ -78,7 +82,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { file, set, out } => run::run(&file, &set, out.as_deref()),
+        Command::Run {
+            file,
+            set,
+            out,
+            pcap,
+        } => run::run(&file, &set, out.as_deref(), pcap.as_deref()),
         Command::Sweep {
             file,
             jobs,

@@ -7,9 +7,20 @@ use std::time::{Duration, Instant};
 use cmt_sim::{load_file, write_outputs, Simulation, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
 
-pub fn run(file: &Path, set: &[String], out: Option<&Path>) -> Result<(), String> {
+pub fn run(
+    file: &Path,
+    set: &[String],
+    out: Option<&Path>,
+    pcap: Option<&Path>,
+) -> Result<(), String> {
     let built = load_file(file, set).map_err(|e| e.to_string())?;
     let mut sim = Simulation::new(built).map_err(|e| format!("{}: {e}", file.display()))?;
+    if let Some(p) = pcap {
+        let f = std::fs::File::create(p)
+            .map_err(|e| format!("{}: cannot create pcap file: {e}", p.display()))?;
+        sim.capture_to(Box::new(std::io::BufWriter::new(f)))
+            .map_err(|e| format!("{}: cannot write: {e}", p.display()))?;
+    }
     let start = Instant::now();
     let tty = std::io::stderr().is_terminal();
     let mut bar: Option<ProgressBar> = None;
@@ -37,6 +48,12 @@ pub fn run(file: &Path, set: &[String], out: Option<&Path>) -> Result<(), String
     }
     let summary = Summary::of(&sim, start.elapsed().as_secs_f64());
     print!("{}", table(&summary));
+    if let Some(p) = pcap {
+        let n = sim
+            .finish_capture()
+            .map_err(|e| format!("{}: cannot write: {e}", p.display()))?;
+        println!("{n} packets captured to {}", p.display());
+    }
     if let Some(dir) = out {
         write_outputs(&sim, &summary, dir)
             .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
