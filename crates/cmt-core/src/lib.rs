@@ -32,6 +32,7 @@ pub mod rev;
 pub mod rtt;
 pub mod rtx;
 pub mod sched;
+pub mod setup;
 pub mod time;
 pub mod tsn;
 pub mod wire;

@@ -40,7 +40,7 @@ pub struct Algorithms<'a> {
 
 /// Values normally agreed in the INIT / INIT-ACK exchange, plus the seed of the
 /// endpoint's random stream (tie-breaks, heartbeat jitter and nonces).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AssocInit {
     /// Our verification tag (packets to us must carry it).
     pub local_vtag: u32,
