@@ -417,7 +417,7 @@ impl Connector {
 
     /// T1 expiry: resend with a doubled RTO, or give up.
     pub fn handle_timeout(&mut self, now: Time) -> Result<(), SetupError> {
-        if !self.t1.is_some_and(|t| t <= now) {
+        if self.t1.is_none_or(|t| t > now) {
             return Ok(());
         }
         self.t1 = None;
