@@ -56,6 +56,10 @@ pub struct Bin {
     pub received_per_path: Vec<u64>,
     /// Largest |O3-TSN| in the bin.
     pub o3_max: u64,
+    /// Highest TSN sent so far, counted from the first (seed 000 Fig. 7, seed 004 Fig. 6).
+    pub tsn_sent: u64,
+    /// Highest TSN received so far, counted from the first.
+    pub tsn_received: u64,
     /// Largest receive-buffer occupancy in the bin.
     pub rbuf_max: u32,
     /// cwnd per path at the end of the bin.
@@ -93,6 +97,8 @@ pub struct Recorder {
     pub reordering: Vec<u64>,
     delay_sum: f64,
     delay_n: u64,
+    /// The first TSN sent (TSN figures count from it).
+    first_tsn: Option<u64>,
     /// First-transmission time of chunks not delivered yet, by TSN.
     first_sent: std::collections::BTreeMap<u64, Time>,
     transit_sum: f64,
@@ -131,6 +137,7 @@ impl Recorder {
             cwnd: vec![initial_cwnd; paths],
             prev_tsn: None,
             o3_peak: 0,
+            first_tsn: None,
             first_sent: std::collections::BTreeMap::new(),
             transit_sum: 0.0,
             transit_n: 0,
@@ -173,6 +180,9 @@ impl Recorder {
         let empty = Bin::empty(self.paths.len());
         let mut done = std::mem::replace(&mut self.current, empty);
         done.cwnd = self.cwnd.clone();
+        // The TSN curves are running maxima.
+        self.current.tsn_sent = done.tsn_sent;
+        self.current.tsn_received = done.tsn_received;
         self.bins.push(done);
     }
 
@@ -239,6 +249,8 @@ impl Recorder {
                 match kind {
                     SendKind::New => {
                         self.first_sent.insert(tsn, now);
+                        let rel = tsn - *self.first_tsn.get_or_insert(tsn);
+                        self.current.tsn_sent = self.current.tsn_sent.max(rel);
                     }
                     SendKind::Copy => p.copies += 1,
                     SendKind::FastRetransmit | SendKind::TimeoutRetransmit => {
@@ -290,6 +302,10 @@ impl Recorder {
                     self.current.o3_max = self.current.o3_max.max(o);
                 }
                 self.prev_tsn = Some(tsn);
+                if let Some(first) = self.first_tsn {
+                    let rel = tsn.saturating_sub(first);
+                    self.current.tsn_received = self.current.tsn_received.max(rel);
+                }
             }
             Event::Delivered {
                 tsn,

@@ -250,7 +250,7 @@ pub fn write_outputs(sim: &Simulation, summary: &Summary, dir: &Path) -> std::io
     let mut ts = Vec::new();
     writeln!(
         ts,
-        "t_s,goodput_mbps,throughput_mbps,o3_tsn_max,rbuf_max_bytes,rbuf_blocked_s"
+        "t_s,goodput_mbps,throughput_mbps,o3_tsn_max,rbuf_max_bytes,rbuf_blocked_s,tsn_sent,tsn_received"
     )?;
     let mut ps = Vec::new();
     writeln!(ps, "t_s,path,goodput_mbps,throughput_mbps,cwnd_bytes")?;
@@ -258,12 +258,14 @@ pub fn write_outputs(sim: &Simulation, summary: &Summary, dir: &Path) -> std::io
         let t = (i + 1) as f64 * w;
         writeln!(
             ts,
-            "{t:.3},{:.6},{:.6},{},{},{:.6}",
+            "{t:.3},{:.6},{:.6},{},{},{:.6},{},{}",
             mbps(bin.delivered_bytes, w),
             mbps(bin.received_bytes, w),
             bin.o3_max,
             bin.rbuf_max,
-            bin.blocked.as_secs_f64()
+            bin.blocked.as_secs_f64(),
+            bin.tsn_sent,
+            bin.tsn_received
         )?;
         for (p, path) in sim.built.paths.iter().enumerate() {
             let (g, r) = (bin.delivered_per_path[p], bin.received_per_path[p]);

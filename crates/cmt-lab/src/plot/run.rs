@@ -54,6 +54,10 @@ pub fn plot_run(dir: &Path, title: &str) -> Result<Vec<String>, LabError> {
         col(&h, "o3_tsn_max", &ts_path)?,
         col(&h, "rbuf_max_bytes", &ts_path)?,
     );
+    let (tsn_s, tsn_r) = (
+        col(&h, "tsn_sent", &ts_path)?,
+        col(&h, "tsn_received", &ts_path)?,
+    );
     let paths_path = dir.join("paths.csv");
     let (ph, ps) = read_csv(&paths_path)?;
     let (pt, pn, pg, pc) = (
@@ -126,6 +130,15 @@ pub fn plot_run(dir: &Path, title: &str) -> Result<Vec<String>, LabError> {
             "out-of-order arrivals",
             "largest |O3-TSN| in bin (TSNs)",
             one("", o3, 1.0),
+        ),
+        (
+            "run_tsn",
+            "TSNs sent and received",
+            "highest TSN so far",
+            vec![
+                one("sent", tsn_s, 1.0).remove(0),
+                one("received", tsn_r, 1.0).remove(0),
+            ],
         ),
         (
             "run_rbuf",
