@@ -125,6 +125,8 @@ pub enum Event {
     },
     /// The association failed (error count above Association.Max.Retrans).
     AssociationFailed,
+    /// The association closed gracefully (SHUTDOWN sequence done).
+    AssociationClosed,
 }
 
 /// Receives every [`Event`] of an association.

@@ -37,7 +37,7 @@ pub mod time;
 pub mod tsn;
 pub mod wire;
 
-pub use assoc::{Algorithms, AssocInit, AssocStats, Association, Transmit};
+pub use assoc::{Algorithms, AssocInit, AssocStats, Association, Closing, Transmit};
 pub use config::{Config, MaxBurstMode};
 pub use event::{Event, Observer, SendKind};
 pub use packet::{Chunk, Packet, Payload};

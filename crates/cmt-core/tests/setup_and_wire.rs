@@ -74,12 +74,26 @@ fn handshake_then_transfer_over_encoded_packets_survives_garbage() {
     let (mut seq, mut t, mut got, mut garbage, mut decode_errors) =
         (0u64, now, Vec::new(), 0u32, 0u32);
     let delay = |p: PathId| Duration::from_millis(5 + 20 * p.0 as u64);
-    while got.len() < data.len() && t < Time::from_nanos(120_000_000_000) {
+    let mut kinds: Vec<&'static str> = Vec::new();
+    while !(a.is_closed() && b.is_closed()) && t < Time::from_nanos(120_000_000_000) {
+        if got.len() == data.len() {
+            a.close(); // graceful shutdown once everything arrived
+        }
         while let Some(e) = wire.first_entry() {
             if e.key().0 > t {
                 break;
             }
             let (to_b, path, buf) = e.remove();
+            if let Ok(d) = decode(&buf) {
+                for c in &d.packet.chunks {
+                    match c {
+                        Chunk::Shutdown { .. } => kinds.push("SHUTDOWN"),
+                        Chunk::ShutdownAck => kinds.push("SHUTDOWN ACK"),
+                        Chunk::ShutdownComplete => kinds.push("SHUTDOWN COMPLETE"),
+                        _ => {}
+                    }
+                }
+            }
             match decode(&buf) {
                 Ok(d) if to_b => b.handle_packet(t, path, d.packet),
                 Ok(d) => a.handle_packet(t, path, d.packet),
@@ -145,4 +159,46 @@ fn handshake_then_transfer_over_encoded_packets_survives_garbage() {
     );
     // Every wrong-tag packet was dropped and counted.
     assert_eq!(b.stats().bad_vtag, garbage as u64);
+    // The graceful shutdown ran once, in order, and both ends closed.
+    assert_eq!(kinds, vec!["SHUTDOWN", "SHUTDOWN ACK", "SHUTDOWN COMPLETE"]);
+    assert!(a.is_closed() && b.is_closed() && !a.is_failed() && !b.is_failed());
+    assert!(a.poll_transmit(t).is_none() && a.poll_timeout().is_none());
+}
+
+#[test]
+fn a_sack_for_data_never_sent_is_a_protocol_violation_answered_with_abort() {
+    let cfg = Config::default();
+    let (ia, ib) = cmt_core::AssocInit::pair(3, cfg.rbuf, cfg.rbuf);
+    let mk = |init| {
+        let algs = Algorithms {
+            scheduler: RoundRobinFactory.build(1),
+            rtx: RtxCwndFactory::default().build(),
+            cc: &RenoFactory,
+        };
+        Association::new(cfg.clone(), 1, algs, init, ()).unwrap()
+    };
+    let (mut a, mut b) = (mk(ia.clone()), mk(ib));
+    a.write(Payload::Bytes(Bytes::from_static(b"hello")));
+    let t = Time::from_nanos(1);
+    while a.poll_transmit(t).is_some() {}
+    // b claims to have received 1000 TSNs more than a ever sent.
+    let lie = Packet {
+        vtag: ia.local_vtag,
+        chunks: vec![Chunk::Sack(cmt_core::packet::SackChunk {
+            cum_tsn: ia.initial_tsn.wrapping_add(1000),
+            a_rwnd: 65536,
+            ..Default::default()
+        })],
+    };
+    a.handle_packet(t, PathId(0), lie);
+    assert!(a.is_failed());
+    let abort = a.poll_transmit(t).expect("an ABORT goes out");
+    assert_eq!(abort.packet.chunks, vec![Chunk::Abort { cause: Some(13) }]);
+    assert!(a.poll_transmit(t).is_none());
+    b.handle_packet(
+        t,
+        PathId(0),
+        decode(&bytes_of(&abort.packet)).unwrap().packet,
+    );
+    assert!(b.is_failed(), "the peer fails on ABORT");
 }

@@ -6,6 +6,9 @@
 mod recv;
 mod sack;
 mod send;
+mod shutdown;
+
+pub use shutdown::Closing;
 mod timers;
 
 use std::collections::VecDeque;
@@ -159,6 +162,10 @@ pub struct Association<O: Observer = ()> {
     assoc_errors: u32,
     failed: bool,
     stats: AssocStats,
+    /// Graceful shutdown state.
+    closing: shutdown::Closing,
+    /// T2-shutdown.
+    t2: Option<Time>,
 }
 
 impl<O: Observer> Association<O> {
@@ -223,6 +230,8 @@ impl<O: Observer> Association<O> {
             assoc_errors: 0,
             failed: false,
             stats: AssocStats::default(),
+            closing: shutdown::Closing::Open,
+            t2: None,
         })
     }
 
@@ -291,8 +300,11 @@ impl<O: Observer> Association<O> {
 
     // ----- application -----
 
-    /// Queues bytes for ordered delivery on stream 0.
+    /// Queues bytes for ordered delivery on stream 0 (ignored once closing).
     pub fn write(&mut self, data: Payload) {
+        if self.closing != shutdown::Closing::Open {
+            return;
+        }
         self.snd.enqueue(data);
         self.new_opportunity();
     }
@@ -334,7 +346,22 @@ impl<O: Observer> Association<O> {
                 }
                 Chunk::RoundInfo { rid, seq, .. } => self.pending_round = Some((rid, seq)),
                 Chunk::RateAdvert { seq, rates } => self.on_rate_advert(seq, &rates),
-                Chunk::Sack(s) => self.on_sack(now, &s),
+                Chunk::Sack(s) => {
+                    if self.acks_unsent_data(s.cum_tsn) {
+                        self.violation(now, path);
+                    } else {
+                        self.on_sack(now, &s)
+                    }
+                }
+                Chunk::Shutdown { cum_tsn } => {
+                    if self.acks_unsent_data(cum_tsn) {
+                        self.violation(now, path);
+                    } else {
+                        self.on_shutdown(now, cum_tsn)
+                    }
+                }
+                Chunk::ShutdownAck => self.on_shutdown_ack(now, path),
+                Chunk::ShutdownComplete => self.on_shutdown_complete(now),
                 Chunk::Heartbeat(info) => self.ctrl.push_back((path, Chunk::HeartbeatAck(info))),
                 Chunk::HeartbeatAck(info) => self.on_heartbeat_ack(now, info),
                 Chunk::Abort { .. } => self.fail(now),
@@ -415,6 +442,16 @@ impl<O: Observer> Association<O> {
             ssthresh: cc.ssthresh(),
         };
         self.obs.event(now, &ev);
+    }
+
+    /// A cumulative ack beyond the last TSN sent: the peer is confused or lying.
+    fn acks_unsent_data(&self, cum_tsn: u32) -> bool {
+        crate::tsn::unwrap_tsn(self.snd.cum_ack, cum_tsn) >= self.snd.next_tsn
+    }
+
+    /// Highest TSN received in order.
+    fn rcv_cum(&self) -> u64 {
+        self.rcv.cum()
     }
 
     fn fail(&mut self, now: Time) {

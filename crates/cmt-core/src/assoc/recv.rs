@@ -57,6 +57,10 @@ impl RecvState {
         }
     }
 
+    pub(super) fn cum(&self) -> u64 {
+        self.cum
+    }
+
     pub(super) fn has_gap(&self) -> bool {
         !self.ooo.is_empty()
     }

@@ -168,10 +168,13 @@ impl<O: Observer> Association<O> {
     /// first, then retransmissions, then new data chosen by the scheduler.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
         self.now = now;
+        if !self.failed {
+            self.drive_shutdown(now);
+        }
         if let Some(t) = self.poll_control(now) {
             return Some(t);
         }
-        if self.failed {
+        if self.failed || self.is_closed() {
             return None;
         }
         self.ensure_active_path(now);

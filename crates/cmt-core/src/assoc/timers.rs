@@ -26,7 +26,13 @@ pub(super) fn hb_period(cfg: &Config, p: &Path, rng: &mut ChaCha8Rng) -> Duratio
 impl<O: Observer> Association<O> {
     /// The earliest time at which [`handle_timeout`](Self::handle_timeout) must be called.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let mut t = self.rcv.sack_at;
+        if self.failed || self.is_closed() {
+            return None;
+        }
+        let mut t = match (self.rcv.sack_at, self.t2) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let mut take = |x: Option<Time>| {
             if let Some(x) = x {
                 t = Some(t.map_or(x, |t| t.min(x)));

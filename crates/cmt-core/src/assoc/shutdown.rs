@@ -1,0 +1,148 @@
+//! Graceful shutdown (RFC 9260 §9.2) and aborts on protocol violations (§9.1).
+//!
+//! `close()` stops new writes; once everything written is acknowledged the endpoint
+//! sends SHUTDOWN (carrying its cumulative TSN ack) and runs T2-shutdown. The peer takes
+//! the SHUTDOWN's cumulative ack as a SACK, finishes its own outstanding data, answers
+//! SHUTDOWN ACK (under T2 too) and the first side closes with SHUTDOWN COMPLETE. T2
+//! retransmits with the RTO of the first path; after Association.Max.Retrans the
+//! association fails. An association that closed or failed sends nothing more.
+
+use super::Association;
+use crate::event::{Event, Observer};
+use crate::packet::{Chunk, SackChunk};
+use crate::path::PathId;
+use crate::time::Time;
+use crate::tsn::wire_tsn;
+
+/// Where a shutdown stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Closing {
+    /// Established, not closing.
+    #[default]
+    Open,
+    /// The application closed; data is still outstanding.
+    Pending,
+    /// SHUTDOWN sent, waiting for SHUTDOWN ACK.
+    ShutdownSent,
+    /// The peer asked to shut down; our data is still outstanding.
+    Received,
+    /// SHUTDOWN ACK sent, waiting for SHUTDOWN COMPLETE.
+    AckSent,
+    /// Closed gracefully.
+    Closed,
+}
+
+impl<O: Observer> Association<O> {
+    /// Graceful close: no more writes; the shutdown starts when all data is acked.
+    pub fn close(&mut self) {
+        if self.closing == Closing::Open {
+            self.closing = Closing::Pending;
+            self.snd.backlog = false;
+        }
+    }
+
+    /// Where the shutdown stands.
+    pub fn closing(&self) -> Closing {
+        self.closing
+    }
+
+    /// Closed gracefully.
+    pub fn is_closed(&self) -> bool {
+        self.closing == Closing::Closed
+    }
+
+    fn everything_acked(&self) -> bool {
+        self.snd.unacked_bytes() == 0
+    }
+
+    fn shutdown_chunk(&self) -> Chunk {
+        Chunk::Shutdown {
+            cum_tsn: wire_tsn(self.rcv_cum()),
+        }
+    }
+
+    /// Sends the shutdown chunks the state calls for (called before other output).
+    pub(super) fn drive_shutdown(&mut self, now: Time) {
+        let due = self.t2.is_some_and(|t| t <= now);
+        match self.closing {
+            Closing::Pending if self.everything_acked() => {
+                self.closing = Closing::ShutdownSent;
+                self.send_t2(now, self.shutdown_chunk());
+            }
+            Closing::Received if self.everything_acked() => {
+                self.closing = Closing::AckSent;
+                self.send_t2(now, Chunk::ShutdownAck);
+            }
+            Closing::ShutdownSent if due => self.retry_t2(now, self.shutdown_chunk()),
+            Closing::AckSent if due => self.retry_t2(now, Chunk::ShutdownAck),
+            _ => {}
+        }
+    }
+
+    fn send_t2(&mut self, now: Time, chunk: Chunk) {
+        self.ctrl.push_back((PathId(0), chunk));
+        self.t2 = Some(now + self.paths[0].rtt.rto());
+    }
+
+    fn retry_t2(&mut self, now: Time, chunk: Chunk) {
+        self.paths[0].rtt.back_off();
+        self.assoc_errors += 1;
+        if self.assoc_errors > self.cfg.assoc_max_retrans {
+            self.t2 = None;
+            self.fail(now);
+            return;
+        }
+        self.send_t2(now, chunk);
+    }
+
+    pub(super) fn on_shutdown(&mut self, now: Time, cum_tsn: u32) {
+        let sack = SackChunk {
+            cum_tsn,
+            a_rwnd: self.snd.peer_awnd.min(u32::MAX as u64) as u32,
+            ..SackChunk::default()
+        };
+        self.on_sack(now, &sack);
+        if matches!(self.closing, Closing::Open | Closing::Pending) {
+            self.closing = Closing::Received;
+            self.snd.backlog = false;
+        }
+    }
+
+    pub(super) fn on_shutdown_ack(&mut self, now: Time, path: PathId) {
+        if matches!(self.closing, Closing::ShutdownSent | Closing::Pending) {
+            self.ctrl.push_back((path, Chunk::ShutdownComplete));
+            self.finish_close(now);
+        }
+    }
+
+    pub(super) fn on_shutdown_complete(&mut self, now: Time) {
+        if self.closing == Closing::AckSent {
+            self.finish_close(now);
+        }
+    }
+
+    fn finish_close(&mut self, now: Time) {
+        self.closing = Closing::Closed;
+        self.t2 = None;
+        for p in &mut self.paths {
+            p.t3 = None;
+            p.hb_due = None;
+            p.hb_pending = None;
+            p.decay_at = None;
+        }
+        self.rcv.sack_at = None;
+        self.obs.event(now, &Event::AssociationClosed);
+    }
+
+    /// A protocol violation by the peer: ABORT with cause 13 and fail (RFC 9260 §9.1).
+    pub(super) fn violation(&mut self, now: Time, path: PathId) {
+        self.ctrl.push_back((
+            path,
+            Chunk::Abort {
+                cause: Some(crate::setup::CAUSE_PROTOCOL_VIOLATION),
+            },
+        ));
+        self.stats.bogus_chunks += 1;
+        self.fail(now); // the ABORT still goes out: control chunks are sent first
+    }
+}
