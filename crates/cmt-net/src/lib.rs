@@ -1,9 +1,16 @@
-//! # cmt-net — the real runtime (in progress)
+//! # cmt-net — the real runtime
 //!
-//! Drives the same [`cmt_core::Association`] over UDP sockets bound to several local
-//! addresses, with SCTP packets encapsulated in UDP (RFC 6951). The sockets, timers and
-//! the wire codec arrive with the runtime work; this crate currently fixes the
-//! constants the runtime and the pcap writer share.
+//! Drives the same [`cmt_core::Association`] the simulator drives, over UDP sockets bound
+//! to several local addresses, with SCTP packets encapsulated in UDP (RFC 6951). tokio
+//! sits at the edge only ([`io`]): sockets, reader tasks and the clock; every protocol
+//! decision is the sans-IO core's. [`transfer`] moves one file: association setup with a
+//! state cookie, the transfer, graceful shutdown.
+//!
+//! Not yet here (see the real-runtime issue): the link-impairment relay, pcap output of
+//! real runs, live progress, sub-millisecond pacing timers.
+
+pub mod io;
+pub mod transfer;
 
 /// The UDP port of SCTP-over-UDP encapsulation (RFC 6951 §5.1, IANA "sctp-tunneling").
 pub const SCTP_UDP_PORT: u16 = 9899;

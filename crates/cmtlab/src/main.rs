@@ -1,5 +1,6 @@
 //! `cmtlab` — the command-line program.
 
+mod net;
 mod run;
 mod sweep;
 
@@ -68,6 +69,30 @@ enum Command {
         /// A `cmtlab run --out` or `cmtlab sweep` output directory.
         dir: PathBuf,
     },
+    /// Send a file over several real paths (SCTP packets in UDP, RFC 6951).
+    Send {
+        /// The file.
+        file: PathBuf,
+        /// Local addresses, one per path, e.g. `127.0.1.1:0,127.0.1.2:0`.
+        #[arg(long, value_delimiter = ',', required = true)]
+        local: Vec<String>,
+        /// The receiver's addresses, in the same order, e.g. `127.0.0.1:9899,127.0.0.2:9899`.
+        #[arg(long, value_delimiter = ',', required = true)]
+        remote: Vec<String>,
+        #[command(flatten)]
+        algs: net::AlgArgs,
+    },
+    /// Receive one file over several real paths.
+    Recv {
+        /// Addresses to listen on, one per path, e.g. `127.0.0.1:9899,127.0.0.2:9899`.
+        #[arg(long, value_delimiter = ',', required = true)]
+        listen: Vec<String>,
+        /// Where the file goes.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        #[command(flatten)]
+        algs: net::AlgArgs,
+    },
     /// Combine the output directories of a sharded sweep.
     Merge {
         /// Shard output directories.
@@ -95,6 +120,13 @@ fn main() -> ExitCode {
             shard,
         } => sweep::sweep(&file, jobs, out, shard.as_deref()),
         Command::Merge { dirs, out } => sweep::merge(&dirs, &out),
+        Command::Send {
+            file,
+            local,
+            remote,
+            algs,
+        } => net::send(&file, &local, &remote, &algs),
+        Command::Recv { listen, out, algs } => net::recv(&listen, &out, &algs),
         Command::Plot { dir } => sweep::plot(&dir),
         Command::Reproduce {
             study,

@@ -54,6 +54,32 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
             "neither a sweep output",
         ),
         (vec!["reproduce", "no-such-study"], "no such study"),
+        (
+            vec![
+                "send",
+                &demo,
+                "--local",
+                "127.0.0.1:0",
+                "--remote",
+                "nowhere",
+            ],
+            "--remote: `nowhere` is not an address",
+        ),
+        (
+            vec![
+                "send",
+                "/no/such/file",
+                "--local",
+                "127.0.0.1:0",
+                "--remote",
+                "127.0.0.1:9",
+            ],
+            "/no/such/file: cannot read",
+        ),
+        (
+            vec!["recv", "--listen", "192.0.2.1:9899", "--out", "/tmp/x"],
+            "cannot bind 192.0.2.1:9899",
+        ),
     ];
     for (args, want) in cases {
         let out = cmtlab(&args);

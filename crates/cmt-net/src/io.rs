@@ -1,0 +1,115 @@
+//! The IO edge: one UDP socket per local address, a reader task per socket feeding one
+//! channel, and the clock. Everything else is the sans-IO core.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cmt_core::wire::{decode, encode};
+use cmt_core::{Packet, Time};
+use tokio::net::UdpSocket;
+use tokio::sync::mpsc;
+
+/// A datagram that arrived: which local socket, from where, and the parsed packet (or
+/// why it did not parse).
+pub struct Arrival {
+    /// Index of the local socket.
+    pub local: usize,
+    /// Sender.
+    pub from: SocketAddr,
+    /// Parsed packet.
+    pub packet: Result<Packet, cmt_core::wire::WireError>,
+}
+
+/// The sockets of one endpoint and the channel their readers feed.
+pub struct Sockets {
+    /// Bound sockets, in the order of the local addresses.
+    pub sockets: Vec<Arc<UdpSocket>>,
+    /// Arrivals from every socket.
+    pub rx: mpsc::Receiver<Arrival>,
+    start: Instant,
+    buf: Vec<u8>,
+}
+
+impl Sockets {
+    /// Binds every address (a port 0 after the first becomes the first socket's port, so
+    /// all addresses share one UDP encapsulation port) and starts the readers.
+    pub async fn bind(addrs: &[SocketAddr]) -> std::io::Result<Sockets> {
+        let mut sockets = Vec::with_capacity(addrs.len());
+        let mut port = None;
+        for a in addrs {
+            let mut a = *a;
+            if a.port() == 0 {
+                if let Some(p) = port {
+                    a.set_port(p);
+                }
+            }
+            let s = UdpSocket::bind(a)
+                .await
+                .map_err(|e| std::io::Error::new(e.kind(), format!("cannot bind {a}: {e}")))?;
+            port.get_or_insert(s.local_addr()?.port());
+            sockets.push(Arc::new(s));
+        }
+        let (tx, rx) = mpsc::channel(4096);
+        for (i, s) in sockets.iter().enumerate() {
+            let (s, tx) = (s.clone(), tx.clone());
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65_536];
+                loop {
+                    let Ok((n, from)) = s.recv_from(&mut buf).await else {
+                        return;
+                    };
+                    let packet = decode(&buf[..n]).map(|d| d.packet);
+                    if tx
+                        .send(Arrival {
+                            local: i,
+                            from,
+                            packet,
+                        })
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+        Ok(Sockets {
+            sockets,
+            rx,
+            start: Instant::now(),
+            buf: Vec::with_capacity(2048),
+        })
+    }
+
+    /// The local addresses actually bound.
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.sockets
+            .iter()
+            .filter_map(|s| s.local_addr().ok())
+            .collect()
+    }
+
+    /// Time since the sockets were bound, as the core's clock.
+    pub fn now(&self) -> Time {
+        Time::from_nanos(self.start.elapsed().as_nanos() as u64)
+    }
+
+    /// The wall-clock instant of a core time.
+    pub fn instant(&self, t: Time) -> tokio::time::Instant {
+        tokio::time::Instant::from_std(self.start + std::time::Duration::from_nanos(t.as_nanos()))
+    }
+
+    /// Encodes and sends `packet` from local socket `local` to `to`.
+    pub async fn send(
+        &mut self,
+        local: usize,
+        to: SocketAddr,
+        packet: &Packet,
+    ) -> std::io::Result<()> {
+        let port = self.sockets[local].local_addr()?.port();
+        encode(packet, port, to.port(), &mut self.buf);
+        self.sockets[local].send_to(&self.buf, to).await?;
+        Ok(())
+    }
+}
