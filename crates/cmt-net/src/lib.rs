@@ -6,10 +6,13 @@
 //! decision is the sans-IO core's. [`transfer`] moves one file: association setup with a
 //! state cookie, the transfer, graceful shutdown.
 //!
-//! Not yet here (see the real-runtime issue): the link-impairment relay, pcap output of
-//! real runs, live progress, sub-millisecond pacing timers.
+//! [`relay`] impairs real paths with the simulator's link model.
+//!
+//! Not yet here (see the real-runtime issue): pcap output of real runs, live progress,
+//! sub-millisecond pacing timers.
 
 pub mod io;
+pub mod relay;
 pub mod transfer;
 
 /// The UDP port of SCTP-over-UDP encapsulation (RFC 6951 §5.1, IANA "sctp-tunneling").

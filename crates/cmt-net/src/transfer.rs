@@ -157,7 +157,9 @@ async fn flush(
     let now = socks.now();
     while let Some(t) = assoc.poll_transmit(now) {
         let i = t.path.0.min(remotes.len() - 1);
-        socks.send(i, remotes[i], &t.packet).await?;
+        // A failing interface is a lost packet to the protocol, not the end of the
+        // transfer: the other paths carry on.
+        let _ = socks.send(i, remotes[i], &t.packet).await;
     }
     Ok(())
 }

@@ -93,6 +93,16 @@ enum Command {
         #[command(flatten)]
         algs: net::AlgArgs,
     },
+    /// Impair real paths in userspace with the simulator's link model (runs until
+    /// interrupted).
+    Relay {
+        /// One per path: `LISTEN>TARGET[,rate=R][,delay=D][,jitter=D][,loss=P][,queue=N][,gilbert=markov1pct]`.
+        #[arg(long = "path", required = true)]
+        paths: Vec<String>,
+        /// Seed of the loss and jitter streams.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Combine the output directories of a sharded sweep.
     Merge {
         /// Shard output directories.
@@ -127,6 +137,7 @@ fn main() -> ExitCode {
             algs,
         } => net::send(&file, &local, &remote, &algs),
         Command::Recv { listen, out, algs } => net::recv(&listen, &out, &algs),
+        Command::Relay { paths, seed } => net::relay(&paths, seed),
         Command::Plot { dir } => sweep::plot(&dir),
         Command::Reproduce {
             study,

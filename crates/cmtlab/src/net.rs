@@ -86,3 +86,25 @@ pub fn recv(listen: &[String], out: &Path, a: &AlgArgs) -> Result<(), String> {
     print(&r, "received");
     Ok(())
 }
+
+pub fn relay(paths: &[String], seed: u64) -> Result<(), String> {
+    let specs = paths
+        .iter()
+        .map(|p| cmt_net::relay::parse_spec(p).map_err(|e| format!("--path {p}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    runtime()?.block_on(async move {
+        let mut tasks = Vec::new();
+        for (i, s) in specs.into_iter().enumerate() {
+            println!("relaying {} → {}", s.listen, s.target);
+            tasks.push(tokio::spawn(cmt_net::relay::run_path(s, seed + i as u64)));
+        }
+        for t in tasks {
+            match t.await {
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(e) => return Err(e.to_string()),
+                Ok(Ok(())) => {}
+            }
+        }
+        Ok(())
+    })
+}

@@ -80,6 +80,10 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
             vec!["recv", "--listen", "192.0.2.1:9899", "--out", "/tmp/x"],
             "cannot bind 192.0.2.1:9899",
         ),
+        (
+            vec!["relay", "--path", "127.0.0.1:1>127.0.0.1:2,delay=soon"],
+            "--path 127.0.0.1:1>127.0.0.1:2,delay=soon: `delay`",
+        ),
     ];
     for (args, want) in cases {
         let out = cmtlab(&args);
