@@ -10,6 +10,22 @@ use cmt_core::{Packet, Time};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
+/// Socket buffers asked for (the kernel caps them at `net.core.[rw]mem_max`): a full
+/// window of a fast path must fit, or bursts are lost in the socket, not the network.
+pub const SOCKET_BUFFER: usize = 4 << 20;
+
+/// A non-blocking UDP socket with large buffers, bound to `a`.
+fn bind_udp(a: SocketAddr) -> std::io::Result<UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(a), Type::DGRAM, Some(Protocol::UDP))?;
+    // Best effort: an unprivileged process may get less.
+    let _ = s.set_recv_buffer_size(SOCKET_BUFFER);
+    let _ = s.set_send_buffer_size(SOCKET_BUFFER);
+    s.set_nonblocking(true)?;
+    s.bind(&a.into())?;
+    UdpSocket::from_std(s.into())
+}
+
 /// A datagram that arrived: which local socket, from where, and the parsed packet (or
 /// why it did not parse).
 pub struct Arrival {
@@ -44,8 +60,7 @@ impl Sockets {
                     a.set_port(p);
                 }
             }
-            let s = UdpSocket::bind(a)
-                .await
+            let s = bind_udp(a)
                 .map_err(|e| std::io::Error::new(e.kind(), format!("cannot bind {a}: {e}")))?;
             port.get_or_insert(s.local_addr()?.port());
             sockets.push(Arc::new(s));

@@ -23,6 +23,9 @@ pub struct AlgArgs {
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 600.0)]
     timeout: f64,
+    /// Path MTU in bytes, IPv4 and UDP headers included (loopback allows 65535).
+    #[arg(long, default_value_t = 1500)]
+    mtu: u32,
 }
 
 fn options(a: &AlgArgs) -> Options {
@@ -32,7 +35,7 @@ fn options(a: &AlgArgs) -> Options {
         cc: a.cc.clone(),
         rbuf: a.rbuf,
         timeout_s: a.timeout,
-        ..Options::default()
+        mtu: a.mtu,
     }
 }
 
