@@ -43,3 +43,79 @@ async fn a_file_crosses_two_loopback_paths_intact_and_both_ends_close() {
         sent.paths
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_bad_datagrams_do_not_disturb_a_transfer_and_are_counted() {
+    use cmt_core::wire::encode;
+    use cmt_core::{Chunk, Packet};
+    use rand::{Rng, SeedableRng};
+
+    let rx = Sockets::bind(&addrs(&["127.0.0.1:0", "127.0.0.2:0"]))
+        .await
+        .unwrap();
+    let remotes = rx.local_addrs();
+    let dir = std::env::temp_dir().join(format!("cmtlab-garbage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("received.bin");
+    let o = Options::default();
+    let (out2, o2) = (out.clone(), o.clone());
+    let server = tokio::spawn(async move { receive_on(rx, &out2, &o2).await });
+    let targets = remotes.clone();
+    let attacker = tokio::spawn(async move {
+        let s = tokio::net::UdpSocket::bind("127.0.0.9:0").await.unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let mut buf = Vec::new();
+        for i in 0..10_000u32 {
+            let dgram: Vec<u8> = match i % 3 {
+                // Random bytes.
+                0 => (0..rng.gen_range(0..300)).map(|_| rng.gen()).collect(),
+                // A valid packet cut short.
+                1 => {
+                    encode(
+                        &Packet {
+                            vtag: rng.gen(),
+                            chunks: vec![Chunk::CookieAck],
+                        },
+                        9,
+                        9,
+                        &mut buf,
+                    );
+                    buf[..rng.gen_range(0..buf.len())].to_vec()
+                }
+                // A valid packet under a wrong verification tag.
+                _ => {
+                    let p = Packet {
+                        vtag: rng.gen(),
+                        chunks: vec![Chunk::Sack(Default::default())],
+                    };
+                    encode(&p, 9, 9, &mut buf);
+                    buf.clone()
+                }
+            };
+            s.send_to(&dgram, targets[i as usize % 2]).await.unwrap();
+            if i % 500 == 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+        }
+    });
+    let data: Vec<u8> = (0..8_000_000u32)
+        .map(|i| (i.wrapping_mul(40503) >> 7) as u8)
+        .collect();
+    let sent = send(
+        &addrs(&["127.0.1.1:0", "127.0.1.2:0"]),
+        &remotes,
+        Bytes::from(data.clone()),
+        &o,
+    )
+    .await
+    .unwrap();
+    attacker.await.unwrap();
+    let got = server.await.unwrap().unwrap();
+    assert_eq!(sent.sha256, got.sha256);
+    assert_eq!(std::fs::read(&out).unwrap(), data);
+    assert!(
+        got.rejected >= 9_000,
+        "counted {} of 10,000 bad datagrams",
+        got.rejected
+    );
+}
