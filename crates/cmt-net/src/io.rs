@@ -35,6 +35,8 @@ pub struct Arrival {
     pub from: SocketAddr,
     /// Parsed packet.
     pub packet: Result<Packet, cmt_core::wire::WireError>,
+    /// The datagram as received, when capturing.
+    pub raw: Option<Vec<u8>>,
 }
 
 /// The sockets of one endpoint and the channel their readers feed.
@@ -45,6 +47,8 @@ pub struct Sockets {
     pub rx: mpsc::Receiver<Arrival>,
     start: Instant,
     buf: Vec<u8>,
+    capturing: Arc<std::sync::atomic::AtomicBool>,
+    capture: Vec<u8>,
 }
 
 impl Sockets {
@@ -66,8 +70,9 @@ impl Sockets {
             sockets.push(Arc::new(s));
         }
         let (tx, rx) = mpsc::channel(4096);
+        let capturing = Arc::new(std::sync::atomic::AtomicBool::new(false));
         for (i, s) in sockets.iter().enumerate() {
-            let (s, tx) = (s.clone(), tx.clone());
+            let (s, tx, cap) = (s.clone(), tx.clone(), capturing.clone());
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 65_536];
                 loop {
@@ -75,11 +80,15 @@ impl Sockets {
                         return;
                     };
                     let packet = decode(&buf[..n]).map(|d| d.packet);
+                    let raw = cap
+                        .load(std::sync::atomic::Ordering::Relaxed)
+                        .then(|| buf[..n].to_vec());
                     if tx
                         .send(Arrival {
                             local: i,
                             from,
                             packet,
+                            raw,
                         })
                         .await
                         .is_err()
@@ -94,7 +103,41 @@ impl Sockets {
             rx,
             start: Instant::now(),
             buf: Vec::with_capacity(2048),
+            capturing,
+            capture: Vec::new(),
         })
+    }
+
+    /// Starts recording every datagram sent and received (IPv4 only) as pcap.
+    pub fn start_capture(&mut self) {
+        self.capture = cmt_core::pcap::file_header().to_vec();
+        self.capturing
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Records a received datagram (its arrival as handled now).
+    pub fn record_arrival(&mut self, a: &Arrival) {
+        if let (Some(raw), Ok(to)) = (&a.raw, self.sockets[a.local].local_addr()) {
+            let t = self.now();
+            self.record(t, a.from, to, raw.clone());
+        }
+    }
+
+    fn record(&mut self, t: Time, from: SocketAddr, to: SocketAddr, bytes: Vec<u8>) {
+        if let (SocketAddr::V4(f), SocketAddr::V4(d)) = (from, to) {
+            cmt_core::pcap::record(
+                &mut self.capture,
+                t.as_nanos(),
+                (*f.ip(), f.port()),
+                (*d.ip(), d.port()),
+                &bytes,
+            );
+        }
+    }
+
+    /// The capture so far (a pcap file), if capturing.
+    pub fn capture(&self) -> Option<&[u8]> {
+        (!self.capture.is_empty()).then_some(&self.capture[..])
     }
 
     /// The local addresses actually bound.
@@ -125,6 +168,14 @@ impl Sockets {
         let port = self.sockets[local].local_addr()?.port();
         encode(packet, port, to.port(), &mut self.buf);
         self.sockets[local].send_to(&self.buf, to).await?;
+        if !self.capture.is_empty() {
+            let (t, from, bytes) = (
+                self.now(),
+                self.sockets[local].local_addr()?,
+                self.buf.clone(),
+            );
+            self.record(t, from, to, bytes);
+        }
         Ok(())
     }
 }

@@ -35,6 +35,8 @@ pub struct Options {
     pub mtu: u32,
     /// Give up after this long (seconds).
     pub timeout_s: f64,
+    /// Write every datagram sent and received to this pcap file.
+    pub pcap: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
@@ -46,6 +48,7 @@ impl Default for Options {
             rbuf: 4 << 20,
             mtu: 1500,
             timeout_s: 600.0,
+            pcap: None,
         }
     }
 }
@@ -167,7 +170,7 @@ async fn flush(
 /// Waits for the next arrival or the association's next timer.
 async fn next(socks: &mut Sockets, timer: Option<Time>) -> Option<Arrival> {
     let deadline = timer.map(|t| socks.instant(t));
-    tokio::select! {
+    let got = tokio::select! {
         a = socks.rx.recv() => a,
         _ = async {
             match deadline {
@@ -175,7 +178,19 @@ async fn next(socks: &mut Sockets, timer: Option<Time>) -> Option<Arrival> {
                 None => std::future::pending().await,
             }
         } => None,
+    };
+    if let Some(a) = &got {
+        socks.record_arrival(a);
     }
+    got
+}
+
+fn write_capture(socks: &Sockets, o: &Options) -> Result<(), String> {
+    if let (Some(path), Some(bytes)) = (&o.pcap, socks.capture()) {
+        std::fs::write(path, bytes)
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Sends `data` from `locals` to `remotes`; returns when the association has closed.
@@ -189,6 +204,9 @@ pub async fn send(
         return Err("give at least one local and one remote address".into());
     }
     let mut socks = Sockets::bind(locals).await.map_err(|e| e.to_string())?;
+    if o.pcap.is_some() {
+        socks.start_capture();
+    }
     let seed = rand::random();
     let mut conn = Connector::new(setup_config(o, &socks.local_addrs()), seed);
     let mut rejected = 0u64;
@@ -249,6 +267,7 @@ pub async fn send(
         }
     }
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
+    write_capture(&socks, o)?;
     Ok(Report {
         bytes: total,
         seconds,
@@ -270,6 +289,9 @@ pub async fn receive(listen: &[SocketAddr], out: &Path, o: &Options) -> Result<R
 
 /// As [`receive`], on sockets already bound (tests bind port 0 and read the ports).
 pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<Report, String> {
+    if o.pcap.is_some() {
+        socks.start_capture();
+    }
     let listen = socks.local_addrs();
     let key: [u8; 32] = rand::random();
     let mut listener = Listener::new(setup_config(o, &socks.local_addrs()), key, rand::random());
@@ -331,6 +353,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
                 local,
                 from,
                 packet: Ok(p),
+                ..
             }) => {
                 // Our COOKIE ACK got lost: answer the repeated COOKIE ECHO again.
                 if p.vtag == local_vtag
@@ -354,6 +377,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     }
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
     std::fs::write(out, &file).map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
+    write_capture(&socks, o)?;
     Ok(Report {
         bytes: file.len() as u64,
         seconds,

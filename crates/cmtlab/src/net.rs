@@ -26,6 +26,9 @@ pub struct AlgArgs {
     /// Path MTU in bytes, IPv4 and UDP headers included (loopback allows 65535).
     #[arg(long, default_value_t = 1500)]
     mtu: u32,
+    /// Write every datagram sent and received to this pcap file (SCTP over UDP).
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<std::path::PathBuf>,
 }
 
 fn options(a: &AlgArgs) -> Options {
@@ -36,6 +39,7 @@ fn options(a: &AlgArgs) -> Options {
         rbuf: a.rbuf,
         timeout_s: a.timeout,
         mtu: a.mtu,
+        pcap: a.pcap.clone(),
     }
 }
 
