@@ -37,6 +37,8 @@ pub struct Options {
     pub timeout_s: f64,
     /// Write every datagram sent and received to this pcap file.
     pub pcap: Option<std::path::PathBuf>,
+    /// Called about every 250 ms with the bytes done so far and the per-path counters.
+    pub progress: Option<fn(u64, &[PathCount])>,
 }
 
 impl Default for Options {
@@ -49,6 +51,7 @@ impl Default for Options {
             mtu: 1500,
             timeout_s: 600.0,
             pcap: None,
+            progress: None,
         }
     }
 }
@@ -167,6 +170,37 @@ async fn flush(
     Ok(())
 }
 
+/// Progress reports at most every 250 ms.
+struct Ticker {
+    every: Time,
+    next: Time,
+}
+
+impl Ticker {
+    fn new() -> Self {
+        Ticker {
+            every: Time::from_nanos(250_000_000),
+            next: Time::ZERO,
+        }
+    }
+    /// The sooner of `timer` and the next report (when reporting).
+    fn wake(&self, timer: Option<Time>, o: &Options) -> Option<Time> {
+        match (timer, o.progress.is_some()) {
+            (Some(t), true) => Some(t.min(self.next)),
+            (None, true) => Some(self.next),
+            (t, false) => t,
+        }
+    }
+    fn tick(&mut self, now: Time, done: u64, paths: &[PathCount], o: &Options) {
+        if let Some(f) = o.progress {
+            if now >= self.next {
+                f(done, paths);
+                self.next = Time::from_nanos(now.as_nanos() + self.every.as_nanos());
+            }
+        }
+    }
+}
+
 /// Waits for the next arrival or the association's next timer.
 async fn next(socks: &mut Sockets, timer: Option<Time>) -> Option<Arrival> {
     let deadline = timer.map(|t| socks.instant(t));
@@ -240,10 +274,13 @@ pub async fn send(
     let sha = hex(&Sha256::digest(&data));
     let total = data.len() as u64;
     assoc.write(Payload::Bytes(data));
+    let mut ticker = Ticker::new();
     loop {
         if assoc.unacked_bytes() == 0 {
             assoc.close();
         }
+        let done = total - assoc.unacked_bytes().min(total);
+        ticker.tick(socks.now(), done, &assoc.observer().paths, o);
         flush(&mut socks, &mut assoc, remotes)
             .await
             .map_err(|e| e.to_string())?;
@@ -256,7 +293,7 @@ pub async fn send(
         if (socks.now().as_nanos() - start.as_nanos()) as f64 > o.timeout_s * 1e9 {
             return Err("transfer timed out".into());
         }
-        match next(&mut socks, assoc.poll_timeout()).await {
+        match next(&mut socks, ticker.wake(assoc.poll_timeout(), o)).await {
             Some(Arrival {
                 local,
                 packet: Ok(p),
@@ -333,7 +370,9 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     let mut assoc = Association::new(cfg, n, algs, est.init, Counters::default())?;
     let mut file = Vec::new();
     let start = socks.now();
+    let mut ticker = Ticker::new();
     loop {
+        ticker.tick(socks.now(), file.len() as u64, &assoc.observer().paths, o);
         flush(&mut socks, &mut assoc, &remotes)
             .await
             .map_err(|e| e.to_string())?;
@@ -348,7 +387,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         if assoc.is_failed() {
             return Err("the association failed".into());
         }
-        match next(&mut socks, assoc.poll_timeout()).await {
+        match next(&mut socks, ticker.wake(assoc.poll_timeout(), o)).await {
             Some(Arrival {
                 local,
                 from,

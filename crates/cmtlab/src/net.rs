@@ -29,6 +29,10 @@ pub struct AlgArgs {
     /// Write every datagram sent and received to this pcap file (SCTP over UDP).
     #[arg(long, value_name = "FILE")]
     pcap: Option<std::path::PathBuf>,
+    /// Write the final summary as JSON (the keys of the simulator's summary.json that
+    /// apply to a real run).
+    #[arg(long, value_name = "FILE")]
+    summary: Option<std::path::PathBuf>,
 }
 
 fn options(a: &AlgArgs) -> Options {
@@ -40,6 +44,8 @@ fn options(a: &AlgArgs) -> Options {
         timeout_s: a.timeout,
         mtu: a.mtu,
         pcap: a.pcap.clone(),
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
+            .then_some(show as fn(u64, &[_])),
     }
 }
 
@@ -60,7 +66,55 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the runtime: {e}"))
 }
 
+/// Live progress on a terminal: bytes done and DATA packets per path.
+fn show(done: u64, paths: &[cmt_net::transfer::PathCount]) {
+    let per: Vec<String> = paths.iter().map(|p| p.sent_packets.to_string()).collect();
+    eprint!(
+        "\r  {:.1} MB done; DATA packets per path: {}   ",
+        done as f64 / 1e6,
+        per.join(" / ")
+    );
+}
+
+/// The summary in the simulator's summary.json vocabulary.
+fn summary_json(
+    r: &Report,
+    role: &str,
+    a: &AlgArgs,
+    local: &[SocketAddr],
+    remote: &[SocketAddr],
+) -> serde_json::Value {
+    serde_json::json!({
+        "scenario": format!("real {role}"),
+        "scheduler": a.scheduler,
+        "rtx": a.rtx,
+        "cc": a.cc,
+        "rbuf": a.rbuf,
+        "goodput_mbps": r.goodput_mbps(),
+        "delivered_bytes": r.bytes,
+        "ftt_s": r.seconds,
+        "sha256": r.sha256,
+        "rejected_packets": r.rejected,
+        "paths": r.paths.iter().enumerate().map(|(i, p)| serde_json::json!({
+            "name": format!("path{i}"),
+            "local": local.get(i).map(|a| a.to_string()),
+            "remote": remote.get(i).map(|a| a.to_string()),
+            "sent_packets": p.sent_packets,
+            "sent_bytes": p.sent_bytes,
+            "retransmissions": p.retransmissions,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn write_summary(path: &Path, v: &serde_json::Value) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    std::fs::write(path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
 fn print(r: &Report, role: &str) {
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!();
+    }
     println!(
         "{role}: {} bytes in {:.3} s = {:.3} Mbit/s, sha256 {}",
         r.bytes,
@@ -84,6 +138,9 @@ pub fn send(file: &Path, local: &[String], remote: &[String], a: &AlgArgs) -> Re
     let data = std::fs::read(file).map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
     let r = runtime()?.block_on(transfer::send(&local, &remote, data.into(), &options(a)))?;
     print(&r, "sent");
+    if let Some(p) = &a.summary {
+        write_summary(p, &summary_json(&r, "send", a, &local, &remote))?;
+    }
     Ok(())
 }
 
@@ -91,6 +148,9 @@ pub fn recv(listen: &[String], out: &Path, a: &AlgArgs) -> Result<(), String> {
     let listen = parse(listen, "listen")?;
     let r = runtime()?.block_on(transfer::receive(&listen, out, &options(a)))?;
     print(&r, "received");
+    if let Some(p) = &a.summary {
+        write_summary(p, &summary_json(&r, "recv", a, &listen, &[]))?;
+    }
     Ok(())
 }
 
