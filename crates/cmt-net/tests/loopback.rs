@@ -10,18 +10,25 @@ fn addrs(list: &[&str]) -> Vec<SocketAddr> {
     list.iter().map(|a| a.parse().unwrap()).collect()
 }
 
-#[tokio::test]
-async fn a_file_crosses_two_loopback_paths_intact_and_both_ends_close() {
-    let rx = Sockets::bind(&addrs(&["127.0.0.1:0", "127.0.0.2:0"]))
-        .await
-        .unwrap();
+type Server = tokio::task::JoinHandle<Result<cmt_net::transfer::Report, String>>;
+
+/// A receiver on `listen` (port 0) writing to a fresh file: its addresses, the file and
+/// the task that returns its report.
+async fn receiver(listen: &[&str], name: &str) -> (Vec<SocketAddr>, std::path::PathBuf, Server) {
+    let rx = Sockets::bind(&addrs(listen)).await.unwrap();
     let remotes = rx.local_addrs();
-    let dir = std::env::temp_dir().join(format!("cmtlab-net-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("cmtlab-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("received.bin");
+    let out2 = out.clone();
+    let server = tokio::spawn(async move { receive_on(rx, &out2, &Options::default()).await });
+    (remotes, out, server)
+}
+
+#[tokio::test]
+async fn a_file_crosses_two_loopback_paths_intact_and_both_ends_close() {
+    let (remotes, out, server) = receiver(&["127.0.0.1:0", "127.0.0.2:0"], "net").await;
     let o = Options::default();
-    let (out2, o2) = (out.clone(), o.clone());
-    let server = tokio::spawn(async move { receive_on(rx, &out2, &o2).await });
     let data: Vec<u8> = (0..5_000_000u32)
         .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
         .collect();
@@ -50,16 +57,8 @@ async fn ten_thousand_bad_datagrams_do_not_disturb_a_transfer_and_are_counted() 
     use cmt_core::{Chunk, Packet};
     use rand::{Rng, SeedableRng};
 
-    let rx = Sockets::bind(&addrs(&["127.0.0.1:0", "127.0.0.2:0"]))
-        .await
-        .unwrap();
-    let remotes = rx.local_addrs();
-    let dir = std::env::temp_dir().join(format!("cmtlab-garbage-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("received.bin");
+    let (remotes, out, server) = receiver(&["127.0.0.1:0", "127.0.0.2:0"], "garbage").await;
     let o = Options::default();
-    let (out2, o2) = (out.clone(), o.clone());
-    let server = tokio::spawn(async move { receive_on(rx, &out2, &o2).await });
     let targets = remotes.clone();
     let attacker = tokio::spawn(async move {
         let s = tokio::net::UdpSocket::bind("127.0.0.9:0").await.unwrap();
@@ -122,17 +121,12 @@ async fn ten_thousand_bad_datagrams_do_not_disturb_a_transfer_and_are_counted() 
 
 #[tokio::test]
 async fn a_real_run_can_be_captured_and_tshark_reads_the_handshake_and_data() {
-    let rx = Sockets::bind(&addrs(&["127.0.0.1:0"])).await.unwrap();
-    let remotes = rx.local_addrs();
-    let dir = std::env::temp_dir().join(format!("cmtlab-pcap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (out, cap) = (dir.join("r.bin"), dir.join("send.pcap"));
+    let (remotes, out, server) = receiver(&["127.0.0.1:0"], "pcap").await;
+    let cap = out.with_file_name("send.pcap");
     let o = Options {
         pcap: Some(cap.clone()),
         ..Options::default()
     };
-    let (out2, o2) = (out.clone(), Options::default());
-    let server = tokio::spawn(async move { receive_on(rx, &out2, &o2).await });
     send(
         &addrs(&["127.0.1.1:0"]),
         &remotes,
