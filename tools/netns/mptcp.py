@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""A minimal Linux kernel MPTCP sender/receiver (socket protocol 262) for the
+side-by-side benchmark: `mptcp.py recv ADDR PORT` / `mptcp.py send ADDR PORT FILE`."""
+import socket, sys, time, hashlib
+
+IPPROTO_MPTCP = 262
+
+def main():
+    mode, addr, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if mode == "recv":
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((addr, port)); s.listen(1)
+        c, _ = s.accept()
+        h, n, t0 = hashlib.sha256(), 0, None
+        while True:
+            b = c.recv(1 << 20)
+            if not b:
+                break
+            t0 = t0 or time.time()
+            h.update(b); n += len(b)
+        dt = time.time() - t0
+        print(f"mptcp received: {n} bytes in {dt:.3f} s = {n*8/dt/1e6:.3f} Mbit/s, sha256 {h.hexdigest()}")
+    else:
+        data = open(sys.argv[4], "rb").read()
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+        s.connect((addr, port))
+        t0 = time.time(); s.sendall(data); s.shutdown(socket.SHUT_WR)
+        s.recv(1)
+        dt = time.time() - t0
+        print(f"mptcp sent: {len(data)} bytes in {dt:.3f} s = {len(data)*8/dt/1e6:.3f} Mbit/s")
+
+if __name__ == "__main__":
+    main()
