@@ -179,3 +179,18 @@ impl Sockets {
         Ok(())
     }
 }
+
+/// Sleeps until `deadline` with sub-millisecond precision: the timer wheel (1 ms
+/// granularity) until about a millisecond before, then yielding to the other tasks
+/// until the instant passes. Pacing and retransmission timers need better than the
+/// wheel's millisecond; the cost is at most a millisecond of yielding per wake-up.
+pub async fn sleep_precisely_until(deadline: tokio::time::Instant) {
+    let coarse = std::time::Duration::from_micros(1_500);
+    let now = tokio::time::Instant::now();
+    if deadline > now + coarse {
+        tokio::time::sleep_until(deadline - std::time::Duration::from_millis(1)).await;
+    }
+    while tokio::time::Instant::now() < deadline {
+        tokio::task::yield_now().await;
+    }
+}

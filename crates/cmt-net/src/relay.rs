@@ -7,8 +7,10 @@
 //!
 //! A path relays datagrams arriving at `listen` to `target`, and the answers back to
 //! whoever sent the first datagram. Spec syntax (one per path):
-//! `LISTEN>TARGET[,rate=RATE][,delay=D][,jitter=D][,loss=P][,queue=N][,gilbert=markov1pct]`,
-//! e.g. `127.0.0.1:19001>127.0.0.1:9899,rate=2Mbps,delay=40ms,loss=1%`.
+//! `LISTEN>TARGET[,rate=RATE][,delay=D][,jitter=D][,loss=P][,queue=N][,gilbert=markov1pct][,trace=FILE]`,
+//! e.g. `127.0.0.1:19001>127.0.0.1:9899,rate=2Mbps,delay=40ms,loss=1%`. `trace=FILE` is
+//! a Mahimahi capacity trace (one line per 1500-byte delivery opportunity, ms) that
+//! replaces the rate in both directions.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -80,6 +82,12 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
                     .map_err(|_| format!("`queue`: `{v}` is not a packet count"))?
             }
             "gilbert" if v.trim() == "markov1pct" => spec.gilbert = Some(Gilbert::markov_1pct()),
+            "trace" => {
+                let text = std::fs::read_to_string(v.trim())
+                    .map_err(|err| format!("`trace`: cannot read {}: {err}", v.trim()))?;
+                spec.params.trace =
+                    Some(cmt_sim::trace::Trace::parse(&text).map_err(|m| format!("`trace`: {m}"))?);
+            }
             other => return Err(format!("unknown relay setting `{other}`")),
         }
     }
@@ -216,6 +224,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_trace_file_replaces_the_rate() {
+        let dir = std::env::temp_dir().join(format!("cmtlab-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("t.trace");
+        std::fs::write(&f, "1\n2\n3\n4\n").unwrap();
+        let s = parse_spec(&format!("127.0.0.1:1>127.0.0.1:2,trace={}", f.display())).unwrap();
+        let t = s.params.trace.expect("trace");
+        // 4 opportunities of 1500 bytes every 4 ms = 12 Mbit/s.
+        assert!(
+            (t.mean_rate_bps() - 12e6).abs() < 1.0,
+            "{}",
+            t.mean_rate_bps()
+        );
+    }
+
+    #[test]
     fn specs_parse_and_mistakes_are_named() {
         let s = parse_spec("127.0.0.1:19001>127.0.0.1:9899,rate=2Mbps,delay=40ms,loss=1%,queue=20")
             .unwrap();
@@ -229,6 +253,10 @@ mod tests {
             (
                 "127.0.0.1:1>127.0.0.1:2,colour=red",
                 "unknown relay setting `colour`",
+            ),
+            (
+                "127.0.0.1:1>127.0.0.1:2,trace=/no/file",
+                "`trace`: cannot read /no/file",
             ),
         ] {
             let e = parse_spec(bad).unwrap_err();

@@ -208,7 +208,7 @@ async fn next(socks: &mut Sockets, timer: Option<Time>) -> Option<Arrival> {
         a = socks.rx.recv() => a,
         _ = async {
             match deadline {
-                Some(d) => tokio::time::sleep_until(d).await,
+                Some(d) => crate::io::sleep_precisely_until(d).await,
                 None => std::future::pending().await,
             }
         } => None,
