@@ -74,6 +74,11 @@ pub struct Config {
     /// sequence numbers, the receiver estimates and advertises per-path rates. Both
     /// endpoints must agree.
     pub rev: Option<crate::rev::RevConfig>,
+    /// Path confirmation (RFC 9260 §5.4): every path but the first (the one the
+    /// handshake used) starts unconfirmed — no data until a HEARTBEAT on it is
+    /// answered. Unconfirmed paths use the potentially-failed state. The runtime turns
+    /// this on; the simulator's paths are known to work.
+    pub confirm_paths: bool,
 }
 
 impl Default for Config {
@@ -104,6 +109,7 @@ impl Default for Config {
             idle_cwnd_decay: true,
             max_gap_blocks: 256,
             rev: None,
+            confirm_paths: false,
         }
     }
 }

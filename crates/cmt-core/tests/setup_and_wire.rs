@@ -202,3 +202,57 @@ fn a_sack_for_data_never_sent_is_a_protocol_violation_answered_with_abort() {
     );
     assert!(b.is_failed(), "the peer fails on ABORT");
 }
+
+#[test]
+fn with_path_confirmation_a_second_path_carries_data_only_after_its_heartbeat_is_answered() {
+    let cfg = Config {
+        confirm_paths: true,
+        ..Config::default()
+    };
+    let (ia, ib) = cmt_core::AssocInit::pair(4, cfg.rbuf, cfg.rbuf);
+    let mk = |init| {
+        let algs = Algorithms {
+            scheduler: RoundRobinFactory.build(2),
+            rtx: RtxCwndFactory::default().build(),
+            cc: &RenoFactory,
+        };
+        Association::new(cfg.clone(), 2, algs, init, ()).unwrap()
+    };
+    let (mut a, mut b) = (mk(ia), mk(ib));
+    a.write(Payload::Bytes(Bytes::from(vec![1u8; 100_000])));
+    let t = Time::from_nanos(1);
+    a.handle_timeout(t); // the confirmation heartbeat is due at once
+    let first: Vec<_> = std::iter::from_fn(|| a.poll_transmit(t)).collect();
+    let data_on = |p: usize, v: &[cmt_core::Transmit]| {
+        v.iter()
+            .filter(|x| x.path.0 == p && x.packet.has_data())
+            .count()
+    };
+    assert!(
+        data_on(0, &first) > 0 && data_on(1, &first) == 0,
+        "no data on an unconfirmed path"
+    );
+    let hb: Vec<_> = first
+        .iter()
+        .filter(|x| matches!(x.packet.chunks[0], Chunk::Heartbeat(_)))
+        .collect();
+    assert_eq!(hb.len(), 1);
+    assert_eq!(hb[0].path, PathId(1));
+    // The peer answers; the next SACK-driven opportunity uses path 1 too.
+    b.handle_packet(t, PathId(1), hb[0].packet.clone());
+    let answer = std::iter::from_fn(|| b.poll_transmit(t))
+        .find(|x| matches!(x.packet.chunks[0], Chunk::HeartbeatAck(_)))
+        .expect("HEARTBEAT ACK");
+    let t2 = Time::from_nanos(2_000_000);
+    a.handle_packet(t2, PathId(1), answer.packet);
+    for x in &first {
+        if x.path.0 == 0 {
+            b.handle_packet(t2, PathId(0), x.packet.clone());
+        }
+    }
+    for x in std::iter::from_fn(|| b.poll_transmit(t2)).collect::<Vec<_>>() {
+        a.handle_packet(t2, x.path, x.packet);
+    }
+    let next: Vec<_> = std::iter::from_fn(|| a.poll_transmit(t2)).collect();
+    assert!(data_on(1, &next) > 0, "confirmed path used");
+}

@@ -133,6 +133,7 @@ fn algorithms(o: &Options, paths: usize) -> Result<(Algorithms<'static>, Config)
         mtu: o.mtu,
         ip_header_len: crate::IPV4_UDP_OVERHEAD,
         rbuf: o.rbuf,
+        confirm_paths: true,
         ..Config::default()
     };
     cfg.validate()?;

@@ -198,6 +198,10 @@ impl<O: Observer> Association<O> {
                 if cfg.heartbeats {
                     p.hb_due = Some(Time::ZERO + timers::hb_period(&cfg, &p, &mut rng));
                 }
+                if cfg.confirm_paths && i > 0 {
+                    p.state = PathState::PotentiallyFailed;
+                    p.hb_due = Some(Time::ZERO);
+                }
                 p
             })
             .collect();
