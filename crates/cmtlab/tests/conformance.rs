@@ -1,6 +1,7 @@
 //! The same protocol core in the simulator and on real sockets: a small two-path file
-//! transfer delivers the same bytes in order in both, and the first flight — decided by
-//! the core alone, before any acknowledgement — puts the same TSNs on the same paths.
+//! transfer delivers the same bytes in order in both, the first flight — decided by the
+//! core alone, before anything comes back — puts the same TSNs on the same path, and
+//! both confirm and then use the second path.
 
 use std::net::SocketAddr;
 
@@ -42,6 +43,7 @@ seed = 1
 file_size = {size}
 [association]
 ip_header = 28
+confirm_paths = true
 [receiver]
 rbuf = "4MB"
 [[links]]
@@ -111,15 +113,15 @@ links = ["b"]
     let real_sent = data_sent(&std::fs::read(&real_pcap).unwrap(), |ip| {
         (ip[0] == 127 && ip[1] == 0 && ip[2] == 1).then(|| ip[3] as usize - 1)
     });
-    // The first flight (initial windows of both paths) is the core's decision alone.
-    let flight = 6;
+    // The first flight — path 0's initial window, sent before anything comes back (the
+    // other path is still being confirmed) — is the core's decision alone.
+    let flight = 3;
     assert_eq!(
         &sim_sent[..flight],
         &real_sent[..flight],
         "sim {sim_sent:?}"
     );
-    assert!(
-        sim_sent[..flight].iter().any(|s| s.1 == 1),
-        "both paths used"
-    );
+    assert!(sim_sent[..flight].iter().all(|s| s.1 == 0));
+    // After confirmation both worlds use the second path too.
+    assert!(sim_sent.iter().any(|s| s.1 == 1) && real_sent.iter().any(|s| s.1 == 1));
 }

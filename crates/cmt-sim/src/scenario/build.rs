@@ -233,7 +233,7 @@ pub(super) fn build(
         idle_cwnd_decay: d.idle_cwnd_decay,
         max_gap_blocks: d.max_gap_blocks,
         rev: None,
-        confirm_paths: false,
+        confirm_paths: a.confirm_paths.unwrap_or(false),
     };
 
     let (p_sched, p_rtx, p_cc, p_rev) = match a.preset.as_deref() {

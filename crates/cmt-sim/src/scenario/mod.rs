@@ -193,6 +193,9 @@ pub struct AssociationSpec {
     pub pfmr: Option<u32>,
     /// cwnd after PF recovery, MTUs (default 2).
     pub pf_cwnd_mtus: Option<u32>,
+    /// Path confirmation: paths after the first carry data only once a HEARTBEAT on
+    /// them is answered (default false; the runtime always confirms).
+    pub confirm_paths: Option<bool>,
     /// Heartbeats on idle paths (default true).
     pub heartbeats: Option<bool>,
     /// HB.interval (default "30s").
