@@ -136,3 +136,125 @@ fn sctp_proto_receives_ten_megabytes_from_us_intact() {
     assert_eq!(got.len(), data.len(), "bytes delivered to sctp-proto");
     assert!(got == data, "identical bytes");
 }
+
+#[test]
+fn we_accept_sctp_protos_handshake_and_receive_ten_megabytes_intact() {
+    use cmt_core::setup::{ListenOutcome, Listener};
+    use sctp_proto::{ClientConfig, PayloadProtocolIdentifier};
+
+    let start = Instant::now();
+    let ours = |i: Instant| Time::from_nanos(i.duration_since(start).as_nanos() as u64);
+    let server_addr: SocketAddr = "10.0.0.2:5000".parse().unwrap();
+    let mut client = Endpoint::new(Arc::new(EndpointConfig::new()), None);
+    let (ch, mut theirs) = client.connect(ClientConfig::new(), server_addr).unwrap();
+    let mut listener = Listener::new(
+        SetupConfig {
+            rbuf: 1 << 20,
+            extensions: vec![],
+            ..SetupConfig::default()
+        },
+        [5; 32],
+        4,
+    );
+    let mut us: Option<Association> = None;
+    let data: Vec<u8> = (0..10_000_000u32)
+        .map(|i| (i.wrapping_mul(2891336453) >> 7) as u8)
+        .collect();
+    let (mut written, mut connected, mut got) = (0usize, false, Vec::new());
+    let mut buf = Vec::new();
+    let mut now = start;
+    let mut to_us: Vec<Bytes> = Vec::new();
+    let mut to_them: Vec<Bytes> = Vec::new();
+    for _ in 0..2_000_000 {
+        now += std::time::Duration::from_micros(200);
+        // Their side.
+        if theirs.poll_timeout().is_some_and(|t| t <= now) {
+            theirs.handle_timeout(now);
+        }
+        while let Some(ev) = theirs.poll() {
+            if let Event::Connected = ev {
+                connected = true;
+                theirs
+                    .open_stream(0, PayloadProtocolIdentifier::Binary)
+                    .unwrap();
+            }
+        }
+        if connected && written < data.len() {
+            let mut s = theirs.stream(0).unwrap();
+            while written < data.len() && s.buffered_amount().unwrap() < 1 << 20 {
+                let end = (written + 16_384).min(data.len());
+                s.write(&data[written..end]).unwrap();
+                written = end;
+            }
+        }
+        while let Some(e) = theirs.poll_endpoint_event() {
+            if let Some(back) = client.handle_event(ch, e) {
+                theirs.handle_event(back);
+            }
+        }
+        while let Some(t) = theirs.poll_transmit(now) {
+            to_us.extend(their_packets(t));
+        }
+        while let Some(t) = client.poll_transmit() {
+            to_us.extend(their_packets(t));
+        }
+        // Our side.
+        for b in to_us.drain(..) {
+            let d = decode(&b).expect("their packet parses");
+            match us.as_mut() {
+                Some(a) => a.handle_packet(ours(now), PathId(0), d.packet),
+                None => match listener.handle(ours(now), &d.packet) {
+                    ListenOutcome::Reply(p) => {
+                        encode(&p, 5000, 5000, &mut buf);
+                        to_them.push(Bytes::copy_from_slice(&buf));
+                    }
+                    ListenOutcome::Established(est, ack) => {
+                        let cfg = Config {
+                            rbuf: 1 << 20,
+                            ..Config::default()
+                        };
+                        let algs = Algorithms {
+                            scheduler: RoundRobinFactory.build(1),
+                            rtx: RtxCwndFactory::default().build(),
+                            cc: &RenoFactory,
+                        };
+                        us = Some(Association::new(cfg, 1, algs, est.init, ()).unwrap());
+                        encode(&ack, 5000, 5000, &mut buf);
+                        to_them.push(Bytes::copy_from_slice(&buf));
+                    }
+                    ListenOutcome::Drop(why) => panic!("dropped: {why}"),
+                },
+            }
+        }
+        if let Some(a) = us.as_mut() {
+            if a.poll_timeout().is_some_and(|t| t <= ours(now)) {
+                a.handle_timeout(ours(now));
+            }
+            while let Some(t) = a.poll_transmit(ours(now)) {
+                encode(&t.packet, 5000, 5000, &mut buf);
+                to_them.push(Bytes::copy_from_slice(&buf));
+            }
+            while let Some(p) = a.read() {
+                if let Payload::Bytes(b) = p {
+                    got.extend_from_slice(&b);
+                }
+            }
+        }
+        for b in to_them.drain(..) {
+            if let Some((_, DatagramEvent::AssociationEvent(e))) =
+                client.handle(now, server_addr, None, None, b)
+            {
+                theirs.handle_event(e);
+            }
+        }
+        if got.len() >= data.len() {
+            break;
+        }
+    }
+    assert!(
+        connected,
+        "sctp-proto completed the handshake with our listener"
+    );
+    assert_eq!(got.len(), data.len(), "bytes delivered to us");
+    assert!(got == data, "identical bytes");
+}
