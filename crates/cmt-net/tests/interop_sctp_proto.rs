@@ -1,7 +1,9 @@
 //! Interoperability with `sctp-proto` (webrtc-rs), an SCTP implementation not written
 //! here, sans-IO like ours: packets cross in memory as bytes, each side encoding and
-//! parsing them with its own codec. Our endpoint connects, sends 10 MB on stream 0, and
-//! the other stack reassembles exactly those bytes.
+//! parsing them with its own codec. In each direction one side connects and the other
+//! accepts, 10 MB cross on stream 0 and arrive identical; the first test also shuts the
+//! association down gracefully (our SHUTDOWN, their SHUTDOWN ACK, our SHUTDOWN
+//! COMPLETE).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -128,11 +130,19 @@ fn sctp_proto_receives_ten_megabytes_from_us_intact() {
                 Some(a) => a.handle_packet(ours(now), PathId(0), d.packet),
             }
         }
+        // Everything arrived: shut down gracefully, from our side.
         if got.len() >= data.len() {
-            break;
+            let a = us.as_mut().expect("established");
+            a.close();
+            let their_closed = theirs.as_ref().is_some_and(|(_, t)| t.is_closed());
+            if a.is_closed() && their_closed {
+                break;
+            }
         }
     }
     assert!(us.is_some(), "handshake with sctp-proto completed");
+    assert!(us.as_ref().unwrap().is_closed(), "our side closed");
+    assert!(theirs.as_ref().unwrap().1.is_closed(), "sctp-proto closed");
     assert_eq!(got.len(), data.len(), "bytes delivered to sctp-proto");
     assert!(got == data, "identical bytes");
 }
