@@ -256,3 +256,43 @@ fn with_path_confirmation_a_second_path_carries_data_only_after_its_heartbeat_is
     let next: Vec<_> = std::iter::from_fn(|| a.poll_transmit(t2)).collect();
     assert!(data_on(1, &next) > 0, "confirmed path used");
 }
+
+#[test]
+fn a_peers_own_heartbeat_is_echoed_verbatim_and_abort_ends_the_association() {
+    let cfg = Config::default();
+    let (ia, _) = cmt_core::AssocInit::pair(6, cfg.rbuf, cfg.rbuf);
+    let algs = Algorithms {
+        scheduler: RoundRobinFactory.build(1),
+        rtx: RtxCwndFactory::default().build(),
+        cc: &RenoFactory,
+    };
+    let mut a = Association::new(cfg, 1, algs, ia.clone(), ()).unwrap();
+    let info = Bytes::from_static(&[0, 1, 0, 12, 9, 9, 9, 9, 9, 9, 9, 9]);
+    let hb = Packet {
+        vtag: ia.local_vtag,
+        chunks: vec![Chunk::Unknown {
+            chunk_type: 4,
+            flags: 0,
+            value: info.clone(),
+        }],
+    };
+    // Through the codec, as a foreign heartbeat arrives.
+    let hb = decode(&bytes_of(&hb)).unwrap().packet;
+    let t = Time::from_nanos(1);
+    a.handle_packet(t, PathId(0), hb);
+    let ack = a.poll_transmit(t).expect("HEARTBEAT ACK");
+    assert_eq!(ack.packet.vtag, ia.peer_vtag);
+    assert_eq!(
+        ack.packet.chunks,
+        vec![Chunk::Unknown {
+            chunk_type: 5,
+            flags: 0,
+            value: info
+        }]
+    );
+    a.abort(t, Some(12));
+    assert!(a.is_failed());
+    let abort = a.poll_transmit(t).expect("ABORT");
+    assert_eq!(abort.packet.chunks, vec![Chunk::Abort { cause: Some(12) }]);
+    assert!(a.poll_transmit(t).is_none());
+}

@@ -268,3 +268,99 @@ fn we_accept_sctp_protos_handshake_and_receive_ten_megabytes_intact() {
     assert_eq!(got.len(), data.len(), "bytes delivered to us");
     assert!(got == data, "identical bytes");
 }
+
+#[test]
+fn sctp_proto_closes_on_our_abort() {
+    let start = Instant::now();
+    let ours = |i: Instant| Time::from_nanos(i.duration_since(start).as_nanos() as u64);
+    let client_addr: SocketAddr = "10.0.0.1:5000".parse().unwrap();
+    let mut server = Endpoint::new(
+        Arc::new(EndpointConfig::new()),
+        Some(Arc::new(ServerConfig::new())),
+    );
+    let mut theirs: Option<(sctp_proto::AssociationHandle, sctp_proto::Association)> = None;
+    let mut conn = Connector::new(
+        SetupConfig {
+            extensions: vec![],
+            ..SetupConfig::default()
+        },
+        5,
+    );
+    let mut us: Option<Association> = None;
+    let (mut buf, mut now, mut aborted) = (Vec::new(), start, false);
+    let mut lost = false;
+    for step in 0..20_000 {
+        now += std::time::Duration::from_micros(200);
+        let mut to_them = Vec::new();
+        if let Some(p) = conn.poll_transmit(ours(now)) {
+            encode(&p, 5000, 5000, &mut buf);
+            to_them.push(Bytes::copy_from_slice(&buf));
+        }
+        if let Some(a) = us.as_mut() {
+            if step > 200 && !aborted {
+                a.abort(ours(now), Some(12)); // "user-initiated abort"
+                aborted = true;
+            }
+            while let Some(t) = a.poll_transmit(ours(now)) {
+                encode(&t.packet, 5000, 5000, &mut buf);
+                to_them.push(Bytes::copy_from_slice(&buf));
+            }
+        }
+        for b in to_them {
+            if let Some((ch, ev)) = server.handle(now, client_addr, None, None, b) {
+                match ev {
+                    DatagramEvent::NewAssociation(a) => theirs = Some((ch, a)),
+                    DatagramEvent::AssociationEvent(e) => {
+                        if let Some((_, a)) = theirs.as_mut() {
+                            a.handle_event(e);
+                        }
+                    }
+                }
+            }
+        }
+        let mut to_us: Vec<Bytes> = Vec::new();
+        while let Some(t) = server.poll_transmit() {
+            to_us.extend(their_packets(t));
+        }
+        if let Some((ch, a)) = theirs.as_mut() {
+            while let Some(e) = a.poll_endpoint_event() {
+                if let Some(back) = server.handle_event(*ch, e) {
+                    a.handle_event(back);
+                }
+            }
+            while let Some(ev) = a.poll() {
+                if matches!(ev, Event::AssociationLost { .. }) {
+                    lost = true;
+                }
+            }
+            while let Some(t) = a.poll_transmit(now) {
+                to_us.extend(their_packets(t));
+            }
+            if aborted && a.is_closed() {
+                break;
+            }
+        }
+        for b in to_us {
+            let d = decode(&b).expect("their packet parses");
+            match us.as_mut() {
+                None => {
+                    if let Ok(Some(est)) = conn.handle_packet(&d.packet) {
+                        let algs = Algorithms {
+                            scheduler: RoundRobinFactory.build(1),
+                            rtx: RtxCwndFactory::default().build(),
+                            cc: &RenoFactory,
+                        };
+                        let mut a =
+                            Association::new(Config::default(), 1, algs, est.init, ()).unwrap();
+                        a.write(Payload::Bytes(Bytes::from(vec![3u8; 1_000_000])));
+                        us = Some(a);
+                    }
+                }
+                Some(a) => a.handle_packet(ours(now), PathId(0), d.packet),
+            }
+        }
+    }
+    assert!(aborted, "the association was established and then aborted");
+    let (_, t) = theirs.expect("sctp-proto accepted");
+    assert!(t.is_closed() || lost, "sctp-proto closed on our ABORT");
+}

@@ -369,6 +369,19 @@ impl<O: Observer> Association<O> {
                 Chunk::Heartbeat(info) => self.ctrl.push_back((path, Chunk::HeartbeatAck(info))),
                 Chunk::HeartbeatAck(info) => self.on_heartbeat_ack(now, info),
                 Chunk::Abort { .. } => self.fail(now),
+                // A peer's own heartbeat info: echo it verbatim (RFC 9260 §8.3).
+                Chunk::Unknown {
+                    chunk_type: crate::wire::chunk_type::HEARTBEAT,
+                    value,
+                    ..
+                } => self.ctrl.push_back((
+                    path,
+                    Chunk::Unknown {
+                        chunk_type: crate::wire::chunk_type::HEARTBEAT_ACK,
+                        flags: 0,
+                        value,
+                    },
+                )),
                 _ => self.stats.bogus_chunks += 1,
             }
         }

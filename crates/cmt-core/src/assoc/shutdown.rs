@@ -134,6 +134,15 @@ impl<O: Observer> Association<O> {
         self.obs.event(now, &Event::AssociationClosed);
     }
 
+    /// Ends the association at once: an ABORT (with `cause`, if any) goes out with the
+    /// next transmit, and nothing more after it (RFC 9260 §9.1).
+    pub fn abort(&mut self, now: Time, cause: Option<u16>) {
+        if !self.failed {
+            self.ctrl.push_back((PathId(0), Chunk::Abort { cause }));
+            self.fail(now);
+        }
+    }
+
     /// A protocol violation by the peer: ABORT with cause 13 and fail (RFC 9260 §9.1).
     pub(super) fn violation(&mut self, now: Time, path: PathId) {
         self.ctrl.push_back((
