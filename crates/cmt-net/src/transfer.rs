@@ -13,8 +13,7 @@ use cmt_core::rtx;
 use cmt_core::sched;
 use cmt_core::setup::{Connector, ListenOutcome, Listener, SetupConfig};
 use cmt_core::{
-    Algorithms, Association, Chunk, Config, Event, Observer, Packet, PathId, Payload, SendKind,
-    Time,
+    Algorithms, Association, Chunk, Config, Event, Observer, PathId, Payload, SendKind, Time,
 };
 use sha2::{Digest, Sha256};
 
@@ -124,11 +123,16 @@ fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn algorithms(o: &Options, paths: usize) -> Result<(Algorithms<'static>, Config), String> {
+/// The association of a transfer over `paths` paths, with the options' algorithms.
+fn association(
+    o: &Options,
+    paths: usize,
+    init: cmt_core::AssocInit,
+) -> Result<Association<Counters>, String> {
     let p = Params::default();
     let sched = sched::by_name(&o.scheduler, &p).map_err(|e| e.0)?;
     let rtx = rtx::by_name(&o.rtx, &p).map_err(|e| e.0)?;
-    let cc: &'static dyn cc::CcFactory = Box::leak(cc::by_name(&o.cc, &p).map_err(|e| e.0)?);
+    let cc = cc::by_name(&o.cc, &p).map_err(|e| e.0)?;
     let cfg = Config {
         mtu: o.mtu,
         ip_header_len: crate::IPV4_UDP_OVERHEAD,
@@ -136,15 +140,12 @@ fn algorithms(o: &Options, paths: usize) -> Result<(Algorithms<'static>, Config)
         confirm_paths: true,
         ..Config::default()
     };
-    cfg.validate()?;
-    Ok((
-        Algorithms {
-            scheduler: sched.build(paths),
-            rtx: rtx.build(),
-            cc,
-        },
-        cfg,
-    ))
+    let algs = Algorithms {
+        scheduler: sched.build(paths),
+        rtx: rtx.build(),
+        cc: cc.as_ref(),
+    };
+    Association::new(cfg, paths, algs, init, Counters::default())
 }
 
 fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
@@ -269,8 +270,7 @@ pub async fn send(
         }
     };
     let n = locals.len().min(remotes.len());
-    let (algs, cfg) = algorithms(o, n)?;
-    let mut assoc = Association::new(cfg, n, algs, est.init, Counters::default())?;
+    let mut assoc = association(o, n, est.init)?;
     let start = socks.now();
     let sha = hex(&Sha256::digest(&data));
     let total = data.len() as u64;
@@ -366,9 +366,8 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     }
     let n = listen.len().min(remotes.len());
     remotes.truncate(n);
-    let (algs, cfg) = algorithms(o, n)?;
     let local_vtag = est.init.local_vtag;
-    let mut assoc = Association::new(cfg, n, algs, est.init, Counters::default())?;
+    let mut assoc = association(o, n, est.init)?;
     let mut file = Vec::new();
     let start = socks.now();
     let mut ticker = Ticker::new();
@@ -399,12 +398,8 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
                 if p.vtag == local_vtag
                     && matches!(p.chunks.first(), Some(Chunk::CookieEcho { .. }))
                 {
-                    let again = Packet {
-                        vtag: assoc_peer_vtag(&cookie_ack),
-                        chunks: vec![Chunk::CookieAck],
-                    };
                     socks
-                        .send(local, from, &again)
+                        .send(local, from, &cookie_ack)
                         .await
                         .map_err(|e| e.to_string())?;
                     continue;
@@ -425,8 +420,4 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         paths: assoc.observer().paths.clone(),
         rejected: rejected + assoc.stats().bad_vtag,
     })
-}
-
-fn assoc_peer_vtag(cookie_ack: &Packet) -> u32 {
-    cookie_ack.vtag
 }
