@@ -103,14 +103,12 @@ fn newly_acked(
 }
 
 impl<O: Observer> Association<O> {
+    /// The caller has checked that the cumulative ack is for data sent
+    /// (`acks_unsent_data`: a violation otherwise).
     pub(super) fn on_sack(&mut self, now: Time, sack: &SackChunk) {
         let cum = unwrap_tsn(self.snd.cum_ack, sack.cum_tsn);
         if cum < self.snd.cum_ack {
             return; // an older SACK overtaken by a newer one on another path
-        }
-        if cum >= self.snd.next_tsn {
-            self.stats.bogus_chunks += 1;
-            return;
         }
         let mut s = std::mem::take(&mut self.scratch);
         s.reset(&self.paths, &self.snd.chunks, self.snd.cum_ack, cum);
