@@ -139,17 +139,21 @@ async fn a_real_run_can_be_captured_and_tshark_reads_the_handshake_and_data() {
     let bytes = std::fs::read(&cap).unwrap();
     // Walk the records: every one is IPv4/UDP carrying a packet our parser accepts; the
     // first is the INIT, and a SHUTDOWN COMPLETE ends the sender's side.
-    let (mut pos, mut kinds) = (24, Vec::new());
+    let (mut pos, mut firsts) = (24, Vec::new());
     while pos < bytes.len() {
         let len = u32::from_le_bytes(bytes[pos + 8..pos + 12].try_into().unwrap()) as usize;
         let d = cmt_core::wire::decode(&bytes[pos + 16 + 28..pos + 16 + len]).unwrap();
-        kinds.push(format!(
-            "{:?}",
-            d.packet.chunks.first().map(std::mem::discriminant)
-        ));
+        firsts.push(d.packet.chunks.into_iter().next());
         pos += 16 + len;
     }
-    assert!(kinds.len() > 200);
+    assert!(firsts.len() > 200);
+    assert!(
+        matches!(firsts[0], Some(cmt_core::Chunk::Init(_))),
+        "INIT first"
+    );
+    assert!(firsts
+        .iter()
+        .any(|c| matches!(c, Some(cmt_core::Chunk::ShutdownComplete))));
     // The receiver's port is ephemeral here, not 9899: tell tshark it carries SCTP.
     let decode_as = format!("udp.port=={},sctp", remotes[0].port());
     match std::process::Command::new("tshark")
@@ -169,7 +173,7 @@ async fn a_real_run_can_be_captured_and_tshark_reads_the_handshake_and_data() {
         Ok(o) => {
             let text = String::from_utf8_lossy(&o.stdout);
             let lines: Vec<&str> = text.lines().collect();
-            assert_eq!(lines.len(), kinds.len(), "tshark sees every packet");
+            assert_eq!(lines.len(), firsts.len(), "tshark sees every packet");
             assert_eq!(lines[0].split('\t').next(), Some("1"), "INIT first");
             assert!(
                 lines.iter().all(|l| l.ends_with("\t1")),
