@@ -63,6 +63,55 @@ pub fn ipv4_checksum(h: &[u8]) -> u16 {
     !(sum as u16)
 }
 
+/// One record of a capture written by [`record`]: time, endpoints and the SCTP packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Timestamp, nanoseconds (microsecond resolution).
+    pub ts_ns: u64,
+    /// Source address and UDP port.
+    pub src: (Ipv4Addr, u16),
+    /// Destination address and UDP port.
+    pub dst: (Ipv4Addr, u16),
+    /// The SCTP packet (the UDP payload).
+    pub sctp: Vec<u8>,
+}
+
+/// Reads a capture in the framing [`record`] writes (classic little-endian pcap, link
+/// type RAW, IPv4 + UDP). The error names the record and what is wrong with it.
+pub fn read(bytes: &[u8]) -> Result<Vec<Record>, String> {
+    if bytes.len() < 24 || bytes[0..4] != file_header()[0..4] {
+        return Err("not a little-endian microsecond pcap file".into());
+    }
+    if bytes[20..24] != 101u32.to_le_bytes() {
+        return Err("link type is not RAW (101)".into());
+    }
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+    let (mut pos, mut out) = (24, Vec::new());
+    while pos < bytes.len() {
+        let n = out.len();
+        let head = bytes
+            .get(pos..pos + 16)
+            .ok_or(format!("record {n}: truncated header"))?;
+        let (sec, usec, len) = (u32_at(head, 0), u32_at(head, 4), u32_at(head, 8) as usize);
+        let body = bytes
+            .get(pos + 16..pos + 16 + len)
+            .ok_or(format!("record {n}: truncated body"))?;
+        if len < 28 || body[0] != 0x45 || body[9] != 17 {
+            return Err(format!("record {n}: not IPv4 (no options) carrying UDP"));
+        }
+        let ip = |i: usize| Ipv4Addr::new(body[i], body[i + 1], body[i + 2], body[i + 3]);
+        let port = |i: usize| u16::from_be_bytes([body[i], body[i + 1]]);
+        out.push(Record {
+            ts_ns: (sec as u64 * 1_000_000 + usec as u64) * 1_000,
+            src: (ip(12), port(20)),
+            dst: (ip(16), port(22)),
+            sctp: body[28..].to_vec(),
+        });
+        pos += 16 + len;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +134,29 @@ mod tests {
         assert_eq!(&out[40..42], &20u16.to_be_bytes());
         assert_eq!(out.len(), 16 + 40);
         assert_eq!(&file_header()[0..4], &[0xd4, 0xc3, 0xb2, 0xa1]);
+    }
+
+    #[test]
+    fn read_returns_what_record_wrote_and_names_a_truncated_record() {
+        let mut out = file_header().to_vec();
+        let a = (Ipv4Addr::new(10, 0, 0, 1), 5000);
+        let b = (Ipv4Addr::new(10, 0, 0, 2), 9899);
+        record(&mut out, 2_000_001_000, a, b, &[1, 2, 3]);
+        record(&mut out, 3_000_000_000, b, a, &[4; 20]);
+        let r = read(&out).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(
+            r[0],
+            Record {
+                ts_ns: 2_000_001_000,
+                src: a,
+                dst: b,
+                sctp: vec![1, 2, 3]
+            }
+        );
+        assert_eq!((r[1].src, r[1].sctp.len()), (b, 20));
+        out.truncate(out.len() - 1);
+        assert_eq!(read(&out).unwrap_err(), "record 1: truncated body");
+        assert!(read(&out[..10]).is_err());
     }
 }

@@ -292,7 +292,27 @@ fn a_peers_own_heartbeat_is_echoed_verbatim_and_abort_ends_the_association() {
     );
     a.abort(t, Some(12));
     assert!(a.is_failed());
+    assert!(!a.peer_aborted(), "our own abort is not the peer's");
     let abort = a.poll_transmit(t).expect("ABORT");
     assert_eq!(abort.packet.chunks, vec![Chunk::Abort { cause: Some(12) }]);
     assert!(a.poll_transmit(t).is_none());
+}
+
+#[test]
+fn an_abort_from_the_peer_fails_the_association_and_says_so() {
+    let cfg = Config::default();
+    let (ia, ib) = cmt_core::AssocInit::pair(7, cfg.rbuf, cfg.rbuf);
+    let algs = || Algorithms {
+        scheduler: RoundRobinFactory.build(1),
+        rtx: RtxCwndFactory::default().build(),
+        cc: &RenoFactory,
+    };
+    let mut a = Association::new(cfg.clone(), 1, algs(), ia, ()).unwrap();
+    let mut b = Association::new(cfg, 1, algs(), ib, ()).unwrap();
+    let t = Time::from_nanos(1);
+    b.abort(t, None);
+    let abort = b.poll_transmit(t).expect("ABORT");
+    a.handle_packet(t, PathId(0), abort.packet);
+    assert!(a.is_failed() && a.peer_aborted());
+    assert!(b.is_failed() && !b.peer_aborted());
 }

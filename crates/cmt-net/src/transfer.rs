@@ -3,17 +3,20 @@
 //! listens, accepts one association, writes what arrives in order to a file and returns
 //! when the peer has shut down. Path i pairs local address i with remote address i.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
 use bytes::Bytes;
 use cmt_core::cc;
 use cmt_core::params::Params;
+use cmt_core::rev::RevConfig;
 use cmt_core::rtx;
 use cmt_core::sched;
-use cmt_core::setup::{Connector, ListenOutcome, Listener, SetupConfig};
+use cmt_core::setup::{Connector, Established, ListenOutcome, Listener, SetupConfig};
+use cmt_core::wire::chunk_type;
 use cmt_core::{
-    Algorithms, Association, Chunk, Config, Event, Observer, PathId, Payload, SendKind, Time,
+    Algorithms, Association, Chunk, Config, Event, Observer, Packet, PathId, Payload, SendKind,
+    Time,
 };
 use sha2::{Digest, Sha256};
 
@@ -34,6 +37,12 @@ pub struct Options {
     pub mtu: u32,
     /// Give up after this long (seconds).
     pub timeout_s: f64,
+    /// Ask for receiver-driven rate control (spec §2–3). Both ends must ask: each
+    /// announces the round-info and rate-advert chunk types in its INIT / INIT ACK
+    /// (Supported Extensions, RFC 5061 §4.2.7) only when asked, and the mode is on only
+    /// when both announced them. Otherwise the association runs standard SCTP CMT and
+    /// the `receiver` congestion control falls back to `reno`.
+    pub receiver_rates: bool,
     /// Write every datagram sent and received to this pcap file.
     pub pcap: Option<std::path::PathBuf>,
     /// Called about every 250 ms with the bytes done so far and the per-path counters.
@@ -49,6 +58,7 @@ impl Default for Options {
             rbuf: 4 << 20,
             mtu: 1500,
             timeout_s: 600.0,
+            receiver_rates: false,
             pcap: None,
             progress: None,
         }
@@ -64,6 +74,8 @@ pub struct PathCount {
     pub sent_bytes: u64,
     /// DATA packets retransmitted.
     pub retransmissions: u64,
+    /// Packets carrying DATA that arrived on this path's local address.
+    pub received_data_packets: u64,
 }
 
 /// The observer of a runtime association.
@@ -75,16 +87,22 @@ pub struct Counters {
     pub delivered: u64,
 }
 
+impl Counters {
+    fn path(&mut self, path: PathId) -> &mut PathCount {
+        if self.paths.len() <= path.0 {
+            self.paths.resize(path.0 + 1, PathCount::default());
+        }
+        &mut self.paths[path.0]
+    }
+}
+
 impl Observer for Counters {
     fn event(&mut self, _now: Time, e: &Event) {
         match *e {
             Event::DataSent {
                 path, bytes, kind, ..
             } => {
-                if self.paths.len() <= path.0 {
-                    self.paths.resize(path.0 + 1, PathCount::default());
-                }
-                let p = &mut self.paths[path.0];
+                let p = self.path(path);
                 p.sent_packets += 1;
                 p.sent_bytes += bytes as u64;
                 if matches!(kind, SendKind::FastRetransmit | SendKind::TimeoutRetransmit) {
@@ -110,6 +128,11 @@ pub struct Report {
     pub paths: Vec<PathCount>,
     /// Packets that did not parse or carried a wrong verification tag.
     pub rejected: u64,
+    /// Whether receiver-driven rate control was negotiated (see
+    /// [`Options::receiver_rates`]).
+    pub receiver_rates: bool,
+    /// Path i's (local, remote) addresses.
+    pub routes: Vec<(SocketAddr, SocketAddr)>,
 }
 
 impl Report {
@@ -123,21 +146,37 @@ fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The association of a transfer over `paths` paths, with the options' algorithms.
+/// Whether both ends announced the receiver-driven chunk types.
+fn negotiated_receiver_rates(o: &Options, est: &Established) -> bool {
+    o.receiver_rates
+        && [chunk_type::ROUND_INFO, chunk_type::RATE_ADVERT]
+            .iter()
+            .all(|t| est.peer_extensions.contains(t))
+}
+
+/// The association of a transfer over `paths` paths, with the options' algorithms;
+/// `receiver_rates` as negotiated.
 fn association(
     o: &Options,
     paths: usize,
     init: cmt_core::AssocInit,
+    receiver_rates: bool,
 ) -> Result<Association<Counters>, String> {
     let p = Params::default();
     let sched = sched::by_name(&o.scheduler, &p).map_err(|e| e.0)?;
     let rtx = rtx::by_name(&o.rtx, &p).map_err(|e| e.0)?;
-    let cc = cc::by_name(&o.cc, &p).map_err(|e| e.0)?;
+    // Without rate adverts the receiver-driven allowance has nothing to follow.
+    let cc_name = match o.cc.as_str() {
+        "receiver" if !receiver_rates => "reno",
+        name => name,
+    };
+    let cc = cc::by_name(cc_name, &p).map_err(|e| e.0)?;
     let cfg = Config {
         mtu: o.mtu,
         ip_header_len: crate::IPV4_UDP_OVERHEAD,
         rbuf: o.rbuf,
         confirm_paths: true,
+        rev: receiver_rates.then(RevConfig::default),
         ..Config::default()
     };
     let algs = Algorithms {
@@ -152,6 +191,11 @@ fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
     SetupConfig {
         rbuf: o.rbuf,
         addresses: locals.iter().map(|a| a.ip()).collect(),
+        extensions: if o.receiver_rates {
+            vec![chunk_type::ROUND_INFO, chunk_type::RATE_ADVERT]
+        } else {
+            Vec::new()
+        },
         ..SetupConfig::default()
     }
 }
@@ -160,16 +204,43 @@ fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
 async fn flush(
     socks: &mut Sockets,
     assoc: &mut Association<Counters>,
-    remotes: &[SocketAddr],
+    routes: &Routes,
 ) -> std::io::Result<()> {
     let now = socks.now();
     while let Some(t) = assoc.poll_transmit(now) {
-        let i = t.path.0.min(remotes.len() - 1);
+        let (local, remote) = routes.paths[t.path.0.min(routes.paths.len() - 1)];
         // A failing interface is a lost packet to the protocol, not the end of the
         // transfer: the other paths carry on.
-        let _ = socks.send(i, remotes[i], &t.packet).await;
+        let _ = socks.send(local, remote, &t.packet).await;
     }
     Ok(())
+}
+
+/// Which local socket and remote address each path uses, and the path of each local
+/// socket's arrivals.
+struct Routes {
+    /// Path i: (local socket index, remote address). Path 0 is the handshake's.
+    paths: Vec<(usize, SocketAddr)>,
+    /// Path of the arrivals on each local socket (a socket without a path of its own
+    /// reports to path 0: its packets still belong to the association).
+    of_local: Vec<usize>,
+}
+
+impl Routes {
+    fn new(locals: usize, paths: Vec<(usize, SocketAddr)>) -> Routes {
+        let mut of_local = vec![0; locals];
+        for (i, &(l, _)) in paths.iter().enumerate() {
+            of_local[l] = i;
+        }
+        Routes { paths, of_local }
+    }
+    fn addresses(&self, socks: &Sockets) -> Vec<(SocketAddr, SocketAddr)> {
+        let locals = socks.local_addrs();
+        self.paths.iter().map(|&(l, r)| (locals[l], r)).collect()
+    }
+    fn path_of(&self, local: usize) -> PathId {
+        PathId(self.of_local.get(local).copied().unwrap_or(0))
+    }
 }
 
 /// Progress reports at most every 250 ms.
@@ -270,7 +341,9 @@ pub async fn send(
         }
     };
     let n = locals.len().min(remotes.len());
-    let mut assoc = association(o, n, est.init)?;
+    let routes = Routes::new(locals.len(), (0..n).map(|i| (i, remotes[i])).collect());
+    let receiver_rates = negotiated_receiver_rates(o, &est);
+    let mut assoc = association(o, n, est.init, receiver_rates)?;
     let start = socks.now();
     let sha = hex(&Sha256::digest(&data));
     let total = data.len() as u64;
@@ -282,14 +355,14 @@ pub async fn send(
         }
         let done = total - assoc.unacked_bytes().min(total);
         ticker.tick(socks.now(), done, &assoc.observer().paths, o);
-        flush(&mut socks, &mut assoc, remotes)
+        flush(&mut socks, &mut assoc, &routes)
             .await
             .map_err(|e| e.to_string())?;
         if assoc.is_closed() {
             break;
         }
         if assoc.is_failed() {
-            return Err("the association failed".into());
+            return Err(failure(&assoc));
         }
         if (socks.now().as_nanos() - start.as_nanos()) as f64 > o.timeout_s * 1e9 {
             return Err("transfer timed out".into());
@@ -299,7 +372,7 @@ pub async fn send(
                 local,
                 packet: Ok(p),
                 ..
-            }) => assoc.handle_packet(socks.now(), PathId(local.min(n - 1)), p),
+            }) => deliver(&mut assoc, socks.now(), routes.path_of(local), p),
             Some(Arrival { packet: Err(_), .. }) => rejected += 1,
             None => assoc.handle_timeout(socks.now()),
         }
@@ -312,6 +385,8 @@ pub async fn send(
         sha256: sha,
         paths: assoc.observer().paths.clone(),
         rejected: rejected + assoc.stats().bad_vtag,
+        receiver_rates,
+        routes: routes.addresses(&socks),
     })
 }
 
@@ -334,7 +409,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     let key: [u8; 32] = rand::random();
     let mut listener = Listener::new(setup_config(o, &socks.local_addrs()), key, rand::random());
     let mut rejected = 0u64;
-    let (est, from, cookie_ack) = loop {
+    let (est, arrived_on, from, cookie_ack) = loop {
         let Some(a) = next(&mut socks, None).await else {
             return Err("sockets closed".into());
         };
@@ -347,33 +422,28 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
                 .send(a.local, a.from, &r)
                 .await
                 .map_err(|e| e.to_string())?,
-            ListenOutcome::Established(est, ack) => break (est, a.from, ack),
+            ListenOutcome::Established(est, ack) => break (est, a.local, a.from, ack),
             ListenOutcome::Drop(_) => rejected += 1,
         }
     };
     socks
-        .send(0, from, &cookie_ack)
+        .send(arrived_on, from, &cookie_ack)
         .await
         .map_err(|e| e.to_string())?;
-    // Remote address i: the peer's address i on the port its packets came from.
-    let mut remotes: Vec<SocketAddr> = est
-        .peer_addresses
-        .iter()
-        .map(|ip| SocketAddr::new(*ip, from.port()))
-        .collect();
-    if remotes.is_empty() {
-        remotes.push(from);
-    }
-    let n = listen.len().min(remotes.len());
-    remotes.truncate(n);
+    let routes = Routes::new(
+        listen.len(),
+        pair_remotes(&listen, arrived_on, from, &est.peer_addresses),
+    );
+    let n = routes.paths.len();
     let local_vtag = est.init.local_vtag;
-    let mut assoc = association(o, n, est.init)?;
+    let receiver_rates = negotiated_receiver_rates(o, &est);
+    let mut assoc = association(o, n, est.init, receiver_rates)?;
     let mut file = Vec::new();
     let start = socks.now();
     let mut ticker = Ticker::new();
     loop {
         ticker.tick(socks.now(), file.len() as u64, &assoc.observer().paths, o);
-        flush(&mut socks, &mut assoc, &remotes)
+        flush(&mut socks, &mut assoc, &routes)
             .await
             .map_err(|e| e.to_string())?;
         while let Some(p) = assoc.read() {
@@ -385,7 +455,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
             break;
         }
         if assoc.is_failed() {
-            return Err("the association failed".into());
+            return Err(failure(&assoc));
         }
         match next(&mut socks, ticker.wake(assoc.poll_timeout(), o)).await {
             Some(Arrival {
@@ -404,7 +474,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
                         .map_err(|e| e.to_string())?;
                     continue;
                 }
-                assoc.handle_packet(socks.now(), PathId(local.min(n - 1)), p)
+                deliver(&mut assoc, socks.now(), routes.path_of(local), p)
             }
             Some(Arrival { packet: Err(_), .. }) => rejected += 1,
             None => assoc.handle_timeout(socks.now()),
@@ -419,5 +489,103 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         sha256: hex(&Sha256::digest(&file)),
         paths: assoc.observer().paths.clone(),
         rejected: rejected + assoc.stats().bad_vtag,
+        receiver_rates,
+        routes: routes.addresses(&socks),
     })
+}
+
+/// Hands a packet to the association, counting DATA arrivals per path.
+fn deliver(assoc: &mut Association<Counters>, now: Time, path: PathId, p: Packet) {
+    if p.chunks.iter().any(|c| matches!(c, Chunk::Data(_))) {
+        assoc.observer_mut().path(path).received_data_packets += 1;
+    }
+    assoc.handle_packet(now, path, p)
+}
+
+/// Why a failed association failed, for the user.
+fn failure(assoc: &Association<Counters>) -> String {
+    if assoc.peer_aborted() {
+        "the peer aborted the association".into()
+    } else {
+        "the association failed: the peer stopped answering".into()
+    }
+}
+
+/// The paths of an accepted association, as (local socket index, remote address).
+/// Path 0 is the handshake's: the local address the INIT arrived on and the INIT's
+/// source (RFC 9260 §5.1.2: the source is one of the peer's addresses even when the
+/// INIT does not list it). Every other local address, in order, takes the listed peer
+/// address that shares the longest prefix with it (a WiFi address pairs with the
+/// peer's address on the same network; ties go to the peer's order), on the port the
+/// peer's packets came from. Locals left without a peer address carry no path.
+pub fn pair_remotes(
+    locals: &[SocketAddr],
+    arrived_on: usize,
+    from: SocketAddr,
+    peer: &[IpAddr],
+) -> Vec<(usize, SocketAddr)> {
+    let mut free: Vec<IpAddr> = peer.iter().copied().filter(|a| *a != from.ip()).collect();
+    let mut out = vec![(arrived_on, from)];
+    for (i, l) in locals.iter().enumerate() {
+        if i == arrived_on || free.is_empty() {
+            continue;
+        }
+        let j = (0..free.len())
+            .max_by_key(|&j| (common_prefix(l.ip(), free[j]), usize::MAX - j))
+            .unwrap_or(0);
+        out.push((i, SocketAddr::new(free.remove(j), from.port())));
+    }
+    out
+}
+
+/// Leading bits two addresses share (0 across address families).
+fn common_prefix(a: IpAddr, b: IpAddr) -> u32 {
+    match (a, b) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => (u32::from(a) ^ u32::from(b)).leading_zeros(),
+        (IpAddr::V6(a), IpAddr::V6(b)) => (u128::from(a) ^ u128::from(b)).leading_zeros(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sa(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn the_handshake_pair_is_path_zero_and_other_locals_pair_by_network() {
+        let locals = [sa("10.1.0.1:9"), sa("10.2.0.1:9"), sa("10.3.0.1:9")];
+        // The INIT came to our second address from the peer's 10.2 address; the peer
+        // lists its addresses in another order than ours.
+        let peer = [ip("10.3.0.2"), ip("10.2.0.2"), ip("10.1.0.2")];
+        let got = pair_remotes(&locals, 1, sa("10.2.0.2:7"), &peer);
+        assert_eq!(
+            got,
+            vec![
+                (1, sa("10.2.0.2:7")),
+                (0, sa("10.1.0.2:7")),
+                (2, sa("10.3.0.2:7"))
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unlisted_source_still_makes_a_path_and_spare_locals_carry_none() {
+        let locals = [sa("10.1.0.1:9"), sa("10.2.0.1:9")];
+        let got = pair_remotes(&locals, 1, sa("192.0.2.7:7"), &[]);
+        assert_eq!(got, vec![(1, sa("192.0.2.7:7"))]);
+        let routes = Routes::new(2, got);
+        assert_eq!(routes.path_of(1), PathId(0));
+        assert_eq!(
+            routes.path_of(0),
+            PathId(0),
+            "a spare socket reports to path 0"
+        );
+    }
 }

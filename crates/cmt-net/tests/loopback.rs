@@ -15,13 +15,21 @@ type Server = tokio::task::JoinHandle<Result<cmt_net::transfer::Report, String>>
 /// A receiver on `listen` (port 0) writing to a fresh file: its addresses, the file and
 /// the task that returns its report.
 async fn receiver(listen: &[&str], name: &str) -> (Vec<SocketAddr>, std::path::PathBuf, Server) {
+    receiver_with(listen, name, Options::default()).await
+}
+
+async fn receiver_with(
+    listen: &[&str],
+    name: &str,
+    o: Options,
+) -> (Vec<SocketAddr>, std::path::PathBuf, Server) {
     let rx = Sockets::bind(&addrs(listen)).await.unwrap();
     let remotes = rx.local_addrs();
     let dir = std::env::temp_dir().join(format!("cmtlab-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("received.bin");
     let out2 = out.clone();
-    let server = tokio::spawn(async move { receive_on(rx, &out2, &Options::default()).await });
+    let server = tokio::spawn(async move { receive_on(rx, &out2, &o).await });
     (remotes, out, server)
 }
 
@@ -136,16 +144,20 @@ async fn a_real_run_can_be_captured_and_tshark_reads_the_handshake_and_data() {
     .await
     .unwrap();
     server.await.unwrap().unwrap();
-    let bytes = std::fs::read(&cap).unwrap();
-    // Walk the records: every one is IPv4/UDP carrying a packet our parser accepts; the
-    // first is the INIT, and a SHUTDOWN COMPLETE ends the sender's side.
-    let (mut pos, mut firsts) = (24, Vec::new());
-    while pos < bytes.len() {
-        let len = u32::from_le_bytes(bytes[pos + 8..pos + 12].try_into().unwrap()) as usize;
-        let d = cmt_core::wire::decode(&bytes[pos + 16 + 28..pos + 16 + len]).unwrap();
-        firsts.push(d.packet.chunks.into_iter().next());
-        pos += 16 + len;
-    }
+    // Every record is IPv4/UDP carrying a packet our parser accepts; the first is the
+    // INIT, and a SHUTDOWN COMPLETE ends the sender's side.
+    let firsts: Vec<_> = cmt_core::pcap::read(&std::fs::read(&cap).unwrap())
+        .unwrap()
+        .iter()
+        .map(|r| {
+            cmt_core::wire::decode(&r.sctp)
+                .unwrap()
+                .packet
+                .chunks
+                .into_iter()
+                .next()
+        })
+        .collect();
     assert!(firsts.len() > 200);
     assert!(
         matches!(firsts[0], Some(cmt_core::Chunk::Init(_))),
@@ -184,5 +196,56 @@ async fn a_real_run_can_be_captured_and_tshark_reads_the_handshake_and_data() {
                 "SHUTDOWN COMPLETE seen"
             );
         }
+    }
+}
+
+/// Receiver-driven mode needs both ends: each announces the round-info and rate-advert
+/// chunk types only when asked, and the mode is on only when both announced them.
+#[tokio::test]
+async fn receiver_driven_mode_is_negotiated_and_falls_back_when_one_end_does_not_ask() {
+    let data: Vec<u8> = (0..1_000_000u32).map(|i| ((i * 7) >> 5) as u8).collect();
+    let rev = Options {
+        scheduler: "cmt-rev".into(),
+        cc: "receiver".into(),
+        receiver_rates: true,
+        ..Options::default()
+    };
+    for (receiver_asks, name) in [(true, "rev-both"), (false, "rev-one")] {
+        let ro = Options {
+            receiver_rates: receiver_asks,
+            ..Options::default()
+        };
+        let (remotes, out, server) = receiver_with(&["127.0.0.1:0", "127.0.0.2:0"], name, ro).await;
+        let locals = addrs(&["127.0.1.1:0", "127.0.1.2:0"]);
+        let cap = out.with_file_name("send.pcap");
+        let o = Options {
+            pcap: Some(cap.clone()),
+            ..rev.clone()
+        };
+        let sent = send(&locals, &remotes, Bytes::from(data.clone()), &o)
+            .await
+            .unwrap();
+        let got = server.await.unwrap().unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), data, "{name}");
+        assert_eq!(sent.receiver_rates, receiver_asks, "{name}: sender's view");
+        assert_eq!(got.receiver_rates, receiver_asks, "{name}: receiver's view");
+        // On the wire: round-info chunks on DATA and rate adverts on SACKs exactly when
+        // the mode was negotiated.
+        let chunks: Vec<cmt_core::Chunk> = cmt_core::pcap::read(&std::fs::read(&cap).unwrap())
+            .unwrap()
+            .iter()
+            .flat_map(|r| cmt_core::wire::decode(&r.sctp).unwrap().packet.chunks)
+            .collect();
+        let has = |f: fn(&cmt_core::Chunk) -> bool| chunks.iter().any(f);
+        assert_eq!(
+            has(|c| matches!(c, cmt_core::Chunk::RoundInfo { .. })),
+            receiver_asks,
+            "{name}: round info"
+        );
+        assert_eq!(
+            has(|c| matches!(c, cmt_core::Chunk::RateAdvert { .. })),
+            receiver_asks,
+            "{name}: rate adverts"
+        );
     }
 }

@@ -26,6 +26,10 @@ pub struct AlgArgs {
     /// Path MTU in bytes, IPv4 and UDP headers included (loopback allows 65535).
     #[arg(long, default_value_t = 1500)]
     mtu: u32,
+    /// Ask for receiver-driven rate control (both ends must ask; otherwise standard
+    /// CMT, and `--cc receiver` falls back to reno).
+    #[arg(long)]
+    receiver_rates: bool,
     /// Write every datagram sent and received to this pcap file (SCTP over UDP).
     #[arg(long, value_name = "FILE")]
     pcap: Option<std::path::PathBuf>,
@@ -43,6 +47,7 @@ fn options(a: &AlgArgs) -> Options {
         rbuf: a.rbuf,
         timeout_s: a.timeout,
         mtu: a.mtu,
+        receiver_rates: a.receiver_rates,
         pcap: a.pcap.clone(),
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
             .then_some(show as fn(u64, &[_])),
@@ -77,13 +82,7 @@ fn show(done: u64, paths: &[cmt_net::transfer::PathCount]) {
 }
 
 /// The summary in the simulator's summary.json vocabulary.
-fn summary_json(
-    r: &Report,
-    role: &str,
-    a: &AlgArgs,
-    local: &[SocketAddr],
-    remote: &[SocketAddr],
-) -> serde_json::Value {
+fn summary_json(r: &Report, role: &str, a: &AlgArgs) -> serde_json::Value {
     serde_json::json!({
         "scenario": format!("real {role}"),
         "scheduler": a.scheduler,
@@ -95,13 +94,15 @@ fn summary_json(
         "ftt_s": r.seconds,
         "sha256": r.sha256,
         "rejected_packets": r.rejected,
+        "receiver_rates": r.receiver_rates,
         "paths": r.paths.iter().enumerate().map(|(i, p)| serde_json::json!({
             "name": format!("path{i}"),
-            "local": local.get(i).map(|a| a.to_string()),
-            "remote": remote.get(i).map(|a| a.to_string()),
+            "local": r.routes.get(i).map(|a| a.0.to_string()),
+            "remote": r.routes.get(i).map(|a| a.1.to_string()),
             "sent_packets": p.sent_packets,
             "sent_bytes": p.sent_bytes,
             "retransmissions": p.retransmissions,
+            "received_data_packets": p.received_data_packets,
         })).collect::<Vec<_>>(),
     })
 }
@@ -123,10 +124,18 @@ fn print(r: &Report, role: &str) {
         r.sha256
     );
     for (i, p) in r.paths.iter().enumerate() {
+        let route = r
+            .routes
+            .get(i)
+            .map(|(l, r)| format!(" ({l} → {r})"))
+            .unwrap_or_default();
         println!(
-            "  path {i}: {} DATA packets, {} bytes, {} retransmissions",
-            p.sent_packets, p.sent_bytes, p.retransmissions
+            "  path {i}{route}: sent {} DATA packets, {} bytes, {} retransmissions; received {} DATA packets",
+            p.sent_packets, p.sent_bytes, p.retransmissions, p.received_data_packets
         );
+    }
+    if r.receiver_rates {
+        println!("  receiver-driven rate control: on (negotiated)");
     }
     if r.rejected > 0 {
         println!("  {} packets rejected (malformed or wrong tag)", r.rejected);
@@ -139,7 +148,7 @@ pub fn send(file: &Path, local: &[String], remote: &[String], a: &AlgArgs) -> Re
     let r = runtime()?.block_on(transfer::send(&local, &remote, data.into(), &options(a)))?;
     print(&r, "sent");
     if let Some(p) = &a.summary {
-        write_summary(p, &summary_json(&r, "send", a, &local, &remote))?;
+        write_summary(p, &summary_json(&r, "send", a))?;
     }
     Ok(())
 }
@@ -149,7 +158,7 @@ pub fn recv(listen: &[String], out: &Path, a: &AlgArgs) -> Result<(), String> {
     let r = runtime()?.block_on(transfer::receive(&listen, out, &options(a)))?;
     print(&r, "received");
     if let Some(p) = &a.summary {
-        write_summary(p, &summary_json(&r, "recv", a, &listen, &[]))?;
+        write_summary(p, &summary_json(&r, "recv", a))?;
     }
     Ok(())
 }

@@ -12,12 +12,9 @@ use cmt_core::Chunk;
 /// is read from the third octet of the sender's address (10.0.p+1.x in the simulator,
 /// 127.0.1.p+1 / 127.0.p+1.x here).
 fn data_sent(pcap: &[u8], path_of: impl Fn([u8; 4]) -> Option<usize>) -> Vec<(u64, usize)> {
-    let (mut pos, mut out, mut first) = (24, Vec::new(), None);
-    while pos + 16 <= pcap.len() {
-        let len = u32::from_le_bytes(pcap[pos + 8..pos + 12].try_into().unwrap()) as usize;
-        let ip = &pcap[pos + 16..pos + 16 + len];
-        let src: [u8; 4] = ip[12..16].try_into().unwrap();
-        if let (Some(path), Ok(d)) = (path_of(src), cmt_core::wire::decode(&ip[28..])) {
+    let (mut out, mut first) = (Vec::new(), None);
+    for r in cmt_core::pcap::read(pcap).unwrap() {
+        if let (Some(path), Ok(d)) = (path_of(r.src.0.octets()), cmt_core::wire::decode(&r.sctp)) {
             for c in d.packet.chunks {
                 if let Chunk::Data(data) = c {
                     let f = *first.get_or_insert(data.tsn);
@@ -25,7 +22,6 @@ fn data_sent(pcap: &[u8], path_of: impl Fn([u8; 4]) -> Option<usize>) -> Vec<(u6
                 }
             }
         }
-        pos += 16 + len;
     }
     out
 }

@@ -161,6 +161,8 @@ pub struct Association<O: Observer = ()> {
     burst_trigger: bool,
     assoc_errors: u32,
     failed: bool,
+    /// The peer ended the association with an ABORT.
+    peer_aborted: bool,
     stats: AssocStats,
     /// Graceful shutdown state.
     closing: shutdown::Closing,
@@ -233,6 +235,7 @@ impl<O: Observer> Association<O> {
             burst_trigger: false,
             assoc_errors: 0,
             failed: false,
+            peer_aborted: false,
             stats: AssocStats::default(),
             closing: shutdown::Closing::Open,
             t2: None,
@@ -287,6 +290,10 @@ impl<O: Observer> Association<O> {
     /// or an ABORT arrived).
     pub fn is_failed(&self) -> bool {
         self.failed
+    }
+    /// True when the failure was the peer's ABORT (RFC 9260 §9.1), not our timers.
+    pub fn peer_aborted(&self) -> bool {
+        self.peer_aborted
     }
     /// Bytes written by the application and not yet cumulatively acknowledged
     /// (`u64::MAX` for a backlogged source).
@@ -368,7 +375,12 @@ impl<O: Observer> Association<O> {
                 Chunk::ShutdownComplete => self.on_shutdown_complete(now),
                 Chunk::Heartbeat(info) => self.ctrl.push_back((path, Chunk::HeartbeatAck(info))),
                 Chunk::HeartbeatAck(info) => self.on_heartbeat_ack(now, info),
-                Chunk::Abort { .. } => self.fail(now),
+                Chunk::Abort { .. } => {
+                    if !self.failed {
+                        self.peer_aborted = true;
+                        self.fail(now);
+                    }
+                }
                 // A peer's own heartbeat info: echo it verbatim (RFC 9260 §8.3).
                 Chunk::Unknown {
                     chunk_type: crate::wire::chunk_type::HEARTBEAT,
