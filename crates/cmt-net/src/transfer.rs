@@ -45,6 +45,10 @@ pub struct Options {
     pub receiver_rates: bool,
     /// Write every datagram sent and received to this pcap file.
     pub pcap: Option<std::path::PathBuf>,
+    /// When notified (e.g. on Ctrl-C), abort: an established association sends an ABORT
+    /// (RFC 9260 §9.1) so the peer stops at once instead of timing out, and the transfer
+    /// returns an error.
+    pub abort: Option<std::sync::Arc<tokio::sync::Notify>>,
     /// Called about every 250 ms with the bytes done so far and the per-path counters.
     pub progress: Option<fn(u64, &[PathCount])>,
 }
@@ -60,6 +64,7 @@ impl Default for Options {
             timeout_s: 600.0,
             receiver_rates: false,
             pcap: None,
+            abort: None,
             progress: None,
         }
     }
@@ -274,22 +279,53 @@ impl Ticker {
     }
 }
 
-/// Waits for the next arrival or the association's next timer.
-async fn next(socks: &mut Sockets, timer: Option<Time>) -> Option<Arrival> {
+/// What ended a wait.
+enum Wake {
+    /// A datagram arrived.
+    Packet(Arrival),
+    /// The timer asked for expired.
+    Timer,
+    /// The user asked to abort (or the sockets closed).
+    Abort,
+}
+
+/// Waits for the next arrival, the association's next timer or the user's abort.
+async fn next(socks: &mut Sockets, timer: Option<Time>, o: &Options) -> Wake {
     let deadline = timer.map(|t| socks.instant(t));
     let got = tokio::select! {
-        a = socks.rx.recv() => a,
+        a = socks.rx.recv() => a.map_or(Wake::Abort, Wake::Packet),
         _ = async {
             match deadline {
                 Some(d) => crate::io::sleep_precisely_until(d).await,
                 None => std::future::pending().await,
             }
-        } => None,
+        } => Wake::Timer,
+        _ = async {
+            match &o.abort {
+                Some(n) => n.notified().await,
+                None => std::future::pending().await,
+            }
+        } => Wake::Abort,
     };
-    if let Some(a) = &got {
+    if let Wake::Packet(a) = &got {
         socks.record_arrival(a);
     }
     got
+}
+
+/// Aborts an established association: the ABORT goes out, the capture is written.
+async fn abort(
+    socks: &mut Sockets,
+    assoc: &mut Association<Counters>,
+    routes: &Routes,
+    o: &Options,
+) -> String {
+    assoc.abort(socks.now(), None);
+    let _ = flush(socks, assoc, routes).await;
+    if let Err(e) = write_capture(socks, o) {
+        return e;
+    }
+    "aborted: ABORT sent to the peer".into()
 }
 
 fn write_capture(socks: &Sockets, o: &Options) -> Result<(), String> {
@@ -328,14 +364,15 @@ pub async fn send(
                 .await
                 .map_err(|e| e.to_string())?;
         }
-        match next(&mut socks, conn.poll_timeout()).await {
-            Some(Arrival { packet: Ok(p), .. }) => match conn.handle_packet(&p) {
+        match next(&mut socks, conn.poll_timeout(), o).await {
+            Wake::Packet(Arrival { packet: Ok(p), .. }) => match conn.handle_packet(&p) {
                 Ok(Some(est)) => break est,
                 Ok(None) => {}
                 Err(e) => return Err(format!("setup failed: {e:?}")),
             },
-            Some(Arrival { packet: Err(_), .. }) => rejected += 1,
-            None => conn
+            Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
+            Wake::Abort => return Err("aborted before the association was set up".into()),
+            Wake::Timer => conn
                 .handle_timeout(socks.now())
                 .map_err(|e| format!("setup failed: {e:?}"))?,
         }
@@ -367,14 +404,15 @@ pub async fn send(
         if (socks.now().as_nanos() - start.as_nanos()) as f64 > o.timeout_s * 1e9 {
             return Err("transfer timed out".into());
         }
-        match next(&mut socks, ticker.wake(assoc.poll_timeout(), o)).await {
-            Some(Arrival {
+        match next(&mut socks, ticker.wake(assoc.poll_timeout(), o), o).await {
+            Wake::Packet(Arrival {
                 local,
                 packet: Ok(p),
                 ..
             }) => deliver(&mut assoc, socks.now(), routes.path_of(local), p),
-            Some(Arrival { packet: Err(_), .. }) => rejected += 1,
-            None => assoc.handle_timeout(socks.now()),
+            Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
+            Wake::Timer => assoc.handle_timeout(socks.now()),
+            Wake::Abort => return Err(abort(&mut socks, &mut assoc, &routes, o).await),
         }
     }
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
@@ -410,8 +448,9 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     let mut listener = Listener::new(setup_config(o, &socks.local_addrs()), key, rand::random());
     let mut rejected = 0u64;
     let (est, arrived_on, from, cookie_ack) = loop {
-        let Some(a) = next(&mut socks, None).await else {
-            return Err("sockets closed".into());
+        let a = match next(&mut socks, None, o).await {
+            Wake::Packet(a) => a,
+            _ => return Err("aborted before a peer connected".into()),
         };
         let Ok(p) = a.packet else {
             rejected += 1;
@@ -457,8 +496,8 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         if assoc.is_failed() {
             return Err(failure(&assoc));
         }
-        match next(&mut socks, ticker.wake(assoc.poll_timeout(), o)).await {
-            Some(Arrival {
+        match next(&mut socks, ticker.wake(assoc.poll_timeout(), o), o).await {
+            Wake::Packet(Arrival {
                 local,
                 from,
                 packet: Ok(p),
@@ -476,8 +515,9 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
                 }
                 deliver(&mut assoc, socks.now(), routes.path_of(local), p)
             }
-            Some(Arrival { packet: Err(_), .. }) => rejected += 1,
-            None => assoc.handle_timeout(socks.now()),
+            Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
+            Wake::Timer => assoc.handle_timeout(socks.now()),
+            Wake::Abort => return Err(abort(&mut socks, &mut assoc, &routes, o).await),
         }
     }
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;

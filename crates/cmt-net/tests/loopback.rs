@@ -249,3 +249,52 @@ async fn receiver_driven_mode_is_negotiated_and_falls_back_when_one_end_does_not
         );
     }
 }
+
+/// Either end can abort mid-transfer: the other stops at once and says the peer
+/// aborted (not a timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abort_mid_transfer_stops_the_peer_at_once_with_a_clear_error() {
+    let data = Bytes::from(vec![3u8; 50_000_000]);
+    for (sender_aborts, name) in [(true, "abort-tx"), (false, "abort-rx")] {
+        let n = std::sync::Arc::new(tokio::sync::Notify::new());
+        let with_abort = Options {
+            abort: Some(n.clone()),
+            ..Options::default()
+        };
+        let (ro, so) = if sender_aborts {
+            (Options::default(), with_abort)
+        } else {
+            (with_abort, Options::default())
+        };
+        let (remotes, out, server) = receiver_with(&["127.0.0.1:0"], name, ro).await;
+        let started = std::time::Instant::now();
+        let client = tokio::spawn({
+            let data = data.clone();
+            async move { send(&addrs(&["127.0.1.1:0"]), &remotes, data, &so).await }
+        });
+        // 50 MB take several hundred milliseconds on loopback: 20 ms in is mid-transfer.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        n.notify_one();
+        let (tx, rx) = (client.await.unwrap(), server.await.unwrap());
+        let (ours, theirs) = if sender_aborts {
+            (tx.map(|_| ()), rx.map(|_| ()))
+        } else {
+            (rx.map(|_| ()), tx.map(|_| ()))
+        };
+        assert_eq!(
+            ours.unwrap_err(),
+            "aborted: ABORT sent to the peer",
+            "{name}"
+        );
+        assert_eq!(
+            theirs.unwrap_err(),
+            "the peer aborted the association",
+            "{name}"
+        );
+        assert!(
+            started.elapsed().as_secs() < 3,
+            "{name}: no timeout involved"
+        );
+        assert!(!out.exists(), "{name}: no partial file written");
+    }
+}

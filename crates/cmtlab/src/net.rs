@@ -49,6 +49,7 @@ fn options(a: &AlgArgs) -> Options {
         mtu: a.mtu,
         receiver_rates: a.receiver_rates,
         pcap: a.pcap.clone(),
+        abort: None,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
             .then_some(show as fn(u64, &[_])),
     }
@@ -69,6 +70,20 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))
+}
+
+/// Ctrl-C aborts the association (the peer gets an ABORT instead of a silent end).
+/// Call inside the runtime.
+fn abort_on_ctrl_c(mut o: Options) -> Options {
+    let n = std::sync::Arc::new(tokio::sync::Notify::new());
+    let n2 = n.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            n2.notify_one();
+        }
+    });
+    o.abort = Some(n);
+    o
 }
 
 /// Live progress on a terminal: bytes done and DATA packets per path.
@@ -145,7 +160,10 @@ fn print(r: &Report, role: &str) {
 pub fn send(file: &Path, local: &[String], remote: &[String], a: &AlgArgs) -> Result<(), String> {
     let (local, remote) = (parse(local, "local")?, parse(remote, "remote")?);
     let data = std::fs::read(file).map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
-    let r = runtime()?.block_on(transfer::send(&local, &remote, data.into(), &options(a)))?;
+    let r = runtime()?.block_on(async {
+        let o = abort_on_ctrl_c(options(a));
+        transfer::send(&local, &remote, data.into(), &o).await
+    })?;
     print(&r, "sent");
     if let Some(p) = &a.summary {
         write_summary(p, &summary_json(&r, "send", a))?;
@@ -155,7 +173,10 @@ pub fn send(file: &Path, local: &[String], remote: &[String], a: &AlgArgs) -> Re
 
 pub fn recv(listen: &[String], out: &Path, a: &AlgArgs) -> Result<(), String> {
     let listen = parse(listen, "listen")?;
-    let r = runtime()?.block_on(transfer::receive(&listen, out, &options(a)))?;
+    let r = runtime()?.block_on(async {
+        let o = abort_on_ctrl_c(options(a));
+        transfer::receive(&listen, out, &o).await
+    })?;
     print(&r, "received");
     if let Some(p) = &a.summary {
         write_summary(p, &summary_json(&r, "recv", a))?;
