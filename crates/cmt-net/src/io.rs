@@ -1,14 +1,16 @@
-//! The IO edge: one UDP socket per local address, a reader task per socket feeding one
-//! channel, and the clock. Everything else is the sans-IO core.
+//! The IO edge: one UDP socket per local address, read by polling them all from the
+//! association's own task (no reader tasks: dropping [`Sockets`] closes every socket at
+//! once, so its ports are free again), and the clock. Everything else is the sans-IO
+//! core.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::task::Poll;
 use std::time::Instant;
 
 use cmt_core::wire::{decode, encode};
 use cmt_core::{Packet, Time};
+use tokio::io::ReadBuf;
 use tokio::net::UdpSocket;
-use tokio::sync::mpsc;
 
 /// Socket buffers asked for (the kernel caps them at `net.core.[rw]mem_max`): a full
 /// window of a fast path must fit, or bursts are lost in the socket, not the network.
@@ -33,27 +35,30 @@ pub struct Arrival {
     pub local: usize,
     /// Sender.
     pub from: SocketAddr,
+    /// The SCTP source port (0 when the datagram did not parse). RFC 6951: it need
+    /// not equal the UDP source port; replies go to it.
+    pub src_port: u16,
     /// Parsed packet.
     pub packet: Result<Packet, cmt_core::wire::WireError>,
     /// The datagram as received, when capturing.
     pub raw: Option<Vec<u8>>,
 }
 
-/// The sockets of one endpoint and the channel their readers feed.
+/// The sockets of one endpoint.
 pub struct Sockets {
     /// Bound sockets, in the order of the local addresses.
-    pub sockets: Vec<Arc<UdpSocket>>,
-    /// Arrivals from every socket.
-    pub rx: mpsc::Receiver<Arrival>,
+    pub sockets: Vec<UdpSocket>,
     start: Instant,
     buf: Vec<u8>,
-    capturing: Arc<std::sync::atomic::AtomicBool>,
+    rbuf: Vec<u8>,
+    /// The socket polled first next time (rotates, so no socket starves the others).
+    first: usize,
     capture: Vec<u8>,
 }
 
 impl Sockets {
     /// Binds every address (a port 0 after the first becomes the first socket's port, so
-    /// all addresses share one UDP encapsulation port) and starts the readers.
+    /// all addresses share one UDP encapsulation port).
     pub async fn bind(addrs: &[SocketAddr]) -> std::io::Result<Sockets> {
         let mut sockets = Vec::with_capacity(addrs.len());
         let mut port = None;
@@ -67,56 +72,60 @@ impl Sockets {
             let s = bind_udp(a)
                 .map_err(|e| std::io::Error::new(e.kind(), format!("cannot bind {a}: {e}")))?;
             port.get_or_insert(s.local_addr()?.port());
-            sockets.push(Arc::new(s));
-        }
-        let (tx, rx) = mpsc::channel(4096);
-        let capturing = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        for (i, s) in sockets.iter().enumerate() {
-            let (s, tx, cap) = (s.clone(), tx.clone(), capturing.clone());
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 65_536];
-                loop {
-                    let Ok((n, from)) = s.recv_from(&mut buf).await else {
-                        return;
-                    };
-                    let packet = decode(&buf[..n]).map(|d| d.packet);
-                    let raw = cap
-                        .load(std::sync::atomic::Ordering::Relaxed)
-                        .then(|| buf[..n].to_vec());
-                    if tx
-                        .send(Arrival {
-                            local: i,
-                            from,
-                            packet,
-                            raw,
-                        })
-                        .await
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-            });
+            sockets.push(s);
         }
         Ok(Sockets {
             sockets,
-            rx,
             start: Instant::now(),
             buf: Vec::with_capacity(2048),
-            capturing,
+            rbuf: vec![0u8; 65_536],
+            first: 0,
             capture: Vec::new(),
         })
+    }
+
+    /// The next datagram on any socket, parsed (and recorded when capturing). Errors of
+    /// a socket (e.g. ICMP port unreachable reported on the next read) are skipped: to
+    /// the protocol they are lost packets.
+    pub async fn recv(&mut self) -> Arrival {
+        let n = self.sockets.len();
+        let (local, from, len) = std::future::poll_fn(|cx| {
+            for k in 0..n {
+                let i = (self.first + k) % n;
+                let mut rb = ReadBuf::new(&mut self.rbuf);
+                match self.sockets[i].poll_recv_from(cx, &mut rb) {
+                    Poll::Ready(Ok(from)) => {
+                        self.first = (i + 1) % n;
+                        return Poll::Ready((i, from, rb.filled().len()));
+                    }
+                    // Ready again at once: an error is consumed by reporting it.
+                    Poll::Ready(Err(_)) => cx.waker().wake_by_ref(),
+                    Poll::Pending => {}
+                }
+            }
+            Poll::Pending
+        })
+        .await;
+        let bytes = &self.rbuf[..len];
+        let d = decode(bytes);
+        let a = Arrival {
+            local,
+            from,
+            src_port: d.as_ref().map_or(0, |d| d.src_port),
+            packet: d.map(|d| d.packet),
+            raw: (!self.capture.is_empty()).then(|| bytes.to_vec()),
+        };
+        self.record_arrival(&a);
+        a
     }
 
     /// Starts recording every datagram sent and received (IPv4 only) as pcap.
     pub fn start_capture(&mut self) {
         self.capture = cmt_core::pcap::file_header().to_vec();
-        self.capturing
-            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Records a received datagram (its arrival as handled now).
-    pub fn record_arrival(&mut self, a: &Arrival) {
+    fn record_arrival(&mut self, a: &Arrival) {
         if let (Some(raw), Ok(to)) = (&a.raw, self.sockets[a.local].local_addr()) {
             let t = self.now();
             self.record(t, a.from, to, raw.clone());
@@ -158,15 +167,22 @@ impl Sockets {
         tokio::time::Instant::from_std(self.start + std::time::Duration::from_nanos(t.as_nanos()))
     }
 
-    /// Encodes and sends `packet` from local socket `local` to `to`.
+    /// Our SCTP port: the first socket's UDP port, on every path (one association has
+    /// one port pair).
+    pub fn sctp_port(&self) -> u16 {
+        self.sockets[0].local_addr().map_or(0, |a| a.port())
+    }
+
+    /// Encodes and sends `packet` from local socket `local` to UDP address `to`, for the
+    /// peer's SCTP port `dst_port`.
     pub async fn send(
         &mut self,
         local: usize,
         to: SocketAddr,
+        dst_port: u16,
         packet: &Packet,
     ) -> std::io::Result<()> {
-        let port = self.sockets[local].local_addr()?.port();
-        encode(packet, port, to.port(), &mut self.buf);
+        encode(packet, self.sctp_port(), dst_port, &mut self.buf);
         self.sockets[local].send_to(&self.buf, to).await?;
         if !self.capture.is_empty() {
             let (t, from, bytes) = (

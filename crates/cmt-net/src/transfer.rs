@@ -216,14 +216,16 @@ async fn flush(
         let (local, remote) = routes.paths[t.path.0.min(routes.paths.len() - 1)];
         // A failing interface is a lost packet to the protocol, not the end of the
         // transfer: the other paths carry on.
-        let _ = socks.send(local, remote, &t.packet).await;
+        let _ = socks.send(local, remote, routes.peer_port, &t.packet).await;
     }
     Ok(())
 }
 
-/// Which local socket and remote address each path uses, and the path of each local
-/// socket's arrivals.
+/// Which local socket and remote address each path uses, the peer's SCTP port, and the
+/// path of each local socket's arrivals.
 struct Routes {
+    /// The peer's SCTP port (RFC 6951: independent of its UDP ports).
+    peer_port: u16,
     /// Path i: (local socket index, remote address). Path 0 is the handshake's.
     paths: Vec<(usize, SocketAddr)>,
     /// Path of the arrivals on each local socket (a socket without a path of its own
@@ -232,12 +234,16 @@ struct Routes {
 }
 
 impl Routes {
-    fn new(locals: usize, paths: Vec<(usize, SocketAddr)>) -> Routes {
+    fn new(locals: usize, paths: Vec<(usize, SocketAddr)>, peer_port: u16) -> Routes {
         let mut of_local = vec![0; locals];
         for (i, &(l, _)) in paths.iter().enumerate() {
             of_local[l] = i;
         }
-        Routes { paths, of_local }
+        Routes {
+            peer_port,
+            paths,
+            of_local,
+        }
     }
     fn addresses(&self, socks: &Sockets) -> Vec<(SocketAddr, SocketAddr)> {
         let locals = socks.local_addrs();
@@ -285,7 +291,7 @@ enum Wake {
     Packet(Arrival),
     /// The timer asked for expired.
     Timer,
-    /// The user asked to abort (or the sockets closed).
+    /// The user asked to abort.
     Abort,
 }
 
@@ -293,7 +299,7 @@ enum Wake {
 async fn next(socks: &mut Sockets, timer: Option<Time>, o: &Options) -> Wake {
     let deadline = timer.map(|t| socks.instant(t));
     let got = tokio::select! {
-        a = socks.rx.recv() => a.map_or(Wake::Abort, Wake::Packet),
+        a = socks.recv() => Wake::Packet(a),
         _ = async {
             match deadline {
                 Some(d) => crate::io::sleep_precisely_until(d).await,
@@ -307,9 +313,6 @@ async fn next(socks: &mut Sockets, timer: Option<Time>, o: &Options) -> Wake {
             }
         } => Wake::Abort,
     };
-    if let Wake::Packet(a) = &got {
-        socks.record_arrival(a);
-    }
     got
 }
 
@@ -360,7 +363,7 @@ pub async fn send(
         }
         if let Some(p) = conn.poll_transmit(now) {
             socks
-                .send(0, remotes[0], &p)
+                .send(0, remotes[0], remotes[0].port(), &p)
                 .await
                 .map_err(|e| e.to_string())?;
         }
@@ -378,7 +381,12 @@ pub async fn send(
         }
     };
     let n = locals.len().min(remotes.len());
-    let routes = Routes::new(locals.len(), (0..n).map(|i| (i, remotes[i])).collect());
+    // The peer's SCTP port is the one we addressed the INIT to.
+    let routes = Routes::new(
+        locals.len(),
+        (0..n).map(|i| (i, remotes[i])).collect(),
+        remotes[0].port(),
+    );
     let receiver_rates = negotiated_receiver_rates(o, &est);
     let mut assoc = association(o, n, est.init, receiver_rates)?;
     let start = socks.now();
@@ -447,7 +455,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     let key: [u8; 32] = rand::random();
     let mut listener = Listener::new(setup_config(o, &socks.local_addrs()), key, rand::random());
     let mut rejected = 0u64;
-    let (est, arrived_on, from, cookie_ack) = loop {
+    let (est, arrived_on, from, peer_port, cookie_ack) = loop {
         let a = match next(&mut socks, None, o).await {
             Wake::Packet(a) => a,
             _ => return Err("aborted before a peer connected".into()),
@@ -458,20 +466,21 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         };
         match listener.handle(socks.now(), &p) {
             ListenOutcome::Reply(r) => socks
-                .send(a.local, a.from, &r)
+                .send(a.local, a.from, a.src_port, &r)
                 .await
                 .map_err(|e| e.to_string())?,
-            ListenOutcome::Established(est, ack) => break (est, a.local, a.from, ack),
+            ListenOutcome::Established(est, ack) => break (est, a.local, a.from, a.src_port, ack),
             ListenOutcome::Drop(_) => rejected += 1,
         }
     };
     socks
-        .send(arrived_on, from, &cookie_ack)
+        .send(arrived_on, from, peer_port, &cookie_ack)
         .await
         .map_err(|e| e.to_string())?;
     let routes = Routes::new(
         listen.len(),
         pair_remotes(&listen, arrived_on, from, &est.peer_addresses),
+        peer_port,
     );
     let n = routes.paths.len();
     let local_vtag = est.init.local_vtag;
@@ -508,7 +517,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
                     && matches!(p.chunks.first(), Some(Chunk::CookieEcho { .. }))
                 {
                     socks
-                        .send(local, from, &cookie_ack)
+                        .send(local, from, routes.peer_port, &cookie_ack)
                         .await
                         .map_err(|e| e.to_string())?;
                     continue;
@@ -557,7 +566,8 @@ fn failure(assoc: &Association<Counters>) -> String {
 /// INIT does not list it). Every other local address, in order, takes the listed peer
 /// address that shares the longest prefix with it (a WiFi address pairs with the
 /// peer's address on the same network; ties go to the peer's order), on the port the
-/// peer's packets came from. Locals left without a peer address carry no path.
+/// peer's packets came from. Locals left without a peer address of their family carry
+/// no path.
 pub fn pair_remotes(
     locals: &[SocketAddr],
     arrived_on: usize,
@@ -567,13 +577,15 @@ pub fn pair_remotes(
     let mut free: Vec<IpAddr> = peer.iter().copied().filter(|a| *a != from.ip()).collect();
     let mut out = vec![(arrived_on, from)];
     for (i, l) in locals.iter().enumerate() {
-        if i == arrived_on || free.is_empty() {
+        if i == arrived_on {
             continue;
         }
-        let j = (0..free.len())
-            .max_by_key(|&j| (common_prefix(l.ip(), free[j]), usize::MAX - j))
-            .unwrap_or(0);
-        out.push((i, SocketAddr::new(free.remove(j), from.port())));
+        let best = (0..free.len())
+            .filter(|&j| free[j].is_ipv4() == l.is_ipv4())
+            .max_by_key(|&j| (common_prefix(l.ip(), free[j]), usize::MAX - j));
+        if let Some(j) = best {
+            out.push((i, SocketAddr::new(free.remove(j), from.port())));
+        }
     }
     out
 }
@@ -620,7 +632,7 @@ mod tests {
         let locals = [sa("10.1.0.1:9"), sa("10.2.0.1:9")];
         let got = pair_remotes(&locals, 1, sa("192.0.2.7:7"), &[]);
         assert_eq!(got, vec![(1, sa("192.0.2.7:7"))]);
-        let routes = Routes::new(2, got);
+        let routes = Routes::new(2, got, 7);
         assert_eq!(routes.path_of(1), PathId(0));
         assert_eq!(
             routes.path_of(0),
