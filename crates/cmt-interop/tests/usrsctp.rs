@@ -1,0 +1,565 @@
+//! cmtlab's runtime against usrsctp, over RFC 6951 UDP encapsulation: associations set
+//! up in both directions, 10 MB each way with identical SHA-256, graceful shutdown,
+//! ABORT both ways, Supported-Extensions fallback, and a multihomed association with CMT
+//! on both sides.
+//!
+//! `harness = false`: the binary first moves into a private network namespace and
+//! starts usrsctp in a second one, joined by two veth pairs (see `cmt_interop::netns`),
+//! so that each end has two addresses of its own. Without namespaces (not root and no
+//! user namespaces, or `CMTLAB_INTEROP_NO_NETNS` set) it says so and runs the
+//! single-path tests on loopback.
+//! Usage: `cargo test -p cmt-interop --features usrsctp [-- NAME_FILTER]`.
+
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use cmt_core::packet::{Chunk, InitParam};
+use cmt_interop::netns::{self, NsThread};
+use cmt_interop::usrsctp;
+use cmt_net::io::Sockets;
+use cmt_net::transfer::{receive_on, send, Options, Report};
+use sha2::{Digest, Sha256};
+
+/// usrsctp's UDP encapsulation port, and its listener's SCTP port (our runtime
+/// connects to the SCTP port of the number it sends to).
+const THEIR_PORT: u16 = 9899;
+/// The SCTP port of usrsctp's connecting sockets (another number than its UDP port, as
+/// RFC 6951 allows).
+const THEIR_CLIENT_PORT: u16 = 7700;
+/// Our UDP (and SCTP) port.
+const OUR_PORT: u16 = 5001;
+/// Longest a test may take before the watchdog fails the run.
+const TEST_LIMIT: Duration = Duration::from_secs(90);
+
+/// Where the two ends are.
+struct Env {
+    /// Per path: (our address, usrsctp's address).
+    paths: Vec<(Ipv4Addr, Ipv4Addr)>,
+    /// Set when both ends have two addresses in namespaces of their own.
+    multihomed: bool,
+    rt: tokio::runtime::Runtime,
+    dir: std::path::PathBuf,
+    /// usrsctp's listener on every address of its namespace, shared by the tests (a
+    /// closed usrsctp endpoint frees its port only later).
+    listener: Arc<usrsctp::Socket>,
+}
+
+impl Env {
+    fn ours(&self, i: usize) -> SocketAddr {
+        SocketAddr::from((self.paths[i].0, OUR_PORT))
+    }
+    fn theirs(&self, i: usize) -> SocketAddr {
+        SocketAddr::from((self.paths[i].1, THEIR_PORT))
+    }
+    fn ours_v4(&self, i: usize) -> SocketAddrV4 {
+        SocketAddrV4::new(self.paths[i].0, OUR_PORT)
+    }
+    /// usrsctp's addresses with `port`.
+    fn their_addrs(&self, port: u16) -> Vec<SocketAddrV4> {
+        self.paths
+            .iter()
+            .map(|p| SocketAddrV4::new(p.1, port))
+            .collect()
+    }
+    fn options(&self) -> Options {
+        Options {
+            timeout_s: 60.0,
+            ..Options::default()
+        }
+    }
+}
+
+fn setup() -> Env {
+    let rt = tokio::runtime::Builder::new_multi_thread;
+    let dir = std::env::temp_dir().join(format!("cmtlab-usrsctp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // Namespaces first: no thread may exist yet.
+    let spaced = if std::env::var_os("CMTLAB_INTEROP_NO_NETNS").is_some() {
+        Err("CMTLAB_INTEROP_NO_NETNS is set".to_string())
+    } else {
+        netns::isolate()
+    };
+    let spaced = spaced.and_then(|()| {
+        let peer = NsThread::spawn()?;
+        let paths = netns::veth_pairs(&peer, 2)?;
+        peer.run(|| usrsctp::init(THEIR_PORT));
+        // The thread keeps usrsctp's namespace alive (its sockets hold it anyway).
+        std::mem::forget(peer);
+        Ok(paths)
+    });
+    let (paths, multihomed) = match spaced {
+        Ok(p) => (p, true),
+        Err(e) => {
+            eprintln!("note: {e}\nnote: no private namespaces: single-path tests on loopback only");
+            usrsctp::init(THEIR_PORT);
+            (vec![(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST)], false)
+        }
+    };
+    let theirs: Vec<_> = paths
+        .iter()
+        .map(|p| SocketAddrV4::new(p.1, THEIR_PORT))
+        .collect();
+    let listener = their_listener(&theirs).unwrap_or_else(|e| {
+        eprintln!("cannot listen with usrsctp: {e}");
+        std::process::exit(1)
+    });
+    Env {
+        paths,
+        multihomed,
+        rt: rt()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime"),
+        dir,
+        listener: Arc::new(listener),
+    }
+}
+
+fn data(seed: u32, len: usize) -> Vec<u8> {
+    (0..len as u32)
+        .map(|i| (i.wrapping_mul(seed) >> 11) as u8)
+        .collect()
+}
+
+fn sha(d: &[u8]) -> String {
+    Sha256::digest(d)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A usrsctp listener on all of its addresses.
+fn their_listener(addrs: &[SocketAddrV4]) -> Result<usrsctp::Socket, String> {
+    let l = usrsctp::Socket::new().map_err(|e| e.to_string())?;
+    l.bind_all(addrs).map_err(|e| e.to_string())?;
+    l.listen().map_err(|e| e.to_string())?;
+    Ok(l)
+}
+
+/// What usrsctp received on one accepted association.
+struct Received {
+    data: Vec<u8>,
+    peers: Vec<SocketAddrV4>,
+}
+
+/// usrsctp accepts one association and reads it to its end (in a thread).
+fn they_receive(
+    env: &Env,
+    on_bytes: impl FnMut(usize) + Send + 'static,
+) -> Result<std::thread::JoinHandle<std::io::Result<Received>>, String> {
+    let l = env.listener.clone();
+    Ok(std::thread::spawn(move || {
+        let s = l.accept()?;
+        let peers = s.peer_addresses()?;
+        let data = s.recv_to_end(on_bytes)?;
+        Ok(Received { data, peers })
+    }))
+}
+
+/// usrsctp connects to `to` (with CMT when `cmt`) and sends `data`, then shuts down —
+/// or, when `abort`, closes with an ABORT. Reports the peer addresses it saw.
+fn they_send(
+    env: &Env,
+    to: SocketAddrV4,
+    data: Vec<u8>,
+    abort: bool,
+    cmt: bool,
+) -> tokio::sync::oneshot::Receiver<std::io::Result<Vec<SocketAddrV4>>> {
+    let mine = env.their_addrs(THEIR_CLIENT_PORT);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let r = (|| {
+            let s = usrsctp::Socket::new()?;
+            // Options before bind: this usrsctp hangs setting the UDP port of a bound
+            // socket.
+            s.set_remote_udp_port(to.port())?;
+            s.set_cmt(cmt)?;
+            s.bind_all(&mine)?;
+            s.connect(to)?;
+            s.send_all(&data)?;
+            let peers = s.peer_addresses()?;
+            if abort {
+                s.set_abort_on_close()?;
+            } else {
+                s.shutdown_write()?;
+                // Stay until the shutdown is done: the peer reads to the end first.
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Ok(peers)
+        })();
+        let _ = tx.send(r);
+    });
+    rx
+}
+
+/// What one transfer from usrsctp to us gave.
+struct FromThem {
+    /// Our receiver's outcome.
+    ours: Result<Report, String>,
+    /// Our addresses as usrsctp saw them.
+    peers: Vec<SocketAddrV4>,
+    /// From usrsctp's connect to the end of our receiver.
+    took: Duration,
+}
+
+/// We listen on our first `paths` addresses while usrsctp connects and sends `d` (see
+/// [`they_send`]); a failure on usrsctp's side ends the wait at once.
+fn we_receive(
+    env: &Env,
+    paths: usize,
+    out: &std::path::Path,
+    d: &[u8],
+    abort: bool,
+    cmt: bool,
+) -> Result<FromThem, String> {
+    env.rt.block_on(async {
+        let locals: Vec<SocketAddr> = (0..paths).map(|i| env.ours(i)).collect();
+        let socks = Sockets::bind(&locals).await.map_err(|e| e.to_string())?;
+        let mut us = tokio::spawn({
+            let (out, o) = (out.to_path_buf(), env.options());
+            async move { receive_on(socks, &out, &o).await }
+        });
+        let started = Instant::now();
+        let mut them = they_send(env, env.ours_v4(0), d.to_vec(), abort, cmt);
+        let usrsctp_result = |t: Result<std::io::Result<_>, _>| match t {
+            Ok(Ok(peers)) => Ok(peers),
+            Ok(Err(e)) => Err(format!("usrsctp: {e}")),
+            Err(_) => Err("usrsctp: thread died".to_string()),
+        };
+        let (ours, peers) = tokio::select! {
+            t = &mut them => match usrsctp_result(t) {
+                Ok(peers) => (us.await, peers),
+                Err(e) => {
+                    us.abort(); // frees our sockets for the next test
+                    return Err(e);
+                }
+            },
+            r = &mut us => (r, usrsctp_result(them.await)?),
+        };
+        let ours = ours.map_err(|e| e.to_string())?;
+        Ok(FromThem {
+            ours,
+            peers,
+            took: started.elapsed(),
+        })
+    })
+}
+
+fn join<T>(h: std::thread::JoinHandle<std::io::Result<T>>, who: &str) -> Result<T, String> {
+    h.join()
+        .map_err(|_| format!("{who}: thread panicked"))?
+        .map_err(|e| format!("{who}: {e}"))
+}
+
+fn we_connect_and_send_10_mb_then_shut_down(env: &Env) -> Result<String, String> {
+    let d = data(2_654_435_761, 10_000_000);
+    let them = they_receive(env, |_| {})?;
+    let r = env.rt.block_on(send(
+        &[env.ours(0)],
+        &[env.theirs(0)],
+        Bytes::from(d.clone()),
+        &env.options(),
+    ))?;
+    // Our send returns after SHUTDOWN COMPLETE; usrsctp's read ends at our SHUTDOWN.
+    let got = join(them, "usrsctp")?;
+    check(got.data.len() == d.len(), || {
+        format!("usrsctp got {} of {} bytes", got.data.len(), d.len())
+    })?;
+    check(sha(&got.data) == r.sha256, || "SHA-256 differs".into())?;
+    Ok(format!(
+        "{:.0} Mbit/s, sha256 {}…",
+        r.goodput_mbps(),
+        &r.sha256[..12]
+    ))
+}
+
+fn they_connect_and_send_10_mb_then_shut_down(env: &Env) -> Result<String, String> {
+    let d = data(40_503, 10_000_000);
+    let out = env.dir.join("from-usrsctp.bin");
+    let r = we_receive(env, 1, &out, &d, false, false)?.ours?;
+    check(r.sha256 == sha(&d), || "SHA-256 differs".into())?;
+    check(std::fs::read(&out).map_err(|e| e.to_string())? == d, || {
+        "file differs".into()
+    })?;
+    Ok(format!(
+        "{:.0} Mbit/s, sha256 {}…",
+        r.goodput_mbps(),
+        &r.sha256[..12]
+    ))
+}
+
+fn they_abort_mid_transfer(env: &Env) -> Result<String, String> {
+    let out = env.dir.join("aborted.bin");
+    let got = we_receive(env, 1, &out, &data(7, 2_000_000), true, false)?;
+    let (err, took) = (got.ours.err(), got.took);
+    check(
+        err.as_deref() == Some("the peer aborted the association"),
+        || format!("our receiver ended with {err:?}"),
+    )?;
+    check(took < Duration::from_secs(5), || {
+        format!("took {took:?}: a timeout, not the ABORT")
+    })?;
+    check(!out.exists(), || "a partial file was written".into())?;
+    Ok(format!(
+        "our receiver: \"{}\" after {:.0} ms",
+        err.unwrap_or_default(),
+        took.as_secs_f64() * 1e3
+    ))
+}
+
+fn we_abort_mid_transfer(env: &Env) -> Result<String, String> {
+    let n = Arc::new(tokio::sync::Notify::new());
+    let n2 = n.clone();
+    let seen = Arc::new(AtomicU64::new(0));
+    let seen2 = seen.clone();
+    // usrsctp asks us to abort once a megabyte has arrived.
+    let them = they_receive(env, move |total| {
+        if total >= 1_000_000 && seen2.swap(total as u64, Ordering::Relaxed) == 0 {
+            n2.notify_one();
+        }
+    })?;
+    let o = Options {
+        abort: Some(n),
+        ..env.options()
+    };
+    let ours = env.rt.block_on(send(
+        &[env.ours(0)],
+        &[env.theirs(0)],
+        Bytes::from(vec![9u8; 200_000_000]),
+        &o,
+    ));
+    check(
+        ours.as_ref().err().map(String::as_str) == Some("aborted: ABORT sent to the peer"),
+        || format!("our sender ended with {:?}", ours.as_ref().map(|r| r.bytes)),
+    )?;
+    match them
+        .join()
+        .map_err(|_| "usrsctp: thread panicked".to_string())?
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => Ok(format!(
+            "usrsctp's read failed with \"{e}\" after {} bytes",
+            seen.load(Ordering::Relaxed)
+        )),
+        Err(e) => Err(format!("usrsctp's read failed otherwise: {e}")),
+        Ok(r) => Err(format!(
+            "usrsctp's read ended normally after {} bytes",
+            r.data.len()
+        )),
+    }
+}
+
+/// We ask for receiver-driven mode; usrsctp does not announce our chunk types in its
+/// INIT ACK, so the association runs standard CMT (no round-info or rate-advert chunk
+/// on the wire) and `receiver` congestion control falls back to Reno.
+fn extensions_are_negotiated_and_fall_back(env: &Env) -> Result<String, String> {
+    let d = data(77, 2_000_000);
+    let cap = env.dir.join("extensions.pcap");
+    let o = Options {
+        scheduler: "cmt-rev".into(),
+        cc: "receiver".into(),
+        receiver_rates: true,
+        pcap: Some(cap.clone()),
+        ..env.options()
+    };
+    let them = they_receive(env, |_| {})?;
+    let r = env.rt.block_on(send(
+        &[env.ours(0)],
+        &[env.theirs(0)],
+        Bytes::from(d.clone()),
+        &o,
+    ))?;
+    let got = join(them, "usrsctp")?;
+    check(got.data == d, || "data differs".into())?;
+    check(!r.receiver_rates, || {
+        "receiver-driven mode on with a peer that lacks it".into()
+    })?;
+    let records = cmt_core::pcap::read(&std::fs::read(&cap).map_err(|e| e.to_string())?)?;
+    let mut theirs_ext = None;
+    let mut ours_ext = None;
+    let mut extension_chunks = 0;
+    for rec in &records {
+        let p = cmt_core::wire::decode(&rec.sctp)
+            .map_err(|e| format!("{e:?}"))?
+            .packet;
+        for c in &p.chunks {
+            match c {
+                Chunk::Init(i) | Chunk::InitAck(i) => {
+                    let ext = i.params.iter().find_map(|p| match p {
+                        InitParam::SupportedExtensions(t) => Some(t.clone()),
+                        _ => None,
+                    });
+                    if matches!(c, Chunk::InitAck(_)) {
+                        theirs_ext = ext;
+                    } else {
+                        ours_ext = ext;
+                    }
+                }
+                Chunk::RoundInfo { .. } | Chunk::RateAdvert { .. } => extension_chunks += 1,
+                _ => {}
+            }
+        }
+    }
+    let ours_ext = ours_ext.ok_or("our INIT has no Supported Extensions")?;
+    let theirs_ext = theirs_ext.ok_or("usrsctp's INIT ACK has no Supported Extensions")?;
+    check(ours_ext.contains(&0xB0) && ours_ext.contains(&0xB1), || {
+        format!("we announced {ours_ext:02x?}")
+    })?;
+    check(!theirs_ext.contains(&0xB0), || {
+        format!("usrsctp announced {theirs_ext:02x?}")
+    })?;
+    check(extension_chunks == 0, || {
+        format!("{extension_chunks} extension chunks sent")
+    })?;
+    Ok(format!(
+        "usrsctp announced {theirs_ext:02x?}; we announced {ours_ext:02x?}; {} packets, none with 0xB0/0xB1",
+        records.len()
+    ))
+}
+
+/// Both ends have two addresses; usrsctp runs with CMT on. Each direction must use both
+/// paths for a real share of the data.
+fn multihomed_cmt_both_ways(env: &Env) -> Result<String, String> {
+    if !env.multihomed {
+        return Err("skipped: needs network namespaces (root or user namespaces)".into());
+    }
+    env.listener.set_cmt(true).map_err(|e| e.to_string())?;
+    let result = (|| {
+        // Us → usrsctp: our round-robin CMT over both pairs.
+        let d = data(31, 10_000_000);
+        let them = they_receive(env, |_| {})?;
+        let r = env.rt.block_on(send(
+            &[env.ours(0), env.ours(1)],
+            &[env.theirs(0), env.theirs(1)],
+            Bytes::from(d.clone()),
+            &env.options(),
+        ))?;
+        let got = join(them, "usrsctp")?;
+        check(got.data == d, || "data differs (us → usrsctp)".into())?;
+        check(got.peers.len() == 2, || {
+            format!("usrsctp sees our addresses {:?}", got.peers)
+        })?;
+        let sent: Vec<u64> = r.paths.iter().map(|p| p.sent_packets).collect();
+        balanced(&sent, "our DATA packets per path")?;
+        // usrsctp → us: its CMT over both of our addresses.
+        let d = data(97, 10_000_000);
+        let got = we_receive(env, 2, &env.dir.join("multihomed.bin"), &d, false, true)?;
+        let (rr, peers) = (got.ours?, got.peers);
+        check(rr.sha256 == sha(&d), || {
+            "data differs (usrsctp → us)".into()
+        })?;
+        check(peers.len() == 2, || {
+            format!("usrsctp sees our addresses {peers:?}")
+        })?;
+        let received: Vec<u64> = rr.paths.iter().map(|p| p.received_data_packets).collect();
+        balanced(&received, "usrsctp's DATA packets per path")?;
+        // Control: the same transfer with usrsctp's CMT off keeps its data on the
+        // primary path (so the split above is CMT's doing, not our pairing's).
+        let d = data(98, 2_000_000);
+        let off = we_receive(env, 2, &env.dir.join("cmt-off.bin"), &d, false, false)?.ours?;
+        let single: Vec<u64> = off.paths.iter().map(|p| p.received_data_packets).collect();
+        check(off.sha256 == sha(&d), || "data differs (CMT off)".into())?;
+        check(
+            single.iter().skip(1).sum::<u64>() * 100 <= single.iter().sum::<u64>(),
+            || format!("with CMT off usrsctp still spread its DATA: {single:?}"),
+        )?;
+        Ok(format!(
+            "us → usrsctp {:.0} Mbit/s, DATA packets per path {sent:?}; usrsctp → us {:.0} Mbit/s, {received:?} (CMT off: {single:?})",
+            r.goodput_mbps(),
+            rr.goodput_mbps()
+        ))
+    })();
+    env.listener.set_cmt(false).map_err(|e| e.to_string())?;
+    result
+}
+
+/// Two paths, each with at least a fifth of the packets.
+fn balanced(per_path: &[u64], what: &str) -> Result<(), String> {
+    let total: u64 = per_path.iter().sum();
+    check(
+        per_path.len() == 2 && per_path.iter().all(|&n| n * 5 >= total),
+        || format!("{what}: {per_path:?}"),
+    )
+}
+
+fn check(ok: bool, why: impl FnOnce() -> String) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(why())
+    }
+}
+
+type Test = fn(&Env) -> Result<String, String>;
+
+const TESTS: &[(&str, Test)] = &[
+    (
+        "we_connect_and_send_10_mb_then_shut_down",
+        we_connect_and_send_10_mb_then_shut_down,
+    ),
+    (
+        "they_connect_and_send_10_mb_then_shut_down",
+        they_connect_and_send_10_mb_then_shut_down,
+    ),
+    ("they_abort_mid_transfer", they_abort_mid_transfer),
+    ("we_abort_mid_transfer", we_abort_mid_transfer),
+    (
+        "extensions_are_negotiated_and_fall_back",
+        extensions_are_negotiated_and_fall_back,
+    ),
+    ("multihomed_cmt_both_ways", multihomed_cmt_both_ways),
+];
+
+fn main() {
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let env = setup();
+    // A hung blocking call must fail the run, not stall CI.
+    let deadline = Arc::new(AtomicU64::new(u64::MAX));
+    let start = Instant::now();
+    {
+        let deadline = deadline.clone();
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_secs(1));
+            if start.elapsed().as_secs() > deadline.load(Ordering::Relaxed) {
+                eprintln!("FAILED: a test ran longer than {TEST_LIMIT:?}");
+                std::process::exit(1);
+            }
+        });
+    }
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    let chosen: Vec<_> = TESTS
+        .iter()
+        .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
+        .collect();
+    println!("\nrunning {} usrsctp interop tests", chosen.len());
+    for (name, test) in chosen {
+        deadline.store(
+            start.elapsed().as_secs() + TEST_LIMIT.as_secs(),
+            Ordering::Relaxed,
+        );
+        let t = Instant::now();
+        match test(&env) {
+            Ok(what) => {
+                passed += 1;
+                println!(
+                    "test {name} ... ok ({:.1} s): {what}",
+                    t.elapsed().as_secs_f64()
+                );
+            }
+            Err(e) if e.starts_with("skipped") => {
+                skipped += 1;
+                println!("test {name} ... {e}");
+            }
+            Err(e) => {
+                failed += 1;
+                println!("test {name} ... FAILED: {e}");
+            }
+        }
+    }
+    println!("\nusrsctp interop: {passed} passed; {failed} failed; {skipped} skipped\n");
+    let _ = std::fs::remove_dir_all(&env.dir);
+    std::process::exit(if failed > 0 { 1 } else { 0 });
+}
