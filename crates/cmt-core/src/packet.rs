@@ -67,8 +67,9 @@ pub enum Chunk {
         cause: Option<u16>,
     },
     /// Receiver-driven CMT (project extension, spec §2.1): the round id and the per-path
-    /// sequence number of the DATA chunk bundled after it. Its type has the two high
-    /// bits set, so a peer that does not know it skips it silently (RFC 9260 §3.2).
+    /// sequence number of the DATA chunk bundled after it. Its type's two high bits are
+    /// `10`, so a peer that does not know it skips it silently and goes on with the
+    /// rest of the packet (RFC 9260 §3.2).
     RoundInfo {
         /// Round id (4 bits used).
         rid: u8,

@@ -15,7 +15,7 @@ use cmt_core::rtx::{RtxCwndFactory, RtxFactory};
 use cmt_core::sched::{RoundRobinFactory, SchedulerFactory};
 use cmt_core::setup::{Connector, ListenOutcome, Listener, SetupConfig};
 use cmt_core::wire::{decode, encode};
-use cmt_core::{AssocInit, Association, Config, Packet, PathId, Payload, Time};
+use cmt_core::{AssocInit, Association, Chunk, Config, Packet, PathId, Payload, Time};
 use sctp_proto::{
     AssociationHandle, ClientConfig, DatagramEvent, Endpoint, EndpointConfig, Event,
     PayloadProtocolIdentifier, ServerConfig, StreamEvent,
@@ -66,15 +66,19 @@ fn setup() -> SetupConfig {
     }
 }
 
-/// Sends our transmits as bytes.
-fn drain_ours(a: &mut Association, now: Time, out: &mut Vec<Bytes>) {
+/// Sends our transmits as bytes, each first given to `mangle`.
+fn drain_ours(a: &mut Association, now: Time, out: &mut Vec<Bytes>, mangle: fn(&mut Packet)) {
     if a.poll_timeout().is_some_and(|t| t <= now) {
         a.handle_timeout(now);
     }
-    while let Some(t) = a.poll_transmit(now) {
+    while let Some(mut t) = a.poll_transmit(now) {
+        mangle(&mut t.packet);
         out.push(wire(&t.packet));
     }
 }
+
+/// Leaves a packet as it is.
+fn as_is(_: &mut Packet) {}
 
 fn their_packets(t: sctp_proto::Transmit) -> Vec<Bytes> {
     match t.payload {
@@ -149,6 +153,7 @@ fn test_data(seed: u32) -> Vec<u8> {
 /// and says when to stop; `on_event` sees their events.
 fn we_connect(
     data: Vec<u8>,
+    mangle: fn(&mut Packet),
     mut each_step: impl FnMut(usize, Time, &mut Association, &sctp_proto::Association) -> bool,
     mut on_event: impl FnMut(&mut sctp_proto::Association, Event),
 ) -> (Option<Association>, Option<sctp_proto::Association>) {
@@ -167,7 +172,7 @@ fn we_connect(
             to_them.push(wire(&p));
         }
         if let Some(a) = us.as_mut() {
-            drain_ours(a, t, &mut to_them);
+            drain_ours(a, t, &mut to_them, mangle);
         }
         to_their_server(&mut server, &mut theirs, now, to_them);
         let mut to_us = Vec::new();
@@ -203,6 +208,7 @@ fn sctp_proto_receives_ten_megabytes_from_us_intact() {
     let mut rbuf = vec![0u8; 1 << 16];
     let (us, theirs) = we_connect(
         data.clone(),
+        as_is,
         |_, _, a, b| {
             // Everything arrived: shut down gracefully, from our side.
             if a.unacked_bytes() == 0 {
@@ -228,12 +234,54 @@ fn sctp_proto_receives_ten_megabytes_from_us_intact() {
     assert!(theirs.unwrap().is_closed(), "sctp-proto closed");
 }
 
+/// Our round-info chunk (type 0xB0, high bits `10`: "skip and continue") put in front of
+/// every DATA chunk. RFC 9260 §3.2 says a peer that does not know it skips it and takes
+/// the DATA; sctp-proto (0.8.1, and 0.10.8 the same) instead refuses to parse the whole
+/// packet, so nothing arrives. That is why we send our extension chunks only to a peer
+/// that announced them (Supported Extensions; sctp-proto announces none of them). If this
+/// test fails, sctp-proto has started skipping unknown chunks: update docs/interop.md.
+#[test]
+fn sctp_proto_drops_a_whole_packet_for_an_unknown_chunk_so_we_negotiate_first() {
+    fn with_round_info(p: &mut Packet) {
+        if let Some(i) = p.chunks.iter().position(|c| matches!(c, Chunk::Data(_))) {
+            let info = Chunk::RoundInfo {
+                rid: 1,
+                path: 0,
+                seq: 7,
+            };
+            p.chunks.insert(i, info);
+        }
+    }
+    let mut got = 0usize;
+    let mut rbuf = vec![0u8; 1 << 16];
+    let (us, _) = we_connect(
+        vec![1u8; 100_000],
+        with_round_info,
+        |step, _, _, _| step > 50_000,
+        |a, ev| {
+            if let Event::Stream(StreamEvent::Readable { id }) = ev {
+                if let Ok(mut s) = a.stream(id) {
+                    while let Ok(Some(chunks)) = s.read() {
+                        got += chunks.read(&mut rbuf).unwrap();
+                    }
+                }
+            }
+        },
+    );
+    assert!(us.is_some(), "handshake completed (no DATA in it)");
+    assert_eq!(
+        got, 0,
+        "sctp-proto took DATA bundled after an unknown chunk"
+    );
+}
+
 #[test]
 fn sctp_proto_closes_on_our_abort() {
     let mut lost = false;
     let mut aborted = false;
     let (_, theirs) = we_connect(
         vec![3u8; 1_000_000],
+        as_is,
         |step, t, a, b| {
             if step > 200 && !aborted {
                 a.abort(t, Some(12)); // "user-initiated abort"
@@ -292,7 +340,7 @@ fn we_accept_sctp_protos_handshake_and_receive_ten_megabytes_intact() {
             }
         }
         if let Some(a) = us.as_mut() {
-            drain_ours(a, t, &mut to_them);
+            drain_ours(a, t, &mut to_them, as_is);
             while let Some(p) = a.read() {
                 if let Payload::Bytes(b) = p {
                     got.extend_from_slice(&b);

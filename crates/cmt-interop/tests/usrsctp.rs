@@ -420,6 +420,101 @@ fn extensions_are_negotiated_and_fall_back(env: &Env) -> Result<String, String> 
     ))
 }
 
+/// A UDP hop between us and usrsctp that puts a round-info chunk (type 0xB0, which
+/// usrsctp does not know) in front of the DATA of every packet going to usrsctp, and
+/// passes everything else through. Returns the hop's address and the count of chunks
+/// put in.
+async fn inserting_hop(
+    at: SocketAddr,
+    ours: SocketAddr,
+    theirs: SocketAddr,
+) -> std::io::Result<(SocketAddr, Arc<AtomicU64>, tokio::task::JoinHandle<()>)> {
+    let s = tokio::net::UdpSocket::bind(at).await?;
+    let addr = s.local_addr()?;
+    let inserted = Arc::new(AtomicU64::new(0));
+    let count = inserted.clone();
+    let task = tokio::spawn(async move {
+        let (mut buf, mut out) = (vec![0u8; 65_536], Vec::new());
+        while let Ok((n, from)) = s.recv_from(&mut buf).await {
+            if from == theirs {
+                let _ = s.send_to(&buf[..n], ours).await;
+                continue;
+            }
+            match cmt_core::wire::decode(&buf[..n]) {
+                Ok(mut d) => {
+                    if let Some(i) = d
+                        .packet
+                        .chunks
+                        .iter()
+                        .position(|c| matches!(c, Chunk::Data(_)))
+                    {
+                        let info = Chunk::RoundInfo {
+                            rid: 1,
+                            path: 0,
+                            seq: i as u32,
+                        };
+                        d.packet.chunks.insert(i, info);
+                        count.fetch_add(1, Ordering::Relaxed);
+                    }
+                    // Our SCTP destination port was the hop's number; usrsctp's is 9899.
+                    cmt_core::wire::encode(&d.packet, d.src_port, THEIR_PORT, &mut out);
+                    let _ = s.send_to(&out, theirs).await;
+                }
+                Err(_) => {
+                    let _ = s.send_to(&buf[..n], theirs).await;
+                }
+            }
+        }
+    });
+    Ok((addr, inserted, task))
+}
+
+/// Our extension chunk reaches usrsctp anyway (put in on the way): usrsctp skips it as
+/// its type bits say (`10`: skip, do not report) and takes the DATA bundled after it.
+fn an_unknown_extension_chunk_is_skipped_by_the_peer(env: &Env) -> Result<String, String> {
+    let d = data(55, 3_000_000);
+    let them = they_receive(env, |_| {})?;
+    let cap = env.dir.join("inserted.pcap");
+    let (r, inserted) = env.rt.block_on(async {
+        let hop_at = SocketAddr::from((env.paths[0].0, 0));
+        let (hop, inserted, task) = inserting_hop(hop_at, env.ours(0), env.theirs(0))
+            .await
+            .map_err(|e| e.to_string())?;
+        let o = Options {
+            pcap: Some(cap.clone()),
+            ..env.options()
+        };
+        let r = send(&[env.ours(0)], &[hop], Bytes::from(d.clone()), &o).await;
+        task.abort();
+        Ok::<_, String>((r?, inserted.load(Ordering::Relaxed)))
+    })?;
+    let got = join(them, "usrsctp")?;
+    check(got.data == d, || "data differs".into())?;
+    check(inserted > 1000, || {
+        format!("only {inserted} round-info chunks put in")
+    })?;
+    // usrsctp reported nothing (no ERROR chunk) and did not abort.
+    let records = cmt_core::pcap::read(&std::fs::read(&cap).map_err(|e| e.to_string())?)?;
+    let complaints = records
+        .iter()
+        .filter_map(|rec| cmt_core::wire::decode(&rec.sctp).ok())
+        .flat_map(|d| d.packet.chunks)
+        .filter(|c| {
+            matches!(
+                c,
+                Chunk::Abort { .. } | Chunk::Unknown { chunk_type: 9, .. }
+            )
+        })
+        .count();
+    check(complaints == 0, || {
+        format!("usrsctp sent {complaints} ERROR/ABORT chunks")
+    })?;
+    Ok(format!(
+        "{inserted} DATA packets carried a 0xB0 chunk; {:.0} Mbit/s; no ERROR or ABORT",
+        r.goodput_mbps()
+    ))
+}
+
 /// Both ends have two addresses; usrsctp runs with CMT on. Each direction must use both
 /// paths for a real share of the data.
 fn multihomed_cmt_both_ways(env: &Env) -> Result<String, String> {
@@ -509,6 +604,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "extensions_are_negotiated_and_fall_back",
         extensions_are_negotiated_and_fall_back,
+    ),
+    (
+        "an_unknown_extension_chunk_is_skipped_by_the_peer",
+        an_unknown_extension_chunk_is_skipped_by_the_peer,
     ),
     ("multihomed_cmt_both_ways", multihomed_cmt_both_ways),
 ];
