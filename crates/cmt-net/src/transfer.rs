@@ -1,7 +1,11 @@
 //! Moving one file over several UDP paths: the sender connects (INIT … COOKIE ACK),
 //! writes the file, closes gracefully when everything is acknowledged; the receiver
 //! listens, accepts one association, writes what arrives in order to a file and returns
-//! when the peer has shut down. Path i pairs local address i with remote address i.
+//! when the peer has shut down. On the sending side path i pairs local address i with
+//! remote address i; the accepting side pairs its addresses with the peer's (see
+//! [`pair_remotes`]) and then answers each path from wherever its packets come (relays,
+//! NATs). The runtime confirms paths before use (RFC 9260 §5.4) and runs CMT-PF, so a
+//! path that dies mid-transfer stops getting new data after its first timeout.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -181,6 +185,10 @@ fn association(
         ip_header_len: crate::IPV4_UDP_OVERHEAD,
         rbuf: o.rbuf,
         confirm_paths: true,
+        // CMT-PF (spec §1.6): after a timeout a path gets no new data until a HEARTBEAT
+        // on it is answered, so a path that died mid-transfer does not hold chunks
+        // hostage for its backed-off RTO.
+        pf_enabled: true,
         rev: receiver_rates.then(RevConfig::default),
         ..Config::default()
     };
@@ -248,6 +256,18 @@ impl Routes {
     fn addresses(&self, socks: &Sockets) -> Vec<(SocketAddr, SocketAddr)> {
         let locals = socks.local_addrs();
         self.paths.iter().map(|&(l, r)| (locals[l], r)).collect()
+    }
+    /// Follows the peer: a packet of the association that came to `local` from `from`
+    /// makes `from` that path's remote address. An accepting side only guesses its
+    /// remotes from the INIT; behind a relay or a NAT the peer's packets come from
+    /// elsewhere, and answers must go back the way they came.
+    fn latch(&mut self, local: usize, from: SocketAddr) {
+        let Some(&k) = self.of_local.get(local) else {
+            return;
+        };
+        if self.paths[k].0 == local {
+            self.paths[k].1 = from;
+        }
     }
     fn path_of(&self, local: usize) -> PathId {
         PathId(self.of_local.get(local).copied().unwrap_or(0))
@@ -477,7 +497,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         .send(arrived_on, from, peer_port, &cookie_ack)
         .await
         .map_err(|e| e.to_string())?;
-    let routes = Routes::new(
+    let mut routes = Routes::new(
         listen.len(),
         pair_remotes(&listen, arrived_on, from, &est.peer_addresses),
         peer_port,
@@ -521,6 +541,9 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
                         .await
                         .map_err(|e| e.to_string())?;
                     continue;
+                }
+                if p.vtag == local_vtag {
+                    routes.latch(local, from);
                 }
                 deliver(&mut assoc, socks.now(), routes.path_of(local), p)
             }
@@ -639,5 +662,22 @@ mod tests {
             PathId(0),
             "a spare socket reports to path 0"
         );
+    }
+
+    #[test]
+    fn a_path_follows_the_address_its_packets_come_from() {
+        let locals = [sa("127.0.0.1:9"), sa("127.0.0.2:9")];
+        let peer = [ip("127.0.1.1"), ip("127.0.1.2")];
+        // Behind relays: the INIT came from relay 0's address, not a listed one.
+        let mut routes = Routes::new(2, pair_remotes(&locals, 0, sa("127.0.0.1:4000"), &peer), 7);
+        routes.latch(1, sa("127.0.0.1:4001"));
+        assert_eq!(
+            routes.paths,
+            vec![(0, sa("127.0.0.1:4000")), (1, sa("127.0.0.1:4001"))]
+        );
+        // A spare socket (no path) changes nothing.
+        let mut one = Routes::new(2, vec![(1, sa("127.0.0.1:4001"))], 7);
+        one.latch(0, sa("127.0.0.9:1"));
+        assert_eq!(one.paths, vec![(1, sa("127.0.0.1:4001"))]);
     }
 }
