@@ -123,7 +123,7 @@ async fn a_relay_that_dies_mid_transfer_leaves_the_other_paths_to_finish() {
     .await;
     assert_eq!(sent.sha256, got.sha256);
     // 10 MB over the two live 20 Mbit/s paths take about 2 s. CMT-PF keeps new data off
-    // the dead path after its first timeout; without it the chunks put on that path
+    // the dead path after its second timeout; without it the chunks put on that path
     // wait for each backed-off RTO (1 + 2 + … + 32 s) before going elsewhere.
     assert!(got.seconds < 20.0, "took {:.1} s", got.seconds);
 }
