@@ -116,11 +116,15 @@ fn put_chunk(out: &mut Vec<u8>, ctype: u8, flags: u8, value: impl FnOnce(&mut Ve
     out.resize(start + pad4(len), 0);
 }
 
+/// Appends a parameter, after padding the one before it. The last parameter of a chunk
+/// stays unpadded here: RFC 9260 §3.2 counts the padding of every parameter but the
+/// last in the chunk length, and [`put_chunk`] pads the chunk. (Chunks start 4-aligned
+/// in the packet, so aligning the buffer aligns the parameter within its chunk.)
 fn put_param(out: &mut Vec<u8>, ptype: u16, value: &[u8]) {
+    out.resize(pad4(out.len()), 0);
     put_u16(out, ptype);
     put_u16(out, (4 + value.len()) as u16);
     out.extend_from_slice(value);
-    out.resize(pad4(out.len()), 0);
 }
 
 fn put_payload(out: &mut Vec<u8>, p: &Payload) {
@@ -581,6 +585,35 @@ mod tests {
         assert_eq!(&out[12..16], &[0, 3, 0, 19]);
         assert_eq!(&out[28..31], b"abc");
         assert_eq!(out[31], 0);
+        assert_eq!(decode(&out).unwrap().packet, p);
+    }
+
+    /// RFC 9260 §3.2: the chunk length counts the padding of every parameter but the
+    /// last (Wireshark flags the other way as malformed; found against usrsctp).
+    #[test]
+    fn an_init_chunk_length_counts_inner_padding_but_not_the_last_parameters() {
+        let init = InitChunk {
+            initiate_tag: 7,
+            a_rwnd: 65536,
+            outbound_streams: 1,
+            inbound_streams: 1,
+            initial_tsn: 1,
+            params: vec![
+                InitParam::SupportedExtensions(vec![0xB0, 0xB1]),
+                InitParam::SupportedExtensions(vec![0xC0]),
+            ],
+        };
+        let p = Packet {
+            vtag: 0,
+            chunks: vec![Chunk::Init(init)],
+        };
+        let mut out = Vec::new();
+        encode(&p, 1, 2, &mut out);
+        // 4 header + 16 fixed + (6 + 2 padding) + 5 = 33; padded to 36 on the wire.
+        assert_eq!(&out[12..16], &[1, 0, 0, 33]);
+        assert_eq!(out.len(), 12 + 36);
+        assert_eq!(&out[32..40], &[0x80, 0x08, 0, 6, 0xB0, 0xB1, 0, 0]);
+        assert_eq!(&out[40..45], &[0x80, 0x08, 0, 5, 0xC0]);
         assert_eq!(decode(&out).unwrap().packet, p);
     }
 

@@ -414,10 +414,43 @@ fn extensions_are_negotiated_and_fall_back(env: &Env) -> Result<String, String> 
     check(extension_chunks == 0, || {
         format!("{extension_chunks} extension chunks sent")
     })?;
+    let wireshark = tshark_verdict(&cap, records.len())?;
     Ok(format!(
-        "usrsctp announced {theirs_ext:02x?}; we announced {ours_ext:02x?}; {} packets, none with 0xB0/0xB1",
+        "usrsctp announced {theirs_ext:02x?}; we announced {ours_ext:02x?}; {} packets, none with 0xB0/0xB1; {wireshark}",
         records.len()
     ))
+}
+
+/// tshark on a capture of both stacks' packets: every packet SCTP, checksum good, none
+/// malformed. Says so when tshark is not installed.
+fn tshark_verdict(cap: &std::path::Path, packets: usize) -> Result<String, String> {
+    let out = std::process::Command::new("tshark")
+        .args(["-o", "sctp.checksum:CRC-32C", "-r"])
+        .arg(cap)
+        .args([
+            "-d",
+            &format!("udp.port=={OUR_PORT},sctp"),
+            "-d",
+            &format!("udp.port=={THEIR_PORT},sctp"),
+        ])
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "sctp.checksum.status",
+            "-e",
+            "_ws.malformed",
+        ])
+        .output();
+    let Ok(out) = out else {
+        return Ok("tshark not installed: Wireshark check skipped".into());
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let good = text.lines().filter(|l| l.trim_end() == "1").count();
+    check(out.status.success() && good == packets, || {
+        format!("tshark: {good} of {packets} packets SCTP with a good checksum and not malformed")
+    })?;
+    Ok(format!("tshark: all {packets} decode, checksums good"))
 }
 
 /// A UDP hop between us and usrsctp that puts a round-info chunk (type 0xB0, which
@@ -659,6 +692,8 @@ fn main() {
         }
     }
     println!("\nusrsctp interop: {passed} passed; {failed} failed; {skipped} skipped\n");
-    let _ = std::fs::remove_dir_all(&env.dir);
+    if std::env::var_os("CMTLAB_INTEROP_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&env.dir);
+    }
     std::process::exit(if failed > 0 { 1 } else { 0 });
 }

@@ -129,11 +129,19 @@ async fn ten_thousand_bad_datagrams_do_not_disturb_a_transfer_and_are_counted() 
 
 #[tokio::test]
 async fn a_real_run_can_be_captured_and_tshark_reads_the_handshake_and_data() {
-    let (remotes, out, server) = receiver(&["127.0.0.1:0"], "pcap").await;
+    // Receiver-driven mode on both ends: the INIT and INIT ACK then end with a
+    // Supported Extensions parameter of odd length, whose padding the chunk length must
+    // not count (RFC 9260 §3.2; tshark calls it malformed otherwise), and the extension
+    // chunks go on the wire too.
+    let rev = Options {
+        receiver_rates: true,
+        ..Options::default()
+    };
+    let (remotes, out, server) = receiver_with(&["127.0.0.1:0"], "pcap", rev.clone()).await;
     let cap = out.with_file_name("send.pcap");
     let o = Options {
         pcap: Some(cap.clone()),
-        ..Options::default()
+        ..rev
     };
     send(
         &addrs(&["127.0.1.1:0"]),
@@ -178,6 +186,8 @@ async fn a_real_run_can_be_captured_and_tshark_reads_the_handshake_and_data() {
             "sctp.chunk_type",
             "-e",
             "sctp.checksum.status",
+            "-e",
+            "_ws.malformed",
         ])
         .output()
     {
@@ -187,9 +197,16 @@ async fn a_real_run_can_be_captured_and_tshark_reads_the_handshake_and_data() {
             let lines: Vec<&str> = text.lines().collect();
             assert_eq!(lines.len(), firsts.len(), "tshark sees every packet");
             assert_eq!(lines[0].split('\t').next(), Some("1"), "INIT first");
+            let fields = |l: &str| l.split('\t').map(str::to_owned).collect::<Vec<_>>();
             assert!(
-                lines.iter().all(|l| l.ends_with("\t1")),
+                lines.iter().all(|l| fields(l)[1] == "1"),
                 "every checksum good"
+            );
+            assert!(
+                lines
+                    .iter()
+                    .all(|l| fields(l).get(2).is_none_or(|m| m.is_empty())),
+                "no packet malformed: {text}"
             );
             assert!(
                 lines.iter().any(|l| l.starts_with("14")),
