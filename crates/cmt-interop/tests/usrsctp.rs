@@ -42,9 +42,11 @@ struct Env {
     multihomed: bool,
     rt: tokio::runtime::Runtime,
     dir: std::path::PathBuf,
-    /// usrsctp's listener on every address of its namespace, shared by the tests (a
-    /// closed usrsctp endpoint frees its port only later).
+    /// usrsctp's listener on all its addresses, shared by the tests (a closed usrsctp
+    /// endpoint frees its port only later).
     listener: Arc<usrsctp::Socket>,
+    /// The thread in usrsctp's namespace (kept for the run).
+    _peer: Option<NsThread>,
 }
 
 impl Env {
@@ -73,7 +75,6 @@ impl Env {
 }
 
 fn setup() -> Env {
-    let rt = tokio::runtime::Builder::new_multi_thread;
     let dir = std::env::temp_dir().join(format!("cmtlab-usrsctp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     // Namespaces first: no thread may exist yet.
@@ -85,17 +86,16 @@ fn setup() -> Env {
     let spaced = spaced.and_then(|()| {
         let peer = NsThread::spawn()?;
         let paths = netns::veth_pairs(&peer, 2)?;
+        // usrsctp's UDP socket and its list of local addresses come from that namespace.
         peer.run(|| usrsctp::init(THEIR_PORT));
-        // The thread keeps usrsctp's namespace alive (its sockets hold it anyway).
-        std::mem::forget(peer);
-        Ok(paths)
+        Ok((paths, peer))
     });
-    let (paths, multihomed) = match spaced {
-        Ok(p) => (p, true),
+    let (paths, peer) = match spaced {
+        Ok((p, peer)) => (p, Some(peer)),
         Err(e) => {
             eprintln!("note: {e}\nnote: no private namespaces: single-path tests on loopback only");
             usrsctp::init(THEIR_PORT);
-            (vec![(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST)], false)
+            (vec![(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST)], None)
         }
     };
     let theirs: Vec<_> = paths
@@ -108,14 +108,15 @@ fn setup() -> Env {
     });
     Env {
         paths,
-        multihomed,
-        rt: rt()
+        multihomed: peer.is_some(),
+        rt: tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .expect("runtime"),
         dir,
         listener: Arc::new(listener),
+        _peer: peer,
     }
 }
 
@@ -150,14 +151,14 @@ struct Received {
 fn they_receive(
     env: &Env,
     on_bytes: impl FnMut(usize) + Send + 'static,
-) -> Result<std::thread::JoinHandle<std::io::Result<Received>>, String> {
+) -> std::thread::JoinHandle<std::io::Result<Received>> {
     let l = env.listener.clone();
-    Ok(std::thread::spawn(move || {
+    std::thread::spawn(move || {
         let s = l.accept()?;
         let peers = s.peer_addresses()?;
         let data = s.recv_to_end(on_bytes)?;
         Ok(Received { data, peers })
-    }))
+    })
 }
 
 /// usrsctp connects to `to` (with CMT when `cmt`) and sends `data`, then shuts down —
@@ -185,9 +186,8 @@ fn they_send(
             if abort {
                 s.set_abort_on_close()?;
             } else {
+                // SHUTDOWN once all is acknowledged; usrsctp completes it after close.
                 s.shutdown_write()?;
-                // Stay until the shutdown is done: the peer reads to the end first.
-                std::thread::sleep(Duration::from_millis(200));
             }
             Ok(peers)
         })();
@@ -257,7 +257,7 @@ fn join<T>(h: std::thread::JoinHandle<std::io::Result<T>>, who: &str) -> Result<
 
 fn we_connect_and_send_10_mb_then_shut_down(env: &Env) -> Result<String, String> {
     let d = data(2_654_435_761, 10_000_000);
-    let them = they_receive(env, |_| {})?;
+    let them = they_receive(env, |_| {});
     let r = env.rt.block_on(send(
         &[env.ours(0)],
         &[env.theirs(0)],
@@ -321,7 +321,7 @@ fn we_abort_mid_transfer(env: &Env) -> Result<String, String> {
         if total >= 1_000_000 && seen2.swap(total as u64, Ordering::Relaxed) == 0 {
             n2.notify_one();
         }
-    })?;
+    });
     let o = Options {
         abort: Some(n),
         ..env.options()
@@ -365,7 +365,7 @@ fn extensions_are_negotiated_and_fall_back(env: &Env) -> Result<String, String> 
         pcap: Some(cap.clone()),
         ..env.options()
     };
-    let them = they_receive(env, |_| {})?;
+    let them = they_receive(env, |_| {});
     let r = env.rt.block_on(send(
         &[env.ours(0)],
         &[env.theirs(0)],
@@ -506,7 +506,7 @@ async fn inserting_hop(
 /// its type bits say (`10`: skip, do not report) and takes the DATA bundled after it.
 fn an_unknown_extension_chunk_is_skipped_by_the_peer(env: &Env) -> Result<String, String> {
     let d = data(55, 3_000_000);
-    let them = they_receive(env, |_| {})?;
+    let them = they_receive(env, |_| {});
     let cap = env.dir.join("inserted.pcap");
     let (r, inserted) = env.rt.block_on(async {
         let hop_at = SocketAddr::from((env.paths[0].0, 0));
@@ -558,7 +558,7 @@ fn multihomed_cmt_both_ways(env: &Env) -> Result<String, String> {
     let result = (|| {
         // Us → usrsctp: our round-robin CMT over both pairs.
         let d = data(31, 10_000_000);
-        let them = they_receive(env, |_| {})?;
+        let them = they_receive(env, |_| {});
         let r = env.rt.block_on(send(
             &[env.ours(0), env.ours(1)],
             &[env.theirs(0), env.theirs(1)],

@@ -322,7 +322,7 @@ enum Wake {
 /// Waits for the next arrival, the association's next timer or the user's abort.
 async fn next(socks: &mut Sockets, timer: Option<Time>, o: &Options) -> Wake {
     let deadline = timer.map(|t| socks.instant(t));
-    let got = tokio::select! {
+    tokio::select! {
         a = socks.recv() => Wake::Packet(a),
         _ = async {
             match deadline {
@@ -336,8 +336,7 @@ async fn next(socks: &mut Sockets, timer: Option<Time>, o: &Options) -> Wake {
                 None => std::future::pending().await,
             }
         } => Wake::Abort,
-    };
-    got
+    }
 }
 
 /// Aborts an established association: the ABORT goes out, the capture is written.
