@@ -316,3 +316,70 @@ fn an_abort_from_the_peer_fails_the_association_and_says_so() {
     assert!(a.is_failed() && a.peer_aborted());
     assert!(b.is_failed() && !b.peer_aborted());
 }
+
+/// The sender's SHUTDOWN COMPLETE is lost and the sender is gone: the receiver, which
+/// has everything, retries its SHUTDOWN ACK under T2 and then closes — a close, not a
+/// failure (RFC 9260 §9.2). A sender whose SHUTDOWN is never answered does fail.
+#[test]
+fn a_lost_final_shutdown_complete_still_ends_the_receiver_closed() {
+    let cfg = Config::default();
+    let (ia, ib) = cmt_core::AssocInit::pair(9, cfg.rbuf, cfg.rbuf);
+    let mk = |init| {
+        let algs = Algorithms {
+            scheduler: RoundRobinFactory.build(1),
+            rtx: RtxCwndFactory::default().build(),
+            cc: &RenoFactory,
+        };
+        Association::new(cfg.clone(), 1, algs, init, ()).unwrap()
+    };
+    let (mut a, mut b) = (mk(ia), mk(ib));
+    a.write(Payload::Bytes(Bytes::from(vec![5u8; 20_000])));
+    a.close();
+    let mut t = Time::ZERO;
+    let mut got = 0;
+    // Exchange everything except a's SHUTDOWN COMPLETE, until a has closed.
+    while !a.is_closed() {
+        t = t + Duration::from_millis(1);
+        for x in [&mut a, &mut b] {
+            if x.poll_timeout().is_some_and(|d| d <= t) {
+                x.handle_timeout(t);
+            }
+        }
+        while let Some(tx) = a.poll_transmit(t) {
+            if !tx.packet.chunks.contains(&Chunk::ShutdownComplete) {
+                b.handle_packet(t, PathId(0), tx.packet);
+            }
+        }
+        while let Some(tx) = b.poll_transmit(t) {
+            a.handle_packet(t, PathId(0), tx.packet);
+        }
+        while let Some(Payload::Bytes(p)) = b.read() {
+            got += p.len();
+        }
+    }
+    assert_eq!(got, 20_000);
+    assert!(!b.is_closed(), "b waits for the SHUTDOWN COMPLETE");
+    // a is gone; b only has its timers.
+    let mut acks = 0;
+    while let Some(d) = b.poll_timeout() {
+        b.handle_timeout(d);
+        while let Some(tx) = b.poll_transmit(d) {
+            acks += tx.packet.chunks.contains(&Chunk::ShutdownAck) as u32;
+        }
+    }
+    assert!(b.is_closed() && !b.is_failed(), "closed, not failed");
+    assert!(
+        (1..=cfg.assoc_max_retrans).contains(&acks),
+        "SHUTDOWN ACK retried under T2 (Association.Max.Retrans bounds it): {acks}"
+    );
+
+    // The other side of the coin: a SHUTDOWN nobody answers ends in failure.
+    let (ia, _) = cmt_core::AssocInit::pair(10, cfg.rbuf, cfg.rbuf);
+    let mut lone = mk(ia);
+    lone.close();
+    while let Some(d) = lone.poll_timeout() {
+        lone.handle_timeout(d);
+        while lone.poll_transmit(d).is_some() {}
+    }
+    assert!(lone.is_failed() && !lone.is_closed());
+}

@@ -508,7 +508,7 @@ fn an_unknown_extension_chunk_is_skipped_by_the_peer(env: &Env) -> Result<String
     let d = data(55, 3_000_000);
     let them = they_receive(env, |_| {});
     let cap = env.dir.join("inserted.pcap");
-    let (r, inserted) = env.rt.block_on(async {
+    let (r, inserted, hop_task) = env.rt.block_on(async {
         let hop_at = SocketAddr::from((env.paths[0].0, 0));
         let (hop, inserted, task) = inserting_hop(hop_at, env.ours(0), env.theirs(0))
             .await
@@ -518,10 +518,15 @@ fn an_unknown_extension_chunk_is_skipped_by_the_peer(env: &Env) -> Result<String
             ..env.options()
         };
         let r = send(&[env.ours(0)], &[hop], Bytes::from(d.clone()), &o).await;
-        task.abort();
-        Ok::<_, String>((r?, inserted.load(Ordering::Relaxed)))
+        Ok::<_, String>((r, inserted, task))
     })?;
-    let got = join(them, "usrsctp")?;
+    let r = r.inspect_err(|_| hop_task.abort())?;
+    // The hop stays until usrsctp has its SHUTDOWN COMPLETE (our last packet, which
+    // the hop may not have passed on yet when our side returns).
+    let got = join(them, "usrsctp");
+    hop_task.abort();
+    let got = got?;
+    let inserted = inserted.load(Ordering::Relaxed);
     check(got.data == d, || "data differs".into())?;
     check(inserted > 1000, || {
         format!("only {inserted} round-info chunks put in")
@@ -650,13 +655,15 @@ fn main() {
     let env = setup();
     // A hung blocking call must fail the run, not stall CI.
     let deadline = Arc::new(AtomicU64::new(u64::MAX));
+    let running = Arc::new(std::sync::Mutex::new(""));
     let start = Instant::now();
     {
-        let deadline = deadline.clone();
+        let (deadline, running) = (deadline.clone(), running.clone());
         std::thread::spawn(move || loop {
             std::thread::sleep(Duration::from_secs(1));
             if start.elapsed().as_secs() > deadline.load(Ordering::Relaxed) {
-                eprintln!("FAILED: a test ran longer than {TEST_LIMIT:?}");
+                let name = *running.lock().unwrap_or_else(|e| e.into_inner());
+                println!("test {name} ... FAILED: still running after {TEST_LIMIT:?}");
                 std::process::exit(1);
             }
         });
@@ -672,6 +679,7 @@ fn main() {
             start.elapsed().as_secs() + TEST_LIMIT.as_secs(),
             Ordering::Relaxed,
         );
+        *running.lock().unwrap_or_else(|e| e.into_inner()) = name;
         let t = Instant::now();
         match test(&env) {
             Ok(what) => {

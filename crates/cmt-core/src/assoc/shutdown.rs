@@ -5,7 +5,9 @@
 //! the SHUTDOWN's cumulative ack as a SACK, finishes its own outstanding data, answers
 //! SHUTDOWN ACK (under T2 too) and the first side closes with SHUTDOWN COMPLETE. T2
 //! retransmits with the RTO of the first path; after Association.Max.Retrans the
-//! association fails. An association that closed or failed sends nothing more.
+//! association fails — except while waiting for the final SHUTDOWN COMPLETE, when all
+//! data has crossed and it closes instead. An association that closed or failed sends
+//! nothing more.
 
 use super::Association;
 use crate::event::{Event, Observer};
@@ -89,7 +91,15 @@ impl<O: Observer> Association<O> {
         self.assoc_errors += 1;
         if self.assoc_errors > self.cfg.assoc_max_retrans {
             self.t2 = None;
-            self.fail(now);
+            if self.closing == Closing::AckSent {
+                // Only the peer's SHUTDOWN COMPLETE is missing: it had sent everything
+                // and we had acknowledged it all, and the peer may well be gone (its
+                // COMPLETE lost on the way). RFC 9260 §9.2 destroys the TCB here; the
+                // transfer itself is complete, so this is a close, not a failure.
+                self.finish_close(now);
+            } else {
+                self.fail(now);
+            }
             return;
         }
         self.send_t2(now, chunk);
