@@ -20,6 +20,16 @@ fn bytes_of(p: &Packet) -> Vec<u8> {
     out
 }
 
+/// An endpoint with `paths` paths: round-robin, RTX-CWND, Reno.
+fn endpoint(cfg: &Config, paths: usize, init: cmt_core::AssocInit) -> Association {
+    let algs = Algorithms {
+        scheduler: RoundRobinFactory.build(paths),
+        rtx: RtxCwndFactory::default().build(),
+        cc: &RenoFactory,
+    };
+    Association::new(cfg.clone(), paths, algs, init, ()).unwrap()
+}
+
 fn setup_cfg(last: u8) -> SetupConfig {
     SetupConfig {
         addresses: (1..=2)
@@ -57,14 +67,7 @@ fn handshake_then_transfer_over_encoded_packets_survives_garbage() {
         rbuf: 128 * 1024,
         ..Config::default()
     };
-    let mk = |init| {
-        let algs = Algorithms {
-            scheduler: RoundRobinFactory.build(2),
-            rtx: RtxCwndFactory::default().build(),
-            cc: &RenoFactory,
-        };
-        Association::new(cfg.clone(), 2, algs, init, ()).unwrap()
-    };
+    let mk = |init| endpoint(&cfg, 2, init);
     let (mut a, mut b) = (mk(c_est.init), mk(s_est.init));
     let data: Vec<u8> = (0..1_000_000u32).map(|i| (i * 31 + 7) as u8).collect();
     a.write(Payload::Bytes(Bytes::from(data.clone())));
@@ -169,14 +172,7 @@ fn handshake_then_transfer_over_encoded_packets_survives_garbage() {
 fn a_sack_for_data_never_sent_is_a_protocol_violation_answered_with_abort() {
     let cfg = Config::default();
     let (ia, ib) = cmt_core::AssocInit::pair(3, cfg.rbuf, cfg.rbuf);
-    let mk = |init| {
-        let algs = Algorithms {
-            scheduler: RoundRobinFactory.build(1),
-            rtx: RtxCwndFactory::default().build(),
-            cc: &RenoFactory,
-        };
-        Association::new(cfg.clone(), 1, algs, init, ()).unwrap()
-    };
+    let mk = |init| endpoint(&cfg, 1, init);
     let (mut a, mut b) = (mk(ia.clone()), mk(ib));
     a.write(Payload::Bytes(Bytes::from_static(b"hello")));
     let t = Time::from_nanos(1);
@@ -210,14 +206,7 @@ fn with_path_confirmation_a_second_path_carries_data_only_after_its_heartbeat_is
         ..Config::default()
     };
     let (ia, ib) = cmt_core::AssocInit::pair(4, cfg.rbuf, cfg.rbuf);
-    let mk = |init| {
-        let algs = Algorithms {
-            scheduler: RoundRobinFactory.build(2),
-            rtx: RtxCwndFactory::default().build(),
-            cc: &RenoFactory,
-        };
-        Association::new(cfg.clone(), 2, algs, init, ()).unwrap()
-    };
+    let mk = |init| endpoint(&cfg, 2, init);
     let (mut a, mut b) = (mk(ia), mk(ib));
     a.write(Payload::Bytes(Bytes::from(vec![1u8; 100_000])));
     let t = Time::from_nanos(1);
@@ -261,12 +250,7 @@ fn with_path_confirmation_a_second_path_carries_data_only_after_its_heartbeat_is
 fn a_peers_own_heartbeat_is_echoed_verbatim_and_abort_ends_the_association() {
     let cfg = Config::default();
     let (ia, _) = cmt_core::AssocInit::pair(6, cfg.rbuf, cfg.rbuf);
-    let algs = Algorithms {
-        scheduler: RoundRobinFactory.build(1),
-        rtx: RtxCwndFactory::default().build(),
-        cc: &RenoFactory,
-    };
-    let mut a = Association::new(cfg, 1, algs, ia.clone(), ()).unwrap();
+    let mut a = endpoint(&cfg, 1, ia.clone());
     let info = Bytes::from_static(&[0, 1, 0, 12, 9, 9, 9, 9, 9, 9, 9, 9]);
     let hb = Packet {
         vtag: ia.local_vtag,
@@ -302,13 +286,8 @@ fn a_peers_own_heartbeat_is_echoed_verbatim_and_abort_ends_the_association() {
 fn an_abort_from_the_peer_fails_the_association_and_says_so() {
     let cfg = Config::default();
     let (ia, ib) = cmt_core::AssocInit::pair(7, cfg.rbuf, cfg.rbuf);
-    let algs = || Algorithms {
-        scheduler: RoundRobinFactory.build(1),
-        rtx: RtxCwndFactory::default().build(),
-        cc: &RenoFactory,
-    };
-    let mut a = Association::new(cfg.clone(), 1, algs(), ia, ()).unwrap();
-    let mut b = Association::new(cfg, 1, algs(), ib, ()).unwrap();
+    let mut a = endpoint(&cfg, 1, ia);
+    let mut b = endpoint(&cfg, 1, ib);
     let t = Time::from_nanos(1);
     b.abort(t, None);
     let abort = b.poll_transmit(t).expect("ABORT");
@@ -324,14 +303,7 @@ fn an_abort_from_the_peer_fails_the_association_and_says_so() {
 fn a_lost_final_shutdown_complete_still_ends_the_receiver_closed() {
     let cfg = Config::default();
     let (ia, ib) = cmt_core::AssocInit::pair(9, cfg.rbuf, cfg.rbuf);
-    let mk = |init| {
-        let algs = Algorithms {
-            scheduler: RoundRobinFactory.build(1),
-            rtx: RtxCwndFactory::default().build(),
-            cc: &RenoFactory,
-        };
-        Association::new(cfg.clone(), 1, algs, init, ()).unwrap()
-    };
+    let mk = |init| endpoint(&cfg, 1, init);
     let (mut a, mut b) = (mk(ia), mk(ib));
     a.write(Payload::Bytes(Bytes::from(vec![5u8; 20_000])));
     a.close();
@@ -339,7 +311,7 @@ fn a_lost_final_shutdown_complete_still_ends_the_receiver_closed() {
     let mut got = 0;
     // Exchange everything except a's SHUTDOWN COMPLETE, until a has closed.
     while !a.is_closed() {
-        t = t + Duration::from_millis(1);
+        t += Duration::from_millis(1);
         for x in [&mut a, &mut b] {
             if x.poll_timeout().is_some_and(|d| d <= t) {
                 x.handle_timeout(t);
