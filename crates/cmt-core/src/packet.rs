@@ -188,6 +188,24 @@ impl DataFlags {
         ending: true,
         immediate: false,
     };
+
+    /// The chunk-flags byte: E = 1, B = 2, U = 4, I = 8.
+    pub fn bits(self) -> u8 {
+        (self.ending as u8)
+            | (self.beginning as u8) << 1
+            | (self.unordered as u8) << 2
+            | (self.immediate as u8) << 3
+    }
+
+    /// From the chunk-flags byte (other bits ignored).
+    pub fn from_bits(b: u8) -> DataFlags {
+        DataFlags {
+            ending: b & 1 != 0,
+            beginning: b & 2 != 0,
+            unordered: b & 4 != 0,
+            immediate: b & 8 != 0,
+        }
+    }
 }
 
 /// The user data of a DATA chunk: real bytes (runtime, property tests) or only a length

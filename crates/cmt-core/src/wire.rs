@@ -161,13 +161,6 @@ fn put_heartbeat(out: &mut Vec<u8>, h: &HeartbeatInfo) {
     put_param(out, param_type::HEARTBEAT_INFO, &v);
 }
 
-fn data_flags(f: DataFlags) -> u8 {
-    (f.ending as u8)
-        | (f.beginning as u8) << 1
-        | (f.unordered as u8) << 2
-        | (f.immediate as u8) << 3
-}
-
 /// Encodes `packet` with the given ports and its CRC32c into `out` (cleared first).
 pub fn encode(packet: &Packet, src_port: u16, dst_port: u16, out: &mut Vec<u8>) {
     use chunk_type as t;
@@ -178,7 +171,7 @@ pub fn encode(packet: &Packet, src_port: u16, dst_port: u16, out: &mut Vec<u8>) 
     put_u32(out, 0);
     for c in &packet.chunks {
         match c {
-            Chunk::Data(d) => put_chunk(out, t::DATA, data_flags(d.flags), |o| {
+            Chunk::Data(d) => put_chunk(out, t::DATA, d.flags.bits(), |o| {
                 put_u32(o, d.tsn);
                 put_u16(o, d.sid);
                 put_u16(o, d.ssn);
@@ -450,12 +443,7 @@ pub fn decode(buf: &[u8]) -> Result<Datagram, WireError> {
                     sid,
                     ssn,
                     ppid,
-                    flags: DataFlags {
-                        ending: flags & 1 != 0,
-                        beginning: flags & 2 != 0,
-                        unordered: flags & 4 != 0,
-                        immediate: flags & 8 != 0,
-                    },
+                    flags: DataFlags::from_bits(flags),
                     payload,
                 })
             }

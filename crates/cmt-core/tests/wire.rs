@@ -65,12 +65,7 @@ fn chunk() -> impl Strategy<Value = Chunk> {
                     sid,
                     ssn,
                     ppid,
-                    flags: DataFlags {
-                        ending: f & 1 != 0,
-                        beginning: f & 2 != 0,
-                        unordered: f & 4 != 0,
-                        immediate: f & 8 != 0
-                    },
+                    flags: DataFlags::from_bits(f),
                     payload: Payload::Bytes(Bytes::from(p)),
                 }
             )),

@@ -110,16 +110,26 @@ impl Socket {
 
     /// Binds to `a`.
     pub fn bind(&self, a: SocketAddrV4) -> io::Result<()> {
+        self.with_sockaddr("bind", a, sys::usrsctp_bind)
+    }
+
+    /// Calls `f` (bind or connect) with `a` as a `sockaddr_in`.
+    fn with_sockaddr(
+        &self,
+        what: &str,
+        a: SocketAddrV4,
+        f: unsafe extern "C" fn(*mut sys::socket, *mut sys::sockaddr, sys::socklen_t) -> i32,
+    ) -> io::Result<()> {
         let mut sa = sockaddr(a);
-        // SAFETY: a valid sockaddr_in of the size passed.
+        // SAFETY: a valid socket and a valid sockaddr_in of the size passed.
         let rc = unsafe {
-            sys::usrsctp_bind(
+            f(
                 self.0,
                 &mut sa as *mut sys::sockaddr_in as *mut sys::sockaddr,
                 size_of::<sys::sockaddr_in>() as sys::socklen_t,
             )
         };
-        check("bind", rc)
+        check(what, rc)
     }
 
     /// Binds to every address of `addrs` (all with the first one's port): a
@@ -203,16 +213,7 @@ impl Socket {
 
     /// Sets up an association with `to` (blocks until established or failed).
     pub fn connect(&self, to: SocketAddrV4) -> io::Result<()> {
-        let mut sa = sockaddr(to);
-        // SAFETY: a valid sockaddr_in of the size passed.
-        let rc = unsafe {
-            sys::usrsctp_connect(
-                self.0,
-                &mut sa as *mut sys::sockaddr_in as *mut sys::sockaddr,
-                size_of::<sys::sockaddr_in>() as sys::socklen_t,
-            )
-        };
-        check("connect", rc)
+        self.with_sockaddr("connect", to, sys::usrsctp_connect)
     }
 
     /// Sends all of `data` on stream 0 as 64 KB messages (blocks while the send

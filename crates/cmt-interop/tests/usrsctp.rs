@@ -38,18 +38,20 @@ const TEST_LIMIT: Duration = Duration::from_secs(90);
 struct Env {
     /// Per path: (our address, usrsctp's address).
     paths: Vec<(Ipv4Addr, Ipv4Addr)>,
-    /// Set when both ends have two addresses in namespaces of their own.
-    multihomed: bool,
     rt: tokio::runtime::Runtime,
     dir: std::path::PathBuf,
     /// usrsctp's listener on all its addresses, shared by the tests (a closed usrsctp
     /// endpoint frees its port only later).
     listener: Arc<usrsctp::Socket>,
-    /// The thread in usrsctp's namespace (kept for the run).
-    _peer: Option<NsThread>,
+    /// The thread in usrsctp's namespace (kept for the run); none on loopback.
+    peer: Option<NsThread>,
 }
 
 impl Env {
+    /// Both ends have two addresses in namespaces of their own.
+    fn multihomed(&self) -> bool {
+        self.peer.is_some()
+    }
     fn ours(&self, i: usize) -> SocketAddr {
         SocketAddr::from((self.paths[i].0, OUR_PORT))
     }
@@ -108,7 +110,6 @@ fn setup() -> Env {
     });
     Env {
         paths,
-        multihomed: peer.is_some(),
         rt: tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -116,7 +117,7 @@ fn setup() -> Env {
             .expect("runtime"),
         dir,
         listener: Arc::new(listener),
-        _peer: peer,
+        peer,
     }
 }
 
@@ -556,7 +557,7 @@ fn an_unknown_extension_chunk_is_skipped_by_the_peer(env: &Env) -> Result<String
 /// Both ends have two addresses; usrsctp runs with CMT on. Each direction must use both
 /// paths for a real share of the data.
 fn multihomed_cmt_both_ways(env: &Env) -> Result<String, String> {
-    if !env.multihomed {
+    if !env.multihomed() {
         return Err("skipped: needs network namespaces (root or user namespaces)".into());
     }
     env.listener.set_cmt(true).map_err(|e| e.to_string())?;

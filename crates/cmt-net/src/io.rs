@@ -40,14 +40,14 @@ pub struct Arrival {
     pub src_port: u16,
     /// Parsed packet.
     pub packet: Result<Packet, cmt_core::wire::WireError>,
-    /// The datagram as received, when capturing.
-    pub raw: Option<Vec<u8>>,
 }
 
 /// The sockets of one endpoint.
 pub struct Sockets {
     /// Bound sockets, in the order of the local addresses.
     pub sockets: Vec<UdpSocket>,
+    /// Their addresses as bound (read once: sending and capturing need them per packet).
+    locals: Vec<SocketAddr>,
     start: Instant,
     buf: Vec<u8>,
     rbuf: Vec<u8>,
@@ -74,8 +74,13 @@ impl Sockets {
             port.get_or_insert(s.local_addr()?.port());
             sockets.push(s);
         }
+        let locals = sockets
+            .iter()
+            .map(|s| s.local_addr())
+            .collect::<std::io::Result<_>>()?;
         Ok(Sockets {
             sockets,
+            locals,
             start: Instant::now(),
             buf: Vec::with_capacity(2048),
             rbuf: vec![0u8; 65_536],
@@ -106,42 +111,28 @@ impl Sockets {
             Poll::Pending
         })
         .await;
-        let bytes = &self.rbuf[..len];
-        let d = decode(bytes);
-        let a = Arrival {
+        if !self.capture.is_empty() {
+            let t = self.now();
+            record(
+                &mut self.capture,
+                t,
+                from,
+                self.locals[local],
+                &self.rbuf[..len],
+            );
+        }
+        let d = decode(&self.rbuf[..len]);
+        Arrival {
             local,
             from,
             src_port: d.as_ref().map_or(0, |d| d.src_port),
             packet: d.map(|d| d.packet),
-            raw: (!self.capture.is_empty()).then(|| bytes.to_vec()),
-        };
-        self.record_arrival(&a);
-        a
+        }
     }
 
     /// Starts recording every datagram sent and received (IPv4 only) as pcap.
     pub fn start_capture(&mut self) {
         self.capture = cmt_core::pcap::file_header().to_vec();
-    }
-
-    /// Records a received datagram (its arrival as handled now).
-    fn record_arrival(&mut self, a: &Arrival) {
-        if let (Some(raw), Ok(to)) = (&a.raw, self.sockets[a.local].local_addr()) {
-            let t = self.now();
-            self.record(t, a.from, to, raw.clone());
-        }
-    }
-
-    fn record(&mut self, t: Time, from: SocketAddr, to: SocketAddr, bytes: Vec<u8>) {
-        if let (SocketAddr::V4(f), SocketAddr::V4(d)) = (from, to) {
-            cmt_core::pcap::record(
-                &mut self.capture,
-                t.as_nanos(),
-                (*f.ip(), f.port()),
-                (*d.ip(), d.port()),
-                &bytes,
-            );
-        }
     }
 
     /// The capture so far (a pcap file), if capturing.
@@ -151,10 +142,7 @@ impl Sockets {
 
     /// The local addresses actually bound.
     pub fn local_addrs(&self) -> Vec<SocketAddr> {
-        self.sockets
-            .iter()
-            .filter_map(|s| s.local_addr().ok())
-            .collect()
+        self.locals.clone()
     }
 
     /// Time since the sockets were bound, as the core's clock.
@@ -170,7 +158,7 @@ impl Sockets {
     /// Our SCTP port: the first socket's UDP port, on every path (one association has
     /// one port pair).
     pub fn sctp_port(&self) -> u16 {
-        self.sockets[0].local_addr().map_or(0, |a| a.port())
+        self.locals.first().map_or(0, |a| a.port())
     }
 
     /// Encodes and sends `packet` from local socket `local` to UDP address `to`, for the
@@ -185,14 +173,23 @@ impl Sockets {
         encode(packet, self.sctp_port(), dst_port, &mut self.buf);
         self.sockets[local].send_to(&self.buf, to).await?;
         if !self.capture.is_empty() {
-            let (t, from, bytes) = (
-                self.now(),
-                self.sockets[local].local_addr()?,
-                self.buf.clone(),
-            );
-            self.record(t, from, to, bytes);
+            let t = self.now();
+            record(&mut self.capture, t, self.locals[local], to, &self.buf);
         }
         Ok(())
+    }
+}
+
+/// Appends a datagram to a capture (IPv4 only: pcap records here are IPv4 + UDP).
+fn record(capture: &mut Vec<u8>, t: Time, from: SocketAddr, to: SocketAddr, bytes: &[u8]) {
+    if let (SocketAddr::V4(f), SocketAddr::V4(d)) = (from, to) {
+        cmt_core::pcap::record(
+            capture,
+            t.as_nanos(),
+            (*f.ip(), f.port()),
+            (*d.ip(), d.port()),
+            bytes,
+        );
     }
 }
 

@@ -476,7 +476,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     }
     let listen = socks.local_addrs();
     let key: [u8; 32] = rand::random();
-    let mut listener = Listener::new(setup_config(o, &socks.local_addrs()), key, rand::random());
+    let mut listener = Listener::new(setup_config(o, &listen), key, rand::random());
     let mut rejected = 0u64;
     let (est, arrived_on, from, peer_port, cookie_ack) = loop {
         let a = match next(&mut socks, None, o).await {
