@@ -11,16 +11,38 @@ pub enum MaxBurstMode {
     /// In every transmission opportunity (RFC 9260 §6.1).
     #[default]
     Always,
-    /// Only in the opportunity after a SACK that acknowledges a chunk that had been fast
-    /// retransmitted or timed out, as ns-2.35's `sctp.cc` does ("a proposed change to
-    /// RFC 2960 section 7.2.4"); otherwise a send opportunity may fill the whole cwnd.
-    /// Use it to compare with results obtained in ns-2.
+    /// As ns-2.35's CMT agent does ("a proposed change to RFC 2960 section 7.2.4",
+    /// `sctp-cmt.cc` `SendBufferDequeueUpTo`, `SendMuch`): not at all until a SACK
+    /// cumulatively acknowledges a chunk that had been fast-retransmitted or
+    /// retransmitted, and in every opportunity from then on (the agent never clears the
+    /// flag). Until then one send opportunity may fill a path's whole cwnd. Use it to
+    /// compare with results obtained in ns-2.
+    Ns2,
+}
+
+/// Whose behaviour an association follows where RFC 9260 and ns-2.35's SCTP CMT module
+/// (`sctp.cc`, `sctp-cmt.cc`, the simulator most CMT studies used) differ.
+///
+/// `Ns2` changes mechanics only, each mirroring one ns-2.35 function (docs/ns2.md lists
+/// them): window arithmetic in units of the largest DATA chunk (`AdjustCwnd`, `Timeout`,
+/// `SelectFromPFDests`), an ssthresh floor of two chunks (`FastRtx`, `Timeout` of the
+/// CMT agent), partial_bytes_acked counted as `SendBufferDequeueUpTo` and
+/// `ProcessGapAckBlocks` do, and Max.Burst as in `SendMuch`. Scenario files also take
+/// ns-2's defaults from it (initial ssthresh 65536, Max.Burst mode "ns2").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Compat {
+    /// RFC 9260 (with CMT's SFR, CUC and DAC from Iyengar et al., ToN 2006).
+    #[default]
+    Rfc,
+    /// ns-2.35's `Agent/SCTP/CMT`, for comparisons with results obtained in ns-2.
     Ns2,
 }
 
 /// Protocol parameters of one association endpoint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
+    /// Whose behaviour to follow where RFC 9260 and ns-2.35 differ.
+    pub compat: Compat,
     /// Path MTU in bytes, including the IP header (`ip_header_len`).
     pub mtu: u32,
     /// Bytes below the SCTP common header counted against the MTU (20 for IPv4;
@@ -84,6 +106,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            compat: Compat::Rfc,
             mtu: 1500,
             ip_header_len: 20,
             rbuf: 65536,
@@ -128,10 +151,32 @@ impl Config {
             .max(1)
     }
 
-    /// Initial cwnd of RFC 4960 §7.2.1: `min(4·MTU, max(2·MTU, 4380))`.
+    /// The unit of window arithmetic (slow-start and congestion-avoidance steps, the
+    /// window after a timeout, PF recovery windows, idle-decay floors): the MTU (RFC
+    /// 9260 §7.2), or with ns-2.35 compatibility the largest DATA chunk, `mtu −
+    /// ip_header − 12` (ns-2's `uiMaxDataSize`, 1468 bytes for MTU 1500).
+    pub fn cwnd_unit(&self) -> u64 {
+        match self.compat {
+            Compat::Rfc => self.mtu as u64,
+            Compat::Ns2 => self.mtu.saturating_sub(self.ip_header_len + 12).max(1) as u64,
+        }
+    }
+
+    /// The lowest ssthresh a loss sets: 4·MTU (RFC 9260 §7.2.3), or two chunks with
+    /// ns-2.35 compatibility (the CMT agent's `MAX(cwnd/2, initialCwnd_ · uiMaxDataSize)`
+    /// with ns-2's default `initialCwnd_ = 2`).
+    pub fn min_ssthresh(&self) -> u64 {
+        match self.compat {
+            Compat::Rfc => 4 * self.cwnd_unit(),
+            Compat::Ns2 => 2 * self.cwnd_unit(),
+        }
+    }
+
+    /// Initial cwnd of RFC 4960 §7.2.1: `min(4·MTU, max(2·MTU, 4380))`, MTU being the
+    /// window unit (ns-2.35 computes the same formula with its chunk size: 4380 bytes).
     pub fn initial_cwnd(&self) -> u64 {
-        let mtu = self.mtu as u64;
-        (4 * mtu).min((2 * mtu).max(4380))
+        let unit = self.cwnd_unit();
+        (4 * unit).min((2 * unit).max(4380))
     }
 
     /// Checks the values for consistency; the error names the offending field.

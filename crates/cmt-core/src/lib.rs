@@ -38,7 +38,7 @@ pub mod tsn;
 pub mod wire;
 
 pub use assoc::{Algorithms, AssocInit, AssocStats, Association, Closing, Transmit};
-pub use config::{Config, MaxBurstMode};
+pub use config::{Compat, Config, MaxBurstMode};
 pub use event::{Event, Observer, SendKind};
 pub use packet::{Chunk, Packet, Payload};
 pub use params::{ParamError, ParamValue, Params};

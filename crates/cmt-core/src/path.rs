@@ -70,6 +70,9 @@ pub(crate) struct Path {
     pub(crate) cc: Box<dyn CongestionControl>,
     /// Bytes in flight.
     pub(crate) flight: u64,
+    /// Bytes of chunks last sent on this path that are marked for retransmission and not
+    /// resent yet (ns-2.35 keeps them in the path's outstanding bytes for new data).
+    pub(crate) marked: u64,
     /// Consecutive errors (RFC 9260 §8.2).
     pub(crate) error_count: u32,
     /// Running T3-rtx timer.
@@ -78,6 +81,9 @@ pub(crate) struct Path {
     pub(crate) rtt_probe: Option<(u64, Time)>,
     /// Fast-retransmit recovery point: reductions only for TSNs above it.
     pub(crate) recover: Option<u64>,
+    /// ns-2.35 compatibility: the per-destination `uiHighestTsnSent` of
+    /// `GetHighestOutstandingTsn`.
+    pub(crate) ns2_highest: u64,
     /// New-data packets sent in the current transmission opportunity.
     pub(crate) burst_used: u32,
     /// Last time data was sent on this path.
@@ -129,10 +135,12 @@ impl Path {
             rtt,
             cc,
             flight: 0,
+            marked: 0,
             error_count: 0,
             t3: None,
             rtt_probe: None,
             recover: None,
+            ns2_highest: 0,
             burst_used: 0,
             last_data_sent: None,
             decay_at: None,
@@ -214,8 +222,18 @@ impl Path {
         }
     }
 
-    pub(crate) fn view(&self, id: PathId, max_burst: u32, now: Time, mtu: u64) -> PathView {
+    /// What algorithms see. With `hold_marked` (ns-2.35 compatibility) chunks marked for
+    /// retransmission still occupy the window for new data, as in ns-2's `SendMuch`.
+    pub(crate) fn view(
+        &self,
+        id: PathId,
+        max_burst: u32,
+        now: Time,
+        mtu: u64,
+        hold_marked: bool,
+    ) -> PathView {
         let cwnd = self.cc.cwnd();
+        let occupied = self.flight + if hold_marked { self.marked } else { 0 };
         PathView {
             id,
             state: self.state,
@@ -233,7 +251,7 @@ impl Path {
             capacity: self.capacity,
             advertised_rate: self.advertised_rate,
             can_send: self.state == PathState::Active
-                && self.flight < cwnd
+                && occupied < cwnd
                 && (max_burst == 0 || self.burst_used < max_burst)
                 && self.paced_ok(now, mtu),
         }

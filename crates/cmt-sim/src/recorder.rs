@@ -24,6 +24,10 @@ pub struct PathCounters {
     /// Times the path's cwnd went down (loss events: fast-retransmit cuts, timeouts,
     /// idle decay).
     pub cwnd_reductions: u64,
+    /// Chunks first sent on this path that were marked for fast retransmission.
+    pub fast_retransmits: u64,
+    /// T3-rtx expiries of this path.
+    pub timeouts: u64,
     /// Times the sender marked the path potentially failed or inactive.
     pub failures: u64,
     /// Times the path became active again after a failure.
@@ -258,8 +262,14 @@ impl Recorder {
                     }
                 }
             }
-            Event::FastRetransmit { .. } => self.fast_retransmits += 1,
-            Event::Timeout { .. } => self.timeouts += 1,
+            Event::FastRetransmit { path, .. } => {
+                self.fast_retransmits += 1;
+                self.paths[path.0].fast_retransmits += 1;
+            }
+            Event::Timeout { path, .. } => {
+                self.timeouts += 1;
+                self.paths[path.0].timeouts += 1;
+            }
             Event::CwndChanged { path, cwnd, .. } => {
                 if cwnd < self.cwnd[path.0] {
                     self.paths[path.0].cwnd_reductions += 1;

@@ -45,6 +45,10 @@ pub struct PathSummary {
     pub throughput_mbps: f64,
     /// Times the path's cwnd was reduced (fast-retransmit cuts, timeouts, idle decay).
     pub cwnd_reductions: u64,
+    /// Chunks lost on this path that were marked for fast retransmission.
+    pub fast_retransmits: u64,
+    /// T3-rtx expiries of this path.
+    pub timeouts: u64,
     /// Times the sender marked the path potentially failed or inactive.
     pub failures: u64,
     /// Times the path became active again.
@@ -164,7 +168,7 @@ impl Summary {
         } else {
             lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64
         };
-        let bound = sim.bound_mbps();
+        let bound = sim.bound_mbps(cmt_core::Duration::from_secs_f64(measured));
         let goodput = mbps(r.delivered, measured);
         Summary {
             scenario: b.name.clone(),
@@ -214,6 +218,8 @@ impl Summary {
                     goodput_mbps: mbps(c.delivered_bytes, measured),
                     throughput_mbps: mbps(c.received_bytes, measured),
                     cwnd_reductions: c.cwnd_reductions,
+                    fast_retransmits: c.fast_retransmits,
+                    timeouts: c.timeouts,
                     failures: c.failures,
                     recoveries: c.recoveries,
                 })
@@ -325,6 +331,8 @@ pub const PATH_METRICS: &[&str] = &[
     "goodput_mbps",
     "throughput_mbps",
     "cwnd_reductions",
+    "fast_retransmits",
+    "timeouts",
     "failures",
     "recoveries",
 ];
@@ -345,6 +353,8 @@ impl Summary {
                 "goodput_mbps" => p.goodput_mbps,
                 "throughput_mbps" => p.throughput_mbps,
                 "cwnd_reductions" => p.cwnd_reductions as f64,
+                "fast_retransmits" => p.fast_retransmits as f64,
+                "timeouts" => p.timeouts as f64,
                 "failures" => p.failures as f64,
                 "recoveries" => p.recoveries as f64,
                 _ => return None,

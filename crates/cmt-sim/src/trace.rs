@@ -55,6 +55,23 @@ impl Trace {
         self.ms.len() as f64 * OPPORTUNITY_BYTES as f64 * 8.0 / (self.period_ms as f64 / 1000.0)
     }
 
+    /// Mean capacity in bits per second over the first `window` of the trace (the
+    /// opportunities at times in `[0, window)`, the trace repeating as it does on a link):
+    /// what a run of that length is actually offered, which for a short run on a long
+    /// trace can be far from the whole trace's mean.
+    pub fn mean_rate_bps_over(&self, window: Duration) -> f64 {
+        let secs = window.as_secs_f64();
+        if secs <= 0.0 {
+            return self.mean_rate_bps();
+        }
+        let period_ns = self.period_ms * 1_000_000;
+        let cycles = window.as_nanos() / period_ns;
+        let rest_ns = window.as_nanos() % period_ns;
+        let partial = self.ms.partition_point(|&t| t * 1_000_000 < rest_ns) as u64;
+        let opportunities = cycles * self.ms.len() as u64 + partial;
+        opportunities as f64 * OPPORTUNITY_BYTES as f64 * 8.0 / secs
+    }
+
     fn at(&self, cycle: u64, i: usize) -> Time {
         Time::ZERO + Duration::from_millis(cycle * self.period_ms + self.ms[i])
     }
@@ -150,6 +167,24 @@ mod tests {
         assert_eq!(c.serve(ms(2), 3000), ms(4));
         // The queue was empty from 4 to 9 ms: the opportunities at 5–8 ms are wasted.
         assert_eq!(c.serve(ms(9), 1500), ms(2 * 4 + 1)); // cycle 2 starts at 8 ms
+    }
+
+    #[test]
+    fn the_rate_over_a_window_counts_only_the_opportunities_inside_it() {
+        // Period 1000 ms: a burst of 8 opportunities in the first 100 ms, 2 later.
+        let text = "10\n20\n30\n40\n50\n60\n70\n80\n900\n1000\n";
+        let t = Trace::parse(text).unwrap();
+        let per_op = 1500.0 * 8.0;
+        assert_eq!(t.mean_rate_bps(), 10.0 * per_op);
+        // The first 100 ms hold 8 opportunities: 8 × 12 kbit / 0.1 s.
+        let w = Duration::from_millis(100);
+        assert!((t.mean_rate_bps_over(w) - 8.0 * per_op / 0.1).abs() < 1e-6);
+        // 2.5 periods: 2 × 10 + 8 opportunities over 2.5 s.
+        let w = Duration::from_millis(2500);
+        assert!((t.mean_rate_bps_over(w) - 28.0 * per_op / 2.5).abs() < 1e-6);
+        // Whole periods give the trace's mean.
+        let w = Duration::from_secs(3);
+        assert!((t.mean_rate_bps_over(w) - t.mean_rate_bps()).abs() < 1e-6);
     }
 
     #[test]

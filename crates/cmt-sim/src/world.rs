@@ -44,10 +44,11 @@ fn configured_loss(built: &Built, drawn: &[Drawn], links: &[usize]) -> f64 {
     let pass: f64 = links
         .iter()
         .map(|&l| {
-            let g = built.links[l]
-                .gilbert
-                .as_ref()
-                .map_or(0.0, |g| g.stationary_loss());
+            let link = &built.links[l];
+            if !link.loss_direction.applies(false) {
+                return 1.0;
+            }
+            let g = link.gilbert.as_ref().map_or(0.0, |g| g.stationary_loss());
             (1.0 - drawn[l].loss) * (1.0 - g)
         })
         .product();
@@ -160,10 +161,15 @@ impl Simulation {
                     params.trace = None;
                     params.rate_bps = rate;
                 }
+                let chain = if l.loss_direction.applies(dir == "rev") {
+                    LossChain::new(loss, l.gilbert)
+                } else {
+                    LossChain::new(0.0, None)
+                };
                 links.push(Link::new(
                     format!("{}/{dir}", l.name),
                     params,
-                    LossChain::new(loss, l.gilbert),
+                    chain,
                     stream(seed, &format!("link/{}/{dir}/loss", l.name)),
                     stream(seed, &format!("link/{}/{dir}/jitter", l.name)),
                 ));
@@ -316,8 +322,10 @@ impl Simulation {
         })
     }
 
-    /// The receive-buffer bound for this run's drawn link values, Mbit/s of goodput.
-    pub fn bound_mbps(&self) -> f64 {
+    /// The receive-buffer bound for this run's drawn link values, Mbit/s of goodput, for
+    /// a run that measured `over` of simulated time: a link that follows a capacity
+    /// trace counts the capacity the trace offers in that window.
+    pub fn bound_mbps(&self, over: Duration) -> f64 {
         let cfg = &self.built.config;
         let payload = cfg.max_payload() as f64;
         let pkt = (cfg.mtu) as f64;
@@ -327,9 +335,14 @@ impl Simulation {
             .map(|(fwd, rev)| {
                 let rate = fwd
                     .iter()
-                    .map(|&l| self.links[l].params.rate_bps)
-                    .min()
-                    .unwrap_or(0) as f64;
+                    .map(|&l| {
+                        let p = &self.links[l].params;
+                        p.trace
+                            .as_ref()
+                            .map_or(p.rate_bps as f64, |t| t.mean_rate_bps_over(over))
+                    })
+                    .fold(f64::INFINITY, f64::min);
+                let rate = if rate.is_finite() { rate } else { 0.0 };
                 let mut rtt = 0.0;
                 for &l in fwd {
                     rtt += self.links[l].params.delay.as_secs_f64()

@@ -35,6 +35,10 @@ enum Command {
         /// IPv4, simulated time; Wireshark and tshark decode it).
         #[arg(long, value_name = "FILE")]
         pcap: Option<PathBuf>,
+        /// Write the run's summary as JSON (what `--out` puts in summary.json) to this
+        /// file, without the CSV files and figures.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
     },
     /// Run a sweep (grid of scenario variations × seeds) and aggregate it.
     Sweep {
@@ -122,7 +126,14 @@ fn main() -> ExitCode {
             set,
             out,
             pcap,
-        } => run::run(&file, &set, out.as_deref(), pcap.as_deref()),
+            json,
+        } => run::run(
+            &file,
+            &set,
+            out.as_deref(),
+            pcap.as_deref(),
+            json.as_deref(),
+        ),
         Command::Sweep {
             file,
             jobs,

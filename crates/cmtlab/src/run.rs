@@ -12,6 +12,7 @@ pub fn run(
     set: &[String],
     out: Option<&Path>,
     pcap: Option<&Path>,
+    json: Option<&Path>,
 ) -> Result<(), String> {
     let built = load_file(file, set).map_err(|e| e.to_string())?;
     let mut sim = Simulation::new(built).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -53,6 +54,11 @@ pub fn run(
             .finish_capture()
             .map_err(|e| format!("{}: cannot write: {e}", p.display()))?;
         println!("{n} packets captured to {}", p.display());
+    }
+    if let Some(p) = json {
+        let text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
+        cmt_lab::sweep::write_atomic(p, (text + "\n").as_bytes())
+            .map_err(|e| format!("{}: cannot write summary: {e}", p.display()))?;
     }
     if let Some(dir) = out {
         write_outputs(&sim, &summary, dir)

@@ -3,13 +3,14 @@
 //! Read first: RFC 9260 §6 (data transfer), §7 (congestion control), §8 (fault
 //! management); spec/algorithms.md §1.
 
+mod loss;
 mod recv;
 mod sack;
 mod send;
 mod shutdown;
+mod timers;
 
 pub use shutdown::Closing;
-mod timers;
 
 use std::collections::VecDeque;
 
@@ -157,7 +158,8 @@ pub struct Association<O: Observer = ()> {
     copy_buf: Vec<(u64, PathId)>,
     /// Max.Burst in force for the current transmission opportunity (0 = none).
     burst_limit: u32,
-    /// ns-2 mode: the SACK being handled acked a retransmitted chunk.
+    /// ns-2 mode: a chunk that was fast-retransmitted or retransmitted has been
+    /// cumulatively acked; from then on Max.Burst applies.
     burst_trigger: bool,
     assoc_errors: u32,
     failed: bool,
@@ -183,7 +185,7 @@ impl<O: Observer> Association<O> {
         if num_paths == 0 {
             return Err("an association needs at least one path".into());
         }
-        let mtu = cfg.mtu as u64;
+        let mtu = cfg.cwnd_unit();
         let cc_init = CcInit {
             mtu,
             initial_cwnd: cfg.initial_cwnd(),
@@ -254,7 +256,8 @@ impl<O: Observer> Association<O> {
     }
     /// A snapshot of one path.
     pub fn path(&self, id: PathId) -> PathView {
-        self.paths[id.0].view(id, self.burst_limit, self.now, self.cfg.mtu as u64)
+        let hold = self.hold_marked();
+        self.paths[id.0].view(id, self.burst_limit, self.now, self.cfg.mtu as u64, hold)
     }
     /// Configures path `path`'s loss rate for the loss-aware algorithms (rtx-lossrate,
     /// rtx-cl, CMT-QA*, BLEST): ns-2's `set-destination-lossrate`, the "oracle" of spec
@@ -437,7 +440,7 @@ impl<O: Observer> Association<O> {
         self.sched_copies = true;
         let applies = match self.cfg.max_burst_mode {
             MaxBurstMode::Always => true,
-            MaxBurstMode::Ns2 => std::mem::take(&mut self.burst_trigger),
+            MaxBurstMode::Ns2 => self.burst_trigger,
         };
         self.burst_limit = if applies { self.cfg.max_burst } else { 0 };
     }
@@ -445,12 +448,23 @@ impl<O: Observer> Association<O> {
     fn refresh_views(&mut self) {
         self.views.clear();
         let (max_burst, now, mtu) = (self.burst_limit, self.now, self.cfg.mtu as u64);
+        let hold = self.hold_marked();
         self.views.extend(
             self.paths
                 .iter()
                 .enumerate()
-                .map(|(i, p)| p.view(PathId(i), max_burst, now, mtu)),
+                .map(|(i, p)| p.view(PathId(i), max_burst, now, mtu, hold)),
         );
+    }
+
+    /// Whether to follow ns-2.35 where it differs from RFC 9260.
+    fn ns2(&self) -> bool {
+        self.cfg.compat == crate::config::Compat::Ns2
+    }
+
+    /// ns-2.35 compatibility: marked chunks keep their path's window for new data.
+    fn hold_marked(&self) -> bool {
+        self.ns2()
     }
 
     fn set_state(&mut self, now: Time, id: PathId, state: PathState) {

@@ -5,16 +5,20 @@
 //! delaying SACKs when a gap exists and reports in the SACK flags how many DATA packets
 //! arrived since the previous SACK.
 //!
-//! The application reads in-order data at once (spec §12), so the buffer holds only
-//! out-of-order chunks and `a_rwnd = rbuf − bytes held`. A new chunk that would make the
-//! buffer exceed `rbuf` is dropped, except the next in-order chunk, which is delivered
+//! The application reads in-order data at once, so the buffer holds only out-of-order
+//! chunks and `a_rwnd = rbuf − bytes held`. A new chunk that would make the buffer
+//! exceed `rbuf` is dropped, except the next in-order chunk, which is delivered
 //! immediately and never occupies the buffer.
+//!
+//! With ns-2.35 compatibility the receiver does what `SctpAgent::ProcessDataChunk` does:
+//! it counts whole DATA chunks (header included) against the window and drops any chunk
+//! that does not fit, the next in-order one and duplicates included, without a SACK.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use super::Association;
 use crate::event::{Event, Observer};
-use crate::packet::{DataChunk, GapBlock, Payload, SackChunk};
+use crate::packet::{data_chunk_len, DataChunk, GapBlock, Payload, SackChunk};
 use crate::path::PathId;
 use crate::time::Time;
 use crate::tsn::{unwrap_tsn, wire_tsn};
@@ -23,6 +27,8 @@ struct Held {
     payload: Payload,
     path: PathId,
     arrived: Time,
+    /// Bytes it takes from the window.
+    size: u32,
 }
 
 pub(super) struct RecvState {
@@ -38,6 +44,8 @@ pub(super) struct RecvState {
     sack_path: PathId,
     dup_in_packet: bool,
     immediate_in_packet: bool,
+    /// ns-2 compatibility: a chunk of this packet was dropped for lack of room.
+    dropped_in_packet: bool,
 }
 
 impl RecvState {
@@ -54,6 +62,7 @@ impl RecvState {
             sack_path: PathId(0),
             dup_in_packet: false,
             immediate_in_packet: false,
+            dropped_in_packet: false,
         }
     }
 
@@ -68,9 +77,21 @@ impl RecvState {
 
 impl<O: Observer> Association<O> {
     pub(super) fn on_data(&mut self, now: Time, path: PathId, d: DataChunk) {
+        let ns2 = self.ns2();
         let r = &mut self.rcv;
         let tsn = unwrap_tsn(r.cum + 1, d.tsn);
         let bytes = d.payload.len() as u32;
+        let size = if ns2 {
+            data_chunk_len(bytes as usize) as u32
+        } else {
+            bytes
+        };
+        if ns2 && size > self.cfg.rbuf - r.held {
+            r.dropped_in_packet = true;
+            self.obs
+                .event(now, &Event::DataDropped { path, tsn, bytes });
+            return;
+        }
         r.immediate_in_packet |= d.flags.immediate;
         let duplicate = tsn <= r.cum || r.ooo.contains_key(&tsn);
         self.obs.event(
@@ -105,18 +126,19 @@ impl<O: Observer> Association<O> {
             return;
         }
         // Out of order: keep it only if it fits the buffer and can be reported.
-        if r.held as u64 + bytes as u64 > self.cfg.rbuf as u64 || tsn - r.cum > u16::MAX as u64 {
+        if r.held as u64 + size as u64 > self.cfg.rbuf as u64 || tsn - r.cum > u16::MAX as u64 {
             self.obs
                 .event(now, &Event::DataDropped { path, tsn, bytes });
             return;
         }
-        r.held += bytes;
+        r.held += size;
         r.ooo.insert(
             tsn,
             Held {
                 payload: d.payload,
                 path,
                 arrived: now,
+                size,
             },
         );
         let held = r.held;
@@ -133,7 +155,7 @@ impl<O: Observer> Association<O> {
             let (tsn, h) = entry.remove_entry();
             r.cum = tsn;
             let bytes = h.payload.len() as u32;
-            r.held -= bytes;
+            r.held -= h.size;
             r.delivered.push_back(h.payload);
             let ev = Event::Delivered {
                 tsn,
@@ -152,10 +174,22 @@ impl<O: Observer> Association<O> {
     /// Decides between an immediate and a delayed SACK after a packet with DATA.
     pub(super) fn after_data_packet(&mut self, now: Time, path: PathId, gap_before: bool) {
         let dac = self.cfg.dac;
+        let ns2 = self.ns2();
         let r = &mut self.rcv;
         r.pkts_since_sack += 1;
         r.sack_path = path;
-        let gap = gap_before || r.has_gap();
+        // A packet that fills the last hole is acknowledged at once, as TCP does (RFC
+        // 5681 §4.2); ns-2 (`ProcessChunk`) only SACKs at once while a hole remains.
+        let gap = (gap_before && !ns2) || r.has_gap();
+        if std::mem::take(&mut r.dropped_in_packet) {
+            // ns-2 sends no SACK for a packet whose DATA it had to drop.
+            r.dup_in_packet = false;
+            r.immediate_in_packet = false;
+            if r.sack_at.is_none() {
+                r.sack_at = Some(now + self.cfg.sack_delay);
+            }
+            return;
+        }
         let immediate = std::mem::take(&mut r.dup_in_packet)
             || std::mem::take(&mut r.immediate_in_packet)
             || (!dac && gap)

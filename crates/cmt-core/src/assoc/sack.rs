@@ -1,18 +1,25 @@
 //! SACK processing at the sender: cumulative and gap acknowledgements, RTT samples,
-//! cwnd growth, missing reports and fast-retransmit marking.
+//! cwnd growth, the peer window and T3-rtx restarts (loss detection is in `loss.rs`).
 //!
-//! Rules: RFC 9260 §6.2.1, §6.3, §7.2.1–7.2.4; CMT's SFR, CUC and DAC as in ns-2.35
-//! `sctp-cmt.cc` (spec §1.4). T3-rtx follows RFC 9260 §6.3.2 rule R3: it is restarted
+//! Rules: RFC 9260 §6.2.1, §6.3, §7.2.1–7.2.2; CMT's CUC (Iyengar et al., ToN 2006) as
+//! in ns-2.35 `sctp-cmt.cc`. T3-rtx follows RFC 9260 §6.3.2 rule R3: it is restarted
 //! for a path only when a SACK acknowledges the earliest TSN outstanding on that path.
 //! (Restarting on any new ack would let a lost fast retransmission stall the
 //! association for as long as newer data keeps being acked.)
+//!
+//! With ns-2.35 compatibility (docs/ns2.md): partial_bytes_acked is counted as
+//! `SendBufferDequeueUpTo` and `ProcessGapAckBlocks` count it, a chunk gap-acked
+//! before but missing from a later SACK is taken back as outstanding
+//! (`ProcessGapAckBlocks`), chunks marked for retransmission count against the peer
+//! window (`ProcessSackChunk`), and Max.Burst switches on for good at the first
+//! cumulative ack of a retransmitted chunk (`SendBufferDequeueUpTo`).
 
 use std::collections::VecDeque;
 
 use super::send::TxChunk;
 use super::Association;
-use crate::cc::{AckSignal, CcPathView, LossSignal};
-use crate::event::{Event, Observer, SendKind};
+use crate::cc::{AckSignal, CcPathView};
+use crate::event::{Event, Observer};
 use crate::packet::SackChunk;
 use crate::path::{Path, PathId, PathState};
 use crate::time::Time;
@@ -22,9 +29,14 @@ use crate::tsn::unwrap_tsn;
 #[derive(Default)]
 pub(super) struct AckScratch {
     newly_bytes: Vec<u64>,
-    saw_new_ack: Vec<bool>,
-    highest: Vec<u64>,
-    lowest: Vec<u64>,
+    /// Newly acked bytes that count toward partial_bytes_acked.
+    pba_bytes: Vec<u64>,
+    /// Some chunk last sent on the path was newly acked (SFR).
+    pub(super) saw_new_ack: Vec<bool>,
+    /// Highest TSN newly acked per path (SFR's per-path HTNA).
+    pub(super) highest: Vec<u64>,
+    /// Lowest TSN newly acked per path (DAC).
+    pub(super) lowest: Vec<u64>,
     new_pseudo: Vec<bool>,
     flight_before: Vec<u64>,
     /// Earliest TSN in flight on each path before this SACK.
@@ -39,6 +51,8 @@ impl AckScratch {
         let n = paths.len();
         self.newly_bytes.clear();
         self.newly_bytes.resize(n, 0);
+        self.pba_bytes.clear();
+        self.pba_bytes.resize(n, 0);
         self.saw_new_ack.clear();
         self.saw_new_ack.resize(n, false);
         self.highest.clear();
@@ -113,37 +127,105 @@ impl<O: Observer> Association<O> {
         let mut s = std::mem::take(&mut self.scratch);
         s.reset(&self.paths, &self.snd.chunks, self.snd.cum_ack, cum);
         let mut rtts = Vec::new();
-        let mut newly_any = false;
         let advanced = cum > self.snd.cum_ack;
+        if self.ns2() {
+            // ns-2 `FastRtx`: a destination's one-packet exemption lasts only for the
+            // retransmissions right after the SACK that marked its chunk.
+            self.snd.fast_exempt.iter_mut().for_each(|e| *e = false);
+        }
+        let mut newly_any = self.ack_cumulative(now, cum, &mut s, &mut rtts);
+        let (newly_gap, reported) =
+            self.ack_gap_blocks(now, cum, advanced, &sack.gap_blocks, &mut s, &mut rtts);
+        newly_any |= newly_gap;
+        if self.ns2() && self.snd.gap_acked_bytes > reported {
+            self.renege_unreported(&sack.gap_blocks);
+        }
+        self.release_copies(&mut s);
+        for (path, ns) in rtts {
+            self.rtt_sample(now, path, crate::time::Duration::from_nanos(ns));
+        }
+        if newly_any {
+            self.assoc_errors = 0;
+        }
+        self.update_paths_after_ack(now, &s);
+        self.grow_cwnds(now, &mut s, advanced);
+        self.missing_reports(now, &mut s, sack.flags);
+        self.update_peer_rwnd(sack.a_rwnd, reported);
+        for (i, p) in self.paths.iter_mut().enumerate() {
+            if p.flight == 0 {
+                p.t3 = None;
+            } else if s.restart_t3[i] || p.t3.is_none() {
+                p.t3 = Some(now + p.rtt.rto());
+            }
+        }
+        self.scratch = s;
+    }
 
-        // Cumulative part.
+    /// The cumulative part: chunks up to `cum` leave the queue. Returns whether any was
+    /// acked for the first time.
+    fn ack_cumulative(
+        &mut self,
+        now: Time,
+        cum: u64,
+        s: &mut AckScratch,
+        rtts: &mut Vec<(PathId, u64)>,
+    ) -> bool {
+        let ns2 = self.ns2();
+        let mut newly_any = false;
         while self.snd.cum_ack < cum {
             let Some(c) = self.snd.chunks.pop_front() else {
                 break;
             };
             self.snd.cum_ack += 1;
             let tsn = self.snd.cum_ack;
+            let (d, size) = (c.path.0, c.size());
             if !c.acked {
-                self.burst_trigger |= c.tx_count > 1;
-                newly_acked(&mut self.paths, &mut s, now, tsn, &c, &mut rtts);
+                // ns-2 `SendBufferDequeueUpTo`: Max.Burst applies from the first
+                // cumulative ack of a chunk no longer eligible for fast retransmission.
+                self.burst_trigger |= c.fast_done || c.tx_count > 1;
+                newly_acked(&mut self.paths, s, now, tsn, &c, rtts);
                 // CUC: a newly cum-acked TSN that was never gap-acked counts as progress,
                 // and the path's expected pseudo-cumacks must be looked for again.
-                s.new_pseudo[c.path.0] = true;
-                let p = &mut self.paths[c.path.0];
+                s.new_pseudo[d] = true;
+                let p = &mut self.paths[d];
                 p.find_pseudo = true;
                 p.find_rtx_pseudo = true;
+                // ns-2 counts cumulatively acked bytes toward partial_bytes_acked only
+                // while the path's outstanding bytes (marked chunks included) fill cwnd.
+                if !ns2 || s.flight_before[d] + p.marked >= p.cc.cwnd() {
+                    s.pba_bytes[d] += size;
+                }
+                self.snd.htna_ns2 = tsn;
                 newly_any = true;
             }
             if c.in_flight {
-                self.paths[c.path.0].flight -= c.size();
+                self.paths[d].flight -= size;
+            }
+            if c.acked {
+                self.snd.gap_acked_bytes -= size;
             }
             if c.rtx.is_some() {
                 self.snd.rtx_marked.remove(&tsn);
+                self.unmark_acked(d, size, s);
             }
         }
+        newly_any
+    }
 
-        // Gap ack blocks.
-        for b in &sack.gap_blocks {
+    /// The gap ack blocks. Returns whether a chunk was acked for the first time and the
+    /// bytes this SACK reports held at the receiver.
+    fn ack_gap_blocks(
+        &mut self,
+        now: Time,
+        cum: u64,
+        advanced: bool,
+        blocks: &[crate::packet::GapBlock],
+        s: &mut AckScratch,
+        rtts: &mut Vec<(PathId, u64)>,
+    ) -> (bool, u64) {
+        let ns2 = self.ns2();
+        let (mut newly_any, mut reported) = (false, 0u64);
+        for b in blocks {
             if b.start == 0 || b.start > b.end {
                 self.stats.bogus_chunks += 1;
                 continue;
@@ -153,32 +235,87 @@ impl<O: Observer> Association<O> {
                 let Some(c) = self.snd.chunks.get_mut(idx) else {
                     break;
                 };
+                if c.tx_count > 0 {
+                    reported += c.size();
+                }
                 if c.acked {
                     continue;
                 }
+                let (d, size) = (c.path.0, c.size());
                 c.acked = true;
+                self.snd.gap_acked_bytes += size;
                 if self.cfg.rev.is_some() {
-                    // NR-SACK semantics (spec §2, seed 004): gap-acked data is
-                    // non-renegable, so the sender's copy can go now.
+                    // Receiver-driven CMT uses NR-SACK semantics (Natarajan et al.):
+                    // gap-acked data is non-renegable, so the sender's copy can go now.
                     c.payload = crate::packet::Payload::Synthetic(c.len);
                 }
                 if c.in_flight {
                     c.in_flight = false;
-                    self.paths[c.path.0].flight -= c.size();
+                    self.paths[d].flight -= size;
                 }
                 let tsn = cum + off as u64;
                 if c.rtx.take().is_some() {
                     self.snd.rtx_marked.remove(&tsn);
+                    self.unmark_acked(d, size, s);
                 }
-                let c = &self.snd.chunks[idx];
-                self.burst_trigger |= c.tx_count > 1;
-                newly_acked(&mut self.paths, &mut s, now, tsn, c, &mut rtts);
+                newly_acked(&mut self.paths, s, now, tsn, &self.snd.chunks[idx], rtts);
+                self.snd.htna_ns2 = self.snd.htna_ns2.max(tsn);
+                // ns-2 `ProcessGapAckBlocks` adds gap-acked bytes to partial_bytes_acked
+                // from the path's new pseudo-cumack on (TSN order), or with CUC off once
+                // the cumulative ack advanced.
+                let counts = match (ns2, self.cfg.cuc) {
+                    (false, _) => true,
+                    (true, true) => s.new_pseudo[d],
+                    (true, false) => advanced,
+                };
+                if counts {
+                    s.pba_bytes[d] += size;
+                }
                 newly_any = true;
             }
         }
+        (newly_any, reported)
+    }
 
-        // Copies of chunks acknowledged now leave their paths' flight; an ack of data a
-        // path carried keeps its T3 from expiring.
+    /// A chunk marked for retransmission was acked before it was resent.
+    fn unmark_acked(&mut self, path: usize, size: u64, s: &mut AckScratch) {
+        self.paths[path].marked -= size;
+        if self.ns2() {
+            // ns-2's outstanding bytes still hold it when `AdjustCwnd` compares them
+            // with cwnd.
+            s.flight_before[path] += size;
+        }
+    }
+
+    /// ns-2.35 (`ProcessGapAckBlocks`: "out of order SACK? setting eGapAcked=FALSE")
+    /// trusts only the latest SACK's gap blocks: a chunk gap-acked before but not
+    /// reported now is taken as reneged, outstanding on its path again until a later
+    /// SACK acks it anew.
+    fn renege_unreported(&mut self, blocks: &[crate::packet::GapBlock]) {
+        let mut covered: Vec<(usize, usize)> = blocks
+            .iter()
+            .filter(|b| b.start > 0 && b.start <= b.end)
+            .map(|b| (b.start as usize - 1, b.end as usize - 1))
+            .collect();
+        covered.sort_unstable();
+        let mut k = 0;
+        for (idx, c) in self.snd.chunks.iter_mut().enumerate() {
+            while k < covered.len() && covered[k].1 < idx {
+                k += 1;
+            }
+            if !c.acked || covered.get(k).is_some_and(|&(s, _)| s <= idx) {
+                continue;
+            }
+            c.acked = false;
+            c.in_flight = true;
+            self.paths[c.path.0].flight += c.size();
+            self.snd.gap_acked_bytes -= c.size();
+        }
+    }
+
+    /// Copies of chunks acknowledged now leave their paths' flight; an ack of data a
+    /// path carried keeps its T3 from expiring.
+    fn release_copies(&mut self, s: &mut AckScratch) {
         for (i, p) in self.paths.iter_mut().enumerate() {
             if p.copies.is_empty() {
                 continue;
@@ -202,28 +339,26 @@ impl<O: Observer> Association<O> {
                 s.restart_t3[i] = true;
             }
         }
+    }
 
-        for (path, ns) in rtts {
-            self.rtt_sample(now, path, crate::time::Duration::from_nanos(ns));
+    /// The peer window after this SACK (RFC 9260 §6.2.1 D.ii): a_rwnd minus the bytes
+    /// still outstanding after processing it. That is what is in flight, plus what
+    /// earlier SACKs gap-acked but this one does not report (`reported`): such a SACK is
+    /// older than one already processed (it came over a slower path), its a_rwnd
+    /// predates those chunks' arrival, so they still count against it. Treating them as
+    /// acked would inflate the window by everything the faster paths delivered
+    /// meanwhile and overrun the receiver.
+    fn update_peer_rwnd(&mut self, a_rwnd: u32, reported: u64) {
+        let unreported = self.snd.gap_acked_bytes.saturating_sub(reported);
+        let mut outstanding = self.total_flight() + unreported;
+        if self.ns2() {
+            // ns-2 counts chunks marked for retransmission as outstanding until they are
+            // resent (`ProcessSackChunk`, `TotalOutstanding`); RFC 9260 §6.2.1 C gives
+            // their bytes back to the peer window.
+            outstanding += self.marked_bytes();
         }
-        if newly_any {
-            self.assoc_errors = 0;
-        }
-        self.update_paths_after_ack(now, &s);
-        self.grow_cwnds(now, &mut s, advanced);
-        self.missing_reports(now, &mut s, sack.flags);
-
-        let flight = self.total_flight();
-        self.snd.peer_awnd = sack.a_rwnd as u64;
-        self.snd.peer_rwnd = (sack.a_rwnd as u64).saturating_sub(flight);
-        for (i, p) in self.paths.iter_mut().enumerate() {
-            if p.flight == 0 {
-                p.t3 = None;
-            } else if s.restart_t3[i] || p.t3.is_none() {
-                p.t3 = Some(now + p.rtt.rto());
-            }
-        }
-        self.scratch = s;
+        self.snd.peer_awnd = a_rwnd as u64;
+        self.snd.peer_rwnd = (a_rwnd as u64).saturating_sub(outstanding);
     }
 
     pub(super) fn rtt_sample(&mut self, now: Time, path: PathId, rtt: crate::time::Duration) {
@@ -282,8 +417,9 @@ impl<O: Observer> Association<O> {
             let ack = AckSignal {
                 now,
                 bytes_acked: s.newly_bytes[i],
+                pba_bytes: s.pba_bytes[i],
                 flight_before: s.flight_before[i],
-                mtu: self.cfg.mtu as u64,
+                mtu: self.cfg.cwnd_unit(),
                 srtt: p.rtt.srtt(),
                 min_rtt: p.rtt.min_rtt(),
             };
@@ -291,98 +427,6 @@ impl<O: Observer> Association<O> {
             if (p.cc.cwnd(), p.cc.ssthresh()) != before {
                 self.cwnd_event(now, PathId(i));
             }
-        }
-    }
-
-    /// Missing reports (SFR + DAC), fast-retransmit marking, and the search for new
-    /// expected CUC pseudo-cumacks on paths whose expected value was acked (ns-2.35
-    /// `sctp-cmt.cc` ProcessGapAckBlocks; spec §1.4). The expected value is sticky: a
-    /// lost chunk keeps it until the chunk itself is acked, so cwnd does not grow while
-    /// the loss is being recovered.
-    fn missing_reports(&mut self, now: Time, s: &mut AckScratch, flags: u8) {
-        let cum = self.snd.cum_ack;
-        let acked_paths = s.saw_new_ack.iter().filter(|&&b| b).count();
-        let htna = (0..self.paths.len())
-            .filter(|&i| s.saw_new_ack[i])
-            .map(|i| s.highest[i])
-            .max();
-        let sack_pkts = ((flags & 0x3) as u32).max(1);
-        for p in &mut self.paths {
-            if p.find_pseudo {
-                p.pseudo_cum = None;
-            }
-            if p.find_rtx_pseudo {
-                p.rtx_pseudo_cum = None;
-            }
-        }
-        let mut losses: Vec<(usize, u64)> = Vec::new();
-        for (i, c) in self.snd.chunks.iter_mut().enumerate() {
-            if c.acked || c.tx_count == 0 {
-                continue; // acknowledged, or reserved and not sent yet
-            }
-            let tsn = cum + 1 + i as u64;
-            let d = c.path.0;
-            let p = &mut self.paths[d];
-            let (find, pc) = if c.tx_count == 1 {
-                (&mut p.find_pseudo, &mut p.pseudo_cum)
-            } else {
-                (&mut p.find_rtx_pseudo, &mut p.rtx_pseudo_cum)
-            };
-            if *find {
-                *pc = Some(tsn);
-                *find = false;
-            }
-            if !c.in_flight {
-                continue;
-            }
-            let qualifies = if self.cfg.sfr {
-                s.saw_new_ack[d] && tsn < s.highest[d]
-            } else {
-                htna.is_some_and(|h| tsn < h)
-            };
-            if !qualifies {
-                continue;
-            }
-            c.missing += if !self.cfg.dac || acked_paths > 1 || s.lowest[d] < tsn {
-                1
-            } else if acked_paths == 1 {
-                sack_pkts
-            } else {
-                0
-            };
-            if c.missing >= self.cfg.dupthresh && !c.fast_done {
-                c.fast_done = true;
-                c.in_flight = false;
-                self.paths[d].flight -= c.size();
-                losses.push((i, tsn));
-            }
-        }
-        for (i, tsn) in losses {
-            let orig = self.snd.chunks[i].path;
-            self.paths[orig.0].loss_sample(true);
-            self.obs
-                .event(now, &Event::FastRetransmit { path: orig, tsn });
-            let p = &mut self.paths[orig.0];
-            if matches!(p.rtt_probe, Some((t, _)) if t == tsn) {
-                p.rtt_probe = None;
-            }
-            if p.recover.is_none_or(|r| tsn > r) {
-                p.recover = Some(self.snd.next_tsn - 1);
-                let loss = LossSignal {
-                    now,
-                    mtu: self.cfg.mtu as u64,
-                    srtt: p.rtt.srtt(),
-                    min_rtt: p.rtt.min_rtt(),
-                    max_srtt: p.rtt.max_srtt(),
-                };
-                p.cc.on_fast_retransmit(&loss);
-                p.loss_event();
-                self.cwnd_event(now, orig);
-            }
-            let dest = self.choose_rtx_dest(now, orig, tsn);
-            self.snd.chunks[i].rtx = Some((SendKind::FastRetransmit, dest));
-            self.snd.rtx_marked.insert(tsn);
-            self.snd.fast_exempt[dest.0] = true;
         }
     }
 }

@@ -65,6 +65,10 @@ pub(super) struct SendState {
     pub(super) peer_awnd: u64,
     /// Per path: a fast retransmission may go out even with a full cwnd.
     pub(super) fast_exempt: Vec<bool>,
+    /// Bytes (DATA chunk sizes) of the chunks in `chunks` that have been gap-acked.
+    pub(super) gap_acked_bytes: u64,
+    /// ns-2's `uiHighestTsnNewlyAcked`: kept across SACKs (used without SFR).
+    pub(super) htna_ns2: u64,
     blocked: bool,
 }
 
@@ -88,6 +92,8 @@ impl SendState {
             peer_rwnd: peer_rwnd as u64,
             peer_awnd: peer_rwnd as u64,
             fast_exempt: vec![false; num_paths],
+            gap_acked_bytes: 0,
+            htna_ns2: 0,
             blocked: false,
         }
     }
@@ -335,24 +341,36 @@ impl<O: Observer> Association<O> {
             let Some((kind, mut dest)) = self.snd.chunks[i].rtx else {
                 continue;
             };
-            if self.paths[dest.0].state != PathState::Active
-                && self.rtx_candidates().iter().all(|&c| c != dest)
+            let ns2 = self.ns2();
+            if ns2
+                || (self.paths[dest.0].state != PathState::Active
+                    && self.rtx_candidates().iter().all(|&c| c != dest))
             {
+                // ns-2 (`RtxMarkedChunks`, `SelectRtxDest`) chooses the destination
+                // when the chunk is sent; we choose it when the chunk is marked, and
+                // again only if that path stopped being a candidate.
                 let orig = self.snd.chunks[i].path;
                 dest = self.choose_rtx_dest(now, orig, tsn);
                 self.snd.chunks[i].rtx = Some((kind, dest));
             }
             let p = &self.paths[dest.0];
-            let exempt = kind == SendKind::FastRetransmit && self.snd.fast_exempt[dest.0];
+            let exempt = (ns2 || kind == SendKind::FastRetransmit) && self.snd.fast_exempt[dest.0];
             if p.flight >= p.cc.cwnd() && !exempt {
                 continue;
             }
             if exempt {
                 self.snd.fast_exempt[dest.0] = false;
             }
+            let orig = self.snd.chunks[i].path;
+            // RFC 9260 §7.2.4 (4) and §6.3.2 R1: retransmitting the earliest outstanding
+            // chunk of a path restarts that path's T3-rtx timer; on the destination, the
+            // timer restarts if the chunk becomes its earliest (ns-2 `RtxMarkedChunks`).
+            let first_on_orig = self.first_outstanding_on(orig, i, false);
+            let first_on_dest = self.first_outstanding_on(dest, i, true);
+            self.paths[orig.0].marked -= self.snd.chunks[i].size();
             let c = &mut self.snd.chunks[i];
-            c.rtx = None;
             c.path = dest;
+            c.rtx = None;
             c.tx_count += 1;
             c.in_flight = true;
             c.missing = 0;
@@ -364,13 +382,31 @@ impl<O: Observer> Association<O> {
                     p.rtt_probe = None;
                 }
             }
+            if orig != dest {
+                // CUC: the chunk leaves its original path, which will never see it
+                // acked; that path must look for new expected pseudo-cumacks or its
+                // cwnd would stop growing for good (ns-2.35 `RtxMarkedChunks`).
+                let o = &mut self.paths[orig.0];
+                o.find_pseudo = true;
+                o.find_rtx_pseudo = true;
+            }
             let p = &mut self.paths[dest.0];
             if p.find_rtx_pseudo {
                 p.rtx_pseudo_cum = Some(tsn);
                 p.find_rtx_pseudo = false;
             }
+            if first_on_dest && p.t3.is_some() {
+                p.t3 = Some(now + p.rtt.rto());
+            }
+            let o = &mut self.paths[orig.0];
+            if first_on_orig && o.flight > 0 && orig != dest {
+                o.t3 = Some(now + o.rtt.rto());
+            }
             self.on_data_sent(now, dest, size);
-            self.snd.peer_rwnd = self.snd.peer_rwnd.saturating_sub(size);
+            if !ns2 {
+                // ns-2 counted the marked chunk in the peer window all along.
+                self.snd.peer_rwnd = self.snd.peer_rwnd.saturating_sub(size);
+            }
             let ev = Event::DataSent {
                 path: dest,
                 tsn,
@@ -485,6 +521,25 @@ impl<O: Observer> Association<O> {
         self.paths.iter().map(|p| p.flight).sum()
     }
 
+    /// Whether no chunk before position `i` is outstanding on `path`: sent there and
+    /// neither acked nor (with `in_flight_only`) marked for retransmission.
+    fn first_outstanding_on(&self, path: PathId, i: usize, in_flight_only: bool) -> bool {
+        !self.snd.chunks.iter().take(i).any(|c| {
+            c.path == path && !c.acked && c.tx_count > 0 && (c.in_flight || !in_flight_only)
+        })
+    }
+
+    /// Bytes of the chunks marked for retransmission and not resent yet.
+    pub(super) fn marked_bytes(&self) -> u64 {
+        let cum = self.snd.cum_ack;
+        self.snd
+            .rtx_marked
+            .iter()
+            .filter_map(|&tsn| self.snd.chunks.get((tsn - cum - 1) as usize))
+            .map(TxChunk::size)
+            .sum()
+    }
+
     /// Book-keeping common to new data and retransmissions on `path` (`size` in DATA
     /// chunk bytes).
     fn on_data_sent(&mut self, now: Time, path: PathId, size: u64) {
@@ -560,11 +615,11 @@ impl<O: Observer> Association<O> {
             .filter(|&i| self.paths[i].pf_since == latest)
             .collect();
         let pick = best[rand::Rng::gen_range(&mut self.rng, 0..best.len())];
-        let mtu = self.cfg.mtu as u64;
+        let unit = self.cfg.cwnd_unit();
         let p = &mut self.paths[pick];
         p.t3 = None;
         p.hb_pending = None;
-        p.cc.set_cwnd(mtu);
+        p.cc.set_cwnd(unit);
         self.set_state(now, PathId(pick), PathState::Active);
         self.cwnd_event(now, PathId(pick));
     }

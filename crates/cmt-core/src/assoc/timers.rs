@@ -118,7 +118,8 @@ impl<O: Observer> Association<O> {
         if self.paths[id.0].flight == 0 {
             return;
         }
-        let mtu = self.cfg.mtu as u64;
+        let (mtu, min_ssthresh) = (self.cfg.cwnd_unit(), self.cfg.min_ssthresh());
+        let ns2 = self.ns2();
         let p = &mut self.paths[id.0];
         p.timeouts += 1;
         p.last_timeout = Some(now);
@@ -126,6 +127,7 @@ impl<O: Observer> Association<O> {
         let loss = LossSignal {
             now,
             mtu,
+            min_ssthresh,
             srtt: p.rtt.srtt(),
             min_rtt: p.rtt.min_rtt(),
             max_srtt: p.rtt.max_srtt(),
@@ -133,7 +135,10 @@ impl<O: Observer> Association<O> {
         p.cc.on_timeout(&loss);
         p.loss_event();
         p.rtt.back_off();
-        p.recover = Some(self.snd.next_tsn - 1);
+        if !ns2 {
+            // ns-2 (`Timeout`) leaves the fast-retransmit recover point alone.
+            p.recover = Some(self.snd.next_tsn - 1);
+        }
         let rto = p.rtt.rto();
         self.obs.event(now, &Event::Timeout { path: id, rto });
         self.cwnd_event(now, id);
@@ -155,6 +160,7 @@ impl<O: Observer> Association<O> {
             let dest = self.choose_rtx_dest(now, id, tsn);
             self.snd.chunks[i].rtx = Some((SendKind::TimeoutRetransmit, dest));
             self.snd.rtx_marked.insert(tsn);
+            self.paths[id.0].marked += self.snd.chunks[i].size();
         }
     }
 
@@ -214,7 +220,7 @@ impl<O: Observer> Association<O> {
         let state = self.paths[id.0].state;
         if state != PathState::Active {
             if state == PathState::PotentiallyFailed {
-                let cwnd = self.cfg.pf_cwnd_mtus as u64 * self.cfg.mtu as u64;
+                let cwnd = self.cfg.pf_cwnd_mtus as u64 * self.cfg.cwnd_unit();
                 self.paths[id.0].cc.set_cwnd(cwnd);
                 self.cwnd_event(now, id);
             }
@@ -226,7 +232,7 @@ impl<O: Observer> Association<O> {
 
     fn on_decay_check(&mut self, now: Time, id: PathId) {
         let initial = self.cfg.initial_cwnd();
-        let mtu = self.cfg.mtu as u64;
+        let mtu = self.cfg.cwnd_unit();
         let p = &mut self.paths[id.0];
         let rto = p.rtt.rto();
         let idle_since = p.last_data_sent.unwrap_or(Time::ZERO);

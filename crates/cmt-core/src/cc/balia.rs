@@ -134,6 +134,7 @@ mod tests {
         let loss = LossSignal {
             now: crate::time::Time::ZERO,
             mtu: 1000,
+            min_ssthresh: 4000,
             srtt: None,
             min_rtt: None,
             max_srtt: None,

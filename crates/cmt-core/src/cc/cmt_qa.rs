@@ -84,6 +84,7 @@ mod tests {
         LossSignal {
             now: Time::ZERO,
             mtu: 1500,
+            min_ssthresh: 6000,
             srtt: Some(Duration::from_millis(srtt)),
             min_rtt: Some(Duration::from_millis(min)),
             max_srtt: Some(Duration::from_millis(max)),
@@ -110,6 +111,7 @@ mod tests {
         let none = LossSignal {
             now: Time::ZERO,
             mtu: 1500,
+            min_ssthresh: 6000,
             srtt: None,
             min_rtt: None,
             max_srtt: None,

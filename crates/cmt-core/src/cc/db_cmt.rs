@@ -145,6 +145,7 @@ mod tests {
         let ack = AckSignal {
             now: Time::ZERO,
             bytes_acked: cwnd,
+            pba_bytes: cwnd,
             flight_before: cwnd,
             mtu: MTU,
             srtt: Some(Duration::from_millis(srtt_ms)),
@@ -175,6 +176,7 @@ mod tests {
         let loss = |s, m| LossSignal {
             now: Time::ZERO,
             mtu: MTU,
+            min_ssthresh: 4 * MTU,
             srtt: Some(Duration::from_millis(s)),
             min_rtt: Some(Duration::from_millis(m)),
             max_srtt: None,

@@ -55,6 +55,12 @@ pub struct AckSignal {
     pub now: Time,
     /// Newly acknowledged DATA chunk bytes sent on this path that count for growth.
     pub bytes_acked: u64,
+    /// The part of `bytes_acked` that counts toward partial_bytes_acked in congestion
+    /// avoidance: all of it (RFC 9260 §7.2.2), or with ns-2.35 compatibility what
+    /// `SendBufferDequeueUpTo` and `ProcessGapAckBlocks` add (cumulatively acked bytes
+    /// only while the window was full, gap-acked bytes only from the new pseudo-cumack
+    /// on).
+    pub pba_bytes: u64,
     /// DATA chunk bytes in flight on this path before the SACK was processed.
     pub flight_before: u64,
     /// Path MTU in bytes.
@@ -84,7 +90,8 @@ pub struct CcPathView {
 pub struct LossSignal {
     /// Time of detection.
     pub now: Time,
-    /// Path MTU in bytes.
+    /// The window unit in bytes: the path MTU, or the largest DATA chunk with ns-2.35
+    /// compatibility ([`Config::cwnd_unit`](crate::Config::cwnd_unit)).
     pub mtu: u64,
     /// Smoothed RTT of the path.
     pub srtt: Option<Duration>,
@@ -92,6 +99,9 @@ pub struct LossSignal {
     pub min_rtt: Option<Duration>,
     /// Largest SRTT the path has had (CMT-QA*'s RTTmax).
     pub max_srtt: Option<Duration>,
+    /// The lowest ssthresh a loss may set: 4·MTU (RFC 9260 §7.2.3), or 2 DATA chunks
+    /// with ns-2.35 compatibility (its CMT agent floors at `initialCwnd_` chunks).
+    pub min_ssthresh: u64,
 }
 
 /// Per-path window state machine.

@@ -206,6 +206,7 @@ mod tests {
             let ack = AckSignal {
                 now: crate::time::Time::ZERO,
                 bytes_acked: 1000,
+                pba_bytes: 1000,
                 flight_before: 2000,
                 mtu: 1000,
                 srtt: Some(Duration::from_millis(100)),

@@ -99,6 +99,7 @@ mod tests {
         let loss = LossSignal {
             now: Time::ZERO,
             mtu: 1500,
+            min_ssthresh: 6000,
             srtt: None,
             min_rtt: None,
             max_srtt: None,

@@ -117,7 +117,7 @@ impl CongestionControl for Reno {
             }
         } else {
             // Congestion avoidance (§7.2.2): one MTU per cwnd of acked bytes.
-            self.pba += ack.bytes_acked;
+            self.pba += ack.pba_bytes;
             if self.pba >= self.cwnd && ack.flight_before >= self.cwnd {
                 self.pba -= self.cwnd;
                 self.cwnd += ack.mtu;
@@ -130,13 +130,13 @@ impl CongestionControl for Reno {
     }
 
     fn on_fast_retransmit(&mut self, loss: &LossSignal) {
-        self.ssthresh = (self.cwnd / 2).max(4 * loss.mtu);
+        self.ssthresh = (self.cwnd / 2).max(loss.min_ssthresh);
         self.cwnd = self.ssthresh;
         self.pba = 0;
     }
 
     fn on_timeout(&mut self, loss: &LossSignal) {
-        self.ssthresh = (self.cwnd / 2).max(4 * loss.mtu);
+        self.ssthresh = (self.cwnd / 2).max(loss.min_ssthresh);
         self.cwnd = loss.mtu;
         self.pba = 0;
     }
@@ -176,6 +176,7 @@ mod tests {
         AckSignal {
             now: Time::ZERO,
             bytes_acked: bytes,
+            pba_bytes: bytes,
             flight_before: flight,
             mtu: MTU,
             srtt: None,
@@ -186,6 +187,7 @@ mod tests {
         LossSignal {
             now: Time::ZERO,
             mtu: MTU,
+            min_ssthresh: 4 * MTU,
             srtt: None,
             min_rtt: None,
             max_srtt: None,

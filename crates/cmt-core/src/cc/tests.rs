@@ -53,7 +53,7 @@ proptest! {
                     Op::Ack { bytes, flight_frac, srtt_ms, min_ms } => {
                         let ack = AckSignal {
                             now: Time::ZERO,
-                            bytes_acked: bytes,
+                            bytes_acked: bytes, pba_bytes: bytes,
                             flight_before: (cc.cwnd() as f64 * flight_frac) as u64,
                             mtu: MTU,
                             srtt: Some(Duration::from_millis(srtt_ms)),
@@ -64,13 +64,13 @@ proptest! {
                         prop_assert!(cc.cwnd() <= before.0 + MTU, "{name}: grew {} → {}", before.0, cc.cwnd());
                     }
                     Op::FastRtx { srtt_ms, min_ms, max_ms } => {
-                        let loss = LossSignal { now: Time::ZERO, mtu: MTU, srtt: Some(Duration::from_millis(srtt_ms)), min_rtt: Some(Duration::from_millis(min_ms)), max_srtt: Some(Duration::from_millis(max_ms)) };
+                        let loss = LossSignal { now: Time::ZERO, mtu: MTU, min_ssthresh: 4 * MTU, srtt: Some(Duration::from_millis(srtt_ms)), min_rtt: Some(Duration::from_millis(min_ms)), max_srtt: Some(Duration::from_millis(max_ms)) };
                         cc.on_fast_retransmit(&loss);
                         prop_assert!(cc.cwnd() <= before.0.max(4 * MTU), "{name}: window grew on a loss");
                         prop_assert!(cc.ssthresh() >= 4 * MTU, "{name}: ssthresh {} below floor", cc.ssthresh());
                     }
                     Op::Timeout => {
-                        let loss = LossSignal { now: Time::ZERO, mtu: MTU, srtt: None, min_rtt: None, max_srtt: None };
+                        let loss = LossSignal { now: Time::ZERO, mtu: MTU, min_ssthresh: 4 * MTU, srtt: None, min_rtt: None, max_srtt: None };
                         cc.on_timeout(&loss);
                         // Receiver-driven: the advertised rate, not a timeout, sets the window.
                         if *name != "receiver" {

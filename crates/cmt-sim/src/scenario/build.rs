@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use cmt_core::cc::{self, CcFactory};
 use cmt_core::rtx::{self, RtxFactory};
 use cmt_core::sched::{self, SchedulerFactory};
-use cmt_core::{Config, Duration, MaxBurstMode, ParamValue, Params};
+use cmt_core::{Compat, Config, Duration, MaxBurstMode, ParamValue, Params};
 
 use super::traffic::BuiltTraffic;
 use super::{GilbertSpec, ParamTable, Scenario};
@@ -49,6 +49,8 @@ pub struct BuiltLink {
     pub loss: Spread<f64>,
     /// Gilbert–Elliott model in series.
     pub gilbert: Option<Gilbert>,
+    /// The directions the loss models act on.
+    pub loss_direction: LossDirection,
     /// Jitter may reorder packets.
     pub reorder: bool,
     /// Forward-direction capacity trace (then `rate_bps` is its mean, or the reverse
@@ -56,6 +58,39 @@ pub struct BuiltLink {
     pub trace: Option<Trace>,
     /// Rate of the reverse direction when the forward one follows a trace.
     pub reverse_rate_bps: Option<u64>,
+}
+
+/// The directions of a duplex link its loss models act on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LossDirection {
+    /// Both directions, each with its own random stream.
+    #[default]
+    Both,
+    /// Only the direction paths send data in (sender to receiver).
+    Forward,
+    /// Only the way back (acknowledgements).
+    Reverse,
+}
+
+impl LossDirection {
+    /// Whether the loss models act on the forward (`reverse = false`) or the reverse
+    /// direction.
+    pub fn applies(self, reverse: bool) -> bool {
+        match self {
+            LossDirection::Both => true,
+            LossDirection::Forward => !reverse,
+            LossDirection::Reverse => reverse,
+        }
+    }
+
+    fn parse(s: Option<&str>) -> Result<Self, String> {
+        match s {
+            None | Some("both") => Ok(LossDirection::Both),
+            Some("forward") => Ok(LossDirection::Forward),
+            Some("reverse") => Ok(LossDirection::Reverse),
+            Some(o) => Err(format!("unknown direction `{o}` (both, forward, reverse)")),
+        }
+    }
 }
 
 /// A validated link event.
@@ -109,6 +144,9 @@ pub struct Built {
 }
 
 pub(super) type BuildError = (String, String);
+
+/// ns-2.35's `initialSsthresh_` (bytes), whatever the receive window.
+const NS2_INITIAL_SSTHRESH: u64 = 65536;
 
 /// The receiver-driven estimator settings from `association.receiver_params`.
 fn rev_config(p: &Params) -> Result<cmt_core::rev::RevConfig, cmt_core::params::ParamError> {
@@ -195,7 +233,23 @@ pub(super) fn build(
             "too large (max 4 GiB − 1)".to_string(),
         )
     })?;
+    let compat = match a.compat.as_deref() {
+        None | Some("rfc") => Compat::Rfc,
+        Some("ns2") => Compat::Ns2,
+        Some(other) => {
+            return Err((
+                "association.compat".into(),
+                format!("unknown `{other}` (known: rfc, ns2)"),
+            ))
+        }
+    };
+    // ns-2.35's defaults where they differ from ours (`tcl/lib/ns-default.tcl`).
+    let (d_burst_mode, d_ssthresh) = match compat {
+        Compat::Rfc => (MaxBurstMode::Always, None),
+        Compat::Ns2 => (MaxBurstMode::Ns2, Some(NS2_INITIAL_SSTHRESH)),
+    };
     let config = Config {
+        compat,
         mtu: a.mtu.unwrap_or(d.mtu),
         ip_header_len: a.ip_header.unwrap_or(d.ip_header_len),
         rbuf,
@@ -204,7 +258,8 @@ pub(super) fn build(
         rto_max: opt_dur(&a.rto_max, "association.rto_max", d.rto_max)?,
         max_burst: a.max_burst.unwrap_or(d.max_burst),
         max_burst_mode: match a.max_burst_mode.as_deref() {
-            None | Some("rfc") => MaxBurstMode::Always,
+            None => d_burst_mode,
+            Some("rfc") => MaxBurstMode::Always,
             Some("ns2") => MaxBurstMode::Ns2,
             Some(other) => {
                 return Err((
@@ -228,7 +283,7 @@ pub(super) fn build(
         pf_cwnd_mtus: a.pf_cwnd_mtus.unwrap_or(d.pf_cwnd_mtus),
         initial_ssthresh: match &a.initial_ssthresh {
             Some(r) => Some(field("association.initial_ssthresh", parse_size(r))?),
-            None => None,
+            None => d_ssthresh,
         },
         idle_cwnd_decay: d.idle_cwnd_decay,
         max_gap_blocks: d.max_gap_blocks,
@@ -403,6 +458,10 @@ pub(super) fn build(
             queue: queue as usize,
             loss,
             gilbert,
+            loss_direction: field(
+                &f("loss_direction"),
+                LossDirection::parse(l.loss_direction.as_deref()),
+            )?,
             reorder: l.reorder.unwrap_or(false),
         });
     }

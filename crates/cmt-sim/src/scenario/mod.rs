@@ -8,7 +8,7 @@ mod build;
 mod load;
 mod traffic;
 
-pub use build::{Built, BuiltEvent, BuiltLink, BuiltPath, Workload};
+pub use build::{Built, BuiltEvent, BuiltLink, BuiltPath, LossDirection, Workload};
 pub use load::{load_file, load_str, load_str_in, ScenarioError};
 pub use traffic::BuiltTraffic;
 
@@ -168,6 +168,9 @@ pub struct AssociationSpec {
     /// `theta`, `tolerance` (numbers).
     #[serde(default)]
     pub receiver_params: ParamTable,
+    /// "rfc" (default) or "ns2": follow ns-2.35's SCTP CMT module where it differs from
+    /// RFC 9260 (window arithmetic, Max.Burst, ssthresh floor, initial ssthresh).
+    pub compat: Option<String>,
     /// Path MTU in bytes including the IP header (default 1500).
     pub mtu: Option<u32>,
     /// Header bytes below SCTP (default 20, IPv4).
@@ -265,6 +268,10 @@ pub struct LinkSpec {
     /// Gilbert–Elliott loss in series: "markov1pct" or `{ p, r, h_good, h_bad }`.
     #[serde(default)]
     pub gilbert: Option<GilbertSpec>,
+    /// Which directions `loss` and `gilbert` act on: "both" (default), "forward" (the
+    /// direction paths send data in) or "reverse" (the acknowledgements' direction).
+    #[serde(default)]
+    pub loss_direction: Option<String>,
     /// Jitter may reorder packets (netem-like) instead of keeping FIFO order.
     #[serde(default)]
     pub reorder: Option<bool>,

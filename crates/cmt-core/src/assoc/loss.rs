@@ -1,0 +1,185 @@
+//! Loss detection at the sender: missing reports with CMT's SFR and DAC, fast-retransmit
+//! marking, the choice of a retransmission destination and the window reduction, and the
+//! search for new expected CUC pseudo-cumacks.
+//!
+//! Rules: RFC 9260 §7.2.4; SFR, CUC and DAC from Iyengar et al. (ToN 2006) as in
+//! ns-2.35 `sctp-cmt.cc` `ProcessGapAckBlocks`. With ns-2.35 compatibility (docs/ns2.md)
+//! the highest TSN newly acked survives SACKs that ack nothing new, a chunk retransmitted
+//! for any reason is never fast-retransmitted, the one-packet exemption goes to the path
+//! the loss was seen on, and windows are cut as `FastRtx` cuts them.
+
+use super::sack::AckScratch;
+use super::Association;
+use crate::cc::LossSignal;
+use crate::event::{Event, Observer, SendKind};
+use crate::path::PathId;
+use crate::time::Time;
+
+impl<O: Observer> Association<O> {
+    /// Missing reports (SFR + DAC), fast-retransmit marking, and the search for new
+    /// expected CUC pseudo-cumacks on paths whose expected value was acked (ns-2.35
+    /// `sctp-cmt.cc` ProcessGapAckBlocks; spec §1.4). The expected value is sticky: a
+    /// lost chunk keeps it until the chunk itself is acked, so cwnd does not grow while
+    /// the loss is being recovered.
+    pub(super) fn missing_reports(&mut self, now: Time, s: &mut AckScratch, flags: u8) {
+        let cum = self.snd.cum_ack;
+        let ns2 = self.ns2();
+        let acked_paths = s.saw_new_ack.iter().filter(|&&b| b).count();
+        // Without SFR: the highest TSN newly acked by this SACK (RFC 9260 §7.2.4's
+        // HTNA), or ns-2's `uiHighestTsnNewlyAcked`, which survives SACKs that ack
+        // nothing new (`ProcessGapAckBlocks`).
+        let htna = if ns2 {
+            Some(self.snd.htna_ns2)
+        } else {
+            (0..self.paths.len())
+                .filter(|&i| s.saw_new_ack[i])
+                .map(|i| s.highest[i])
+                .max()
+        };
+        let sack_pkts = ((flags & 0x3) as u32).max(1);
+        for p in &mut self.paths {
+            if p.find_pseudo {
+                p.pseudo_cum = None;
+            }
+            if p.find_rtx_pseudo {
+                p.rtx_pseudo_cum = None;
+            }
+        }
+        let mut losses: Vec<(usize, u64)> = Vec::new();
+        for (i, c) in self.snd.chunks.iter_mut().enumerate() {
+            if c.acked || c.tx_count == 0 {
+                continue; // acknowledged, or reserved and not sent yet
+            }
+            let tsn = cum + 1 + i as u64;
+            let d = c.path.0;
+            let p = &mut self.paths[d];
+            let (find, pc) = if c.tx_count == 1 {
+                (&mut p.find_pseudo, &mut p.pseudo_cum)
+            } else {
+                (&mut p.find_rtx_pseudo, &mut p.rtx_pseudo_cum)
+            };
+            if *find {
+                *pc = Some(tsn);
+                *find = false;
+            }
+            if !c.in_flight {
+                continue;
+            }
+            let qualifies = if self.cfg.sfr {
+                s.saw_new_ack[d] && tsn < s.highest[d]
+            } else {
+                htna.is_some_and(|h| tsn < h)
+            };
+            if !qualifies {
+                continue;
+            }
+            // DAC; ns-2's lowest TSN acked on a path that saw no new ack is 0.
+            let lowest = if ns2 && !s.saw_new_ack[d] {
+                0
+            } else {
+                s.lowest[d]
+            };
+            c.missing += if !self.cfg.dac || acked_paths > 1 || lowest < tsn {
+                1
+            } else if acked_paths == 1 {
+                sack_pkts
+            } else {
+                0
+            };
+            // ns-2 (`RtxMarkedChunks`) never fast-retransmits a chunk that was
+            // retransmitted for any reason; RFC 9260 §7.2.4 only one already fast
+            // retransmitted.
+            let eligible = !c.fast_done && (!ns2 || c.tx_count == 1);
+            if c.missing >= self.cfg.dupthresh && eligible {
+                c.fast_done = true;
+                c.in_flight = false;
+                self.paths[d].flight -= c.size();
+                losses.push((i, tsn));
+            }
+        }
+        let any_loss = !losses.is_empty();
+        for (i, tsn) in losses {
+            let orig = self.snd.chunks[i].path;
+            self.paths[orig.0].loss_sample(true);
+            self.obs
+                .event(now, &Event::FastRetransmit { path: orig, tsn });
+            let p = &mut self.paths[orig.0];
+            if matches!(p.rtt_probe, Some((t, _)) if t == tsn) {
+                p.rtt_probe = None;
+            }
+            // At most one cut per path and window (RFC 9260 §7.2.4): only for TSNs above
+            // the recover point, the highest TSN sent when the path was last cut.
+            if !ns2 && p.recover.is_none_or(|r| tsn > r) {
+                p.recover = Some(self.snd.next_tsn - 1);
+                self.fast_rtx_cut(now, orig);
+            }
+            let dest = self.choose_rtx_dest(now, orig, tsn);
+            self.snd.chunks[i].rtx = Some((SendKind::FastRetransmit, dest));
+            self.snd.rtx_marked.insert(tsn);
+            self.paths[orig.0].marked += self.snd.chunks[i].size();
+            // RFC 9260 §7.2.4: one packet may go regardless of cwnd, to the destination
+            // chosen; ns-2 (`FastRtx`) exempts the destination the loss was seen on.
+            let exempt = if ns2 { orig } else { dest };
+            self.snd.fast_exempt[exempt.0] = true;
+        }
+        if ns2 && any_loss {
+            self.ns2_fast_rtx_cuts(now);
+        }
+    }
+
+    /// The fast-retransmit window reduction of one path.
+    fn fast_rtx_cut(&mut self, now: Time, path: PathId) {
+        let p = &mut self.paths[path.0];
+        let loss = LossSignal {
+            now,
+            mtu: self.cfg.cwnd_unit(),
+            min_ssthresh: self.cfg.min_ssthresh(),
+            srtt: p.rtt.srtt(),
+            min_rtt: p.rtt.min_rtt(),
+            max_srtt: p.rtt.max_srtt(),
+        };
+        p.cc.on_fast_retransmit(&loss);
+        p.loss_event();
+        self.cwnd_event(now, path);
+    }
+
+    /// ns-2.35 `FastRtx`, run when a SACK marks chunks: every path with a chunk marked
+    /// for retransmission (by this SACK or waiting from before, fast or timeout) above
+    /// its recover point is cut once, and the recover point becomes
+    /// `GetHighestOutstandingTsn` of the path.
+    fn ns2_fast_rtx_cuts(&mut self, now: Time) {
+        let cum = self.snd.cum_ack;
+        let mut done = vec![false; self.paths.len()];
+        let marked: Vec<u64> = self.snd.rtx_marked.iter().copied().collect();
+        for tsn in marked {
+            let d = self.snd.chunks[(tsn - cum - 1) as usize].path.0;
+            if done[d] || self.paths[d].recover.is_some_and(|r| tsn <= r) {
+                continue;
+            }
+            done[d] = true;
+            self.fast_rtx_cut(now, PathId(d));
+            self.paths[d].recover = Some(self.ns2_highest_outstanding(d));
+        }
+    }
+
+    /// ns-2.35 `SctpCMTAgent::GetHighestOutstandingTsn`: the highest TSN last sent on
+    /// the path and not marked for retransmission — unless that is below the value it
+    /// returned the last time, in which case it returns the agent's `uiHighestTsnSent`,
+    /// which the CMT agent never updates (0), so that the next loss cuts again.
+    fn ns2_highest_outstanding(&mut self, d: usize) -> u64 {
+        let cum = self.snd.cum_ack;
+        let found = self
+            .snd
+            .chunks
+            .iter()
+            .rposition(|c| c.path.0 == d && c.rtx.is_none() && c.tx_count > 0)
+            .map_or(0, |i| cum + 1 + i as u64);
+        let p = &mut self.paths[d];
+        if found < p.ns2_highest {
+            0
+        } else {
+            p.ns2_highest = found;
+            found
+        }
+    }
+}
