@@ -116,6 +116,13 @@ pub enum Event {
         /// RTO after the update.
         rto: Duration,
     },
+    /// Receiver-driven CMT, sender side: a newer rate advert set a path's rate.
+    RateAdvertApplied {
+        /// Path.
+        path: PathId,
+        /// Advertised rate, bytes/s.
+        rate: f64,
+    },
     /// A SACK was sent (receiver side).
     SackSent {
         /// Path used.

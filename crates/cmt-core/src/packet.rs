@@ -71,10 +71,15 @@ pub enum Chunk {
     /// `10`, so a peer that does not know it skips it silently and goes on with the
     /// rest of the packet (RFC 9260 §3.2).
     RoundInfo {
-        /// Round id (4 bits used).
-        rid: u8,
+        /// Round id: the sequence number of the latest rate advert the sender had applied
+        /// when it sent the packet (`u32::MAX` before any).
+        round: u32,
         /// Path index at the sender.
         path: u8,
+        /// How long the sender held this packet after the advert that opened its round
+        /// reached it, in units of [`HOLD_UNIT_NS`] (only the first packet of a round on
+        /// a path has a non-zero value); `u16::MAX`: that long or longer.
+        hold: u16,
         /// Per-path sequence number of the packet.
         seq: u32,
     },
@@ -285,8 +290,23 @@ pub struct HeartbeatInfo {
     pub nonce: u64,
 }
 
-/// Bytes of a [`Chunk::RoundInfo`] on the wire (header, rid, path, reserved, seq).
-pub const ROUND_INFO_LEN: usize = 12;
+/// Bytes of a [`Chunk::RoundInfo`] on the wire (header, path, reserved, hold, seq,
+/// round).
+pub const ROUND_INFO_LEN: usize = 16;
+
+/// The unit of [`Chunk::RoundInfo`]'s hold time: 100 µs (so at most 6.55 s).
+pub const HOLD_UNIT_NS: u64 = 100_000;
+
+/// A hold time as ROUND-INFO carries it (saturating).
+pub fn hold_to_wire(d: crate::time::Duration) -> u16 {
+    (d.as_nanos() / HOLD_UNIT_NS).min(u16::MAX as u64) as u16
+}
+
+/// A hold time from ROUND-INFO; `None` when it saturated (6.55 s or more: no usable
+/// RTT sample).
+pub fn hold_from_wire(v: u16) -> Option<crate::time::Duration> {
+    (v < u16::MAX).then(|| crate::time::Duration::from_nanos(v as u64 * HOLD_UNIT_NS))
+}
 
 fn pad4(n: usize) -> usize {
     (n + 3) & !3

@@ -120,6 +120,9 @@ pub(crate) struct Path {
     pub(crate) advertised_rate: Option<f64>,
     /// Receiver-driven CMT: the next DATA packet's per-path sequence number.
     pub(crate) send_seq: u32,
+    /// Receiver-driven CMT: when the advert that opened the current round was applied,
+    /// until the path's first packet of the round goes.
+    pub(crate) round_opened: Option<Time>,
     /// Pacing: the time the path's token bucket is empty again (None = not paced).
     pub(crate) pace_next: Option<Time>,
     /// Bytes newly acked on this path since its last congestion event.
@@ -159,6 +162,7 @@ impl Path {
             copies: Vec::new(),
             advertised_rate: None,
             send_seq: 0,
+            round_opened: None,
             pace_next: None,
             acked_since_loss: 0,
             acked_prev_interval: 0,

@@ -13,7 +13,7 @@
 //!
 //! | chunk | type | value |
 //! |---|---|---|
-//! | round info | 0xB0 | rid (1 byte), path (1 byte), reserved (2), per-path sequence (4) |
+//! | round info | 0xB0 | path (1 byte), reserved (1), hold time (2), per-path sequence (4), round id (4) |
 //! | rate advert | 0xB1 | advert sequence (4), then per path: path (1), reserved (3), rate in bytes/s (4) |
 
 use bytes::Bytes;
@@ -208,9 +208,16 @@ pub fn encode(packet: &Packet, src_port: u16, dst_port: u16, out: &mut Vec<u8>) 
                     put_u16(o, 4);
                 }
             }),
-            Chunk::RoundInfo { rid, path, seq } => put_chunk(out, t::ROUND_INFO, 0, |o| {
-                o.extend_from_slice(&[*rid, *path, 0, 0]);
+            Chunk::RoundInfo {
+                round,
+                path,
+                hold,
+                seq,
+            } => put_chunk(out, t::ROUND_INFO, 0, |o| {
+                o.extend_from_slice(&[*path, 0]);
+                put_u16(o, *hold);
                 put_u32(o, *seq);
+                put_u32(o, *round);
             }),
             Chunk::RateAdvert { seq, rates } => put_chunk(out, t::RATE_ADVERT, 0, |o| {
                 put_u32(o, *seq);
@@ -509,12 +516,18 @@ pub fn decode(buf: &[u8]) -> Result<Datagram, WireError> {
                 cause: (v.len() >= 4).then(|| u16::from_be_bytes([v[0], v[1]])),
             },
             t::ROUND_INFO => {
-                let rid = r.u8("truncated round info")?;
                 let path = r.u8("truncated round info")?;
-                r.bytes(2, "truncated round info")?;
+                r.u8("truncated round info")?;
+                let hold = r.u16("truncated round info")?;
                 let seq = r.u32("truncated round info")?;
-                r.done("round info longer than 12 bytes")?;
-                Chunk::RoundInfo { rid, path, seq }
+                let round = r.u32("truncated round info")?;
+                r.done("round info longer than 16 bytes")?;
+                Chunk::RoundInfo {
+                    round,
+                    path,
+                    hold,
+                    seq,
+                }
             }
             t::RATE_ADVERT => {
                 let seq = r.u32("truncated rate advert")?;

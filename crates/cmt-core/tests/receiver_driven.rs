@@ -1,6 +1,6 @@
 //! Receiver-driven CMT between two associations on a hand-driven wire: rate adverts
-//! reach the sender, a lost advert costs nothing but time (the next one carries every
-//! path's current rate), and all data arrives.
+//! reach the sender, a lost advert costs nothing but time (the next one carries the
+//! current rate of every path that has one), and all data arrives.
 
 use std::collections::BTreeMap;
 
@@ -13,24 +13,39 @@ use cmt_core::{
     Algorithms, AssocInit, Association, Chunk, Config, Duration, Packet, PathId, Payload, Time,
 };
 
-fn assoc(cfg: &Config, init: AssocInit) -> Association {
-    let algs = Algorithms {
+/// MPTCP-rec's scheduler, RTX-CWND and the receiver-driven window, for two paths.
+fn algorithms() -> Algorithms<'static> {
+    Algorithms {
         scheduler: sched::by_name("mptcp-rec", &Params::default())
             .unwrap()
             .build(2),
         rtx: RtxCwndFactory::default().build(),
         cc: &ReceiverCcFactory,
-    };
-    Association::new(cfg.clone(), 2, algs, init, ()).unwrap()
+    }
+}
+
+/// Receiver-driven CMT with a 256 KB receive buffer.
+fn rev_config() -> Config {
+    Config {
+        rev: Some(RevConfig::default()),
+        rbuf: 256 * 1024,
+        ..Config::default()
+    }
+}
+
+fn carries_advert(p: &Packet) -> bool {
+    p.chunks
+        .iter()
+        .any(|c| matches!(c, Chunk::RateAdvert { .. }))
+}
+
+fn assoc(cfg: &Config, init: AssocInit) -> Association {
+    Association::new(cfg.clone(), 2, algorithms(), init, ()).unwrap()
 }
 
 #[test]
 fn a_lost_advert_is_superseded_by_the_next_and_the_transfer_completes() {
-    let cfg = Config {
-        rev: Some(RevConfig::default()),
-        rbuf: 256 * 1024,
-        ..Config::default()
-    };
+    let cfg = rev_config();
     let (ia, ib) = AssocInit::pair(7, cfg.rbuf, cfg.rbuf);
     let (mut a, mut b) = (assoc(&cfg, ia), assoc(&cfg, ib));
     let total = 400_000usize;
@@ -55,8 +70,9 @@ fn a_lost_advert_is_superseded_by_the_next_and_the_transfer_completes() {
             } else {
                 a.handle_packet(now, path, packet);
                 if let Some(rates) = advert {
-                    // Every advert carries every path; the sender takes the newest.
-                    assert_eq!(rates.len(), 2);
+                    // Every advert carries every path that has a rate; the sender
+                    // takes the newest.
+                    assert!(rates.len() <= 2);
                     for (p, r) in rates {
                         let seen = a.path(PathId(p as usize)).advertised_rate;
                         if seen == Some(r as f64) {
@@ -78,12 +94,7 @@ fn a_lost_advert_is_superseded_by_the_next_and_the_transfer_completes() {
             wire.insert((now + delay(t.path), seq), (true, t.path, t.packet));
         }
         while let Some(t) = b.poll_transmit(now) {
-            let is_advert = t
-                .packet
-                .chunks
-                .iter()
-                .any(|c| matches!(c, Chunk::RateAdvert { .. }));
-            if is_advert {
+            if carries_advert(&t.packet) {
                 adverts_seen += 1;
                 if !dropped {
                     dropped = true; // lose the first advert
@@ -108,4 +119,83 @@ fn a_lost_advert_is_superseded_by_the_next_and_the_transfer_completes() {
         .path(PathId(0))
         .advertised_rate
         .is_some_and(|r| r > 10_000.0));
+}
+
+/// Events of the sender's rate adverts being applied: (time, path).
+#[derive(Default)]
+struct Adverts(Vec<(Time, PathId)>);
+
+impl cmt_core::Observer for Adverts {
+    fn event(&mut self, now: Time, e: &cmt_core::Event) {
+        if let cmt_core::Event::RateAdvertApplied { path, .. } = e {
+            self.0.push((now, *path));
+        }
+    }
+}
+
+#[test]
+fn with_a_fifth_of_the_adverts_lost_rates_are_still_updated_in_every_10_s() {
+    // A round ends when the sender has seen an advert, and the receiver used to arm its
+    // advert timer only when a round started: once every advert after a round's start
+    // was lost, feedback stopped for good. Now the timer re-arms itself. 20 % of the
+    // packets that carry an advert are dropped (seeded); every 10 s after start-up the
+    // sender must still have applied new rates on both paths.
+    use rand::{Rng, SeedableRng};
+    let cfg = rev_config();
+    let (ia, ib) = AssocInit::pair(11, cfg.rbuf, cfg.rbuf);
+    let mut a = Association::new(cfg.clone(), 2, algorithms(), ia, Adverts::default()).unwrap();
+    let mut b = assoc(&cfg, ib);
+    a.write_backlog();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let mut wire: BTreeMap<(Time, u64), (bool, PathId, Packet)> = BTreeMap::new();
+    let delay = |p: PathId| Duration::from_millis(if p.0 == 0 { 10 } else { 30 });
+    let (mut seq, mut now, mut lost) = (0u64, Time::ZERO, 0);
+    let end = Time::from_nanos(60_000_000_000);
+    while now < end {
+        while let Some(e) = wire.first_entry() {
+            if e.key().0 > now {
+                break;
+            }
+            let (to_b, path, packet) = e.remove();
+            if to_b {
+                b.handle_packet(now, path, packet);
+            } else {
+                a.handle_packet(now, path, packet);
+            }
+        }
+        if a.poll_timeout().is_some_and(|t| t <= now) {
+            a.handle_timeout(now);
+        }
+        if b.poll_timeout().is_some_and(|t| t <= now) {
+            b.handle_timeout(now);
+        }
+        while let Some(t) = a.poll_transmit(now) {
+            seq += 1;
+            wire.insert((now + delay(t.path), seq), (true, t.path, t.packet));
+        }
+        while let Some(t) = b.poll_transmit(now) {
+            if carries_advert(&t.packet) && rng.gen_bool(0.2) {
+                lost += 1;
+                continue;
+            }
+            seq += 1;
+            wire.insert((now + delay(t.path), seq), (false, t.path, t.packet));
+        }
+        while b.read().is_some() {}
+        now += Duration::from_millis(1);
+    }
+    assert!(lost > 20, "only {lost} adverts dropped");
+    let applied = &a.observer().0;
+    for p in [PathId(0), PathId(1)] {
+        for k in 1..6u64 {
+            let (from, to) = (
+                Time::from_nanos(k * 10_000_000_000),
+                Time::from_nanos((k + 1) * 10_000_000_000),
+            );
+            assert!(
+                applied.iter().any(|&(t, q)| q == p && t >= from && t < to),
+                "no rate applied on {p:?} between {from} and {to}"
+            );
+        }
+    }
 }

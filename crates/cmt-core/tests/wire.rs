@@ -98,11 +98,16 @@ fn chunk() -> impl Strategy<Value = Chunk> {
         Just(Chunk::ShutdownAck),
         Just(Chunk::ShutdownComplete),
         prop::option::of(any::<u16>()).prop_map(|cause| Chunk::Abort { cause }),
-        (0u8..16, any::<u8>(), any::<u32>()).prop_map(|(rid, path, seq)| Chunk::RoundInfo {
-            rid,
-            path,
-            seq
-        }),
+        (any::<u32>(), any::<u8>(), any::<u16>(), any::<u32>()).prop_map(
+            |(round, path, hold, seq)| {
+                Chunk::RoundInfo {
+                    round,
+                    path,
+                    hold,
+                    seq,
+                }
+            }
+        ),
         (
             any::<u32>(),
             prop::collection::vec((any::<u8>(), any::<u32>()), 0..8)

@@ -245,8 +245,9 @@ fn sctp_proto_drops_a_whole_packet_for_an_unknown_chunk_so_we_negotiate_first() 
     fn with_round_info(p: &mut Packet) {
         if let Some(i) = p.chunks.iter().position(|c| matches!(c, Chunk::Data(_))) {
             let info = Chunk::RoundInfo {
-                rid: 1,
+                round: 1,
                 path: 0,
+                hold: 0,
                 seq: 7,
             };
             p.chunks.insert(i, info);

@@ -483,8 +483,9 @@ async fn inserting_hop(
                         .position(|c| matches!(c, Chunk::Data(_)))
                     {
                         let info = Chunk::RoundInfo {
-                            rid: 1,
+                            round: 1,
                             path: 0,
+                            hold: 0,
                             seq: i as u32,
                         };
                         d.packet.chunks.insert(i, info);

@@ -20,7 +20,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::cc::{CcFactory, CcInit};
 use crate::config::{Config, MaxBurstMode};
 use crate::event::{Event, Observer};
-use crate::packet::{Chunk, Packet, Payload};
+use crate::packet::{hold_from_wire, Chunk, Packet, Payload};
 use crate::path::{Path, PathId, PathState, PathView};
 use crate::rev::RevReceiver;
 use crate::rtt::RttEstimator;
@@ -141,15 +141,16 @@ pub struct Association<O: Observer = ()> {
     now: Time,
     /// Receiver-driven CMT, receiver side (when `cfg.rev` is set).
     rev_rx: Option<RevReceiver>,
-    /// Receiver-driven CMT, sender side: the round id DATA carries (the latest advert
-    /// seen, mod 16; 15 before any).
-    rid: u8,
+    /// Receiver-driven CMT, sender side: the round id DATA carries (the sequence number
+    /// of the latest advert applied; `u32::MAX` before any).
+    round: u32,
     /// Sequence number of the latest advert applied.
     latest_advert: Option<u32>,
     /// Adverts applied so far (schedulers see rounds through it).
     adverts: u64,
-    /// The round info of the DATA chunk being read from a packet.
-    pending_round: Option<(u8, u32)>,
+    /// The round info of the DATA chunk being read from a packet: round id, per-path
+    /// sequence number, hold time.
+    pending_round: Option<(u32, u32, u16)>,
     scratch: AckScratch,
     sched_begin: bool,
     /// Ask the scheduler for copies at the next poll (set with `sched_begin`).
@@ -225,7 +226,7 @@ impl<O: Observer> Association<O> {
             ctrl: VecDeque::new(),
             now: Time::ZERO,
             rev_rx,
-            rid: 15,
+            round: u32::MAX,
             latest_advert: None,
             adverts: 0,
             pending_round: None,
@@ -351,15 +352,18 @@ impl<O: Observer> Association<O> {
             match chunk {
                 Chunk::Data(d) => {
                     had_data = true;
-                    if let (Some(rx), Some((rid, seq))) =
+                    if let (Some(rx), Some((round, seq, hold))) =
                         (self.rev_rx.as_mut(), self.pending_round.take())
                     {
-                        rx.on_packet(now, path, rid, seq as u64, d.payload.len() as u32);
+                        let (len, hold) = (d.payload.len() as u32, hold_from_wire(hold));
+                        rx.on_packet(now, path, round, seq as u64, len, hold);
                     }
                     self.on_data(now, path, d);
                 }
-                Chunk::RoundInfo { rid, seq, .. } => self.pending_round = Some((rid, seq)),
-                Chunk::RateAdvert { seq, rates } => self.on_rate_advert(seq, &rates),
+                Chunk::RoundInfo {
+                    round, seq, hold, ..
+                } => self.pending_round = Some((round, seq, hold)),
+                Chunk::RateAdvert { seq, rates } => self.on_rate_advert(now, seq, &rates),
                 Chunk::Sack(s) => {
                     if self.acks_unsent_data(s.cum_tsn) {
                         self.violation(now, path);
@@ -403,6 +407,10 @@ impl<O: Observer> Association<O> {
         self.pending_round = None;
         if had_data {
             self.after_data_packet(now, path, gap_before);
+            if let Some(rx) = self.rev_rx.as_mut() {
+                let free = (self.cfg.rbuf - self.rcv.held) as u64;
+                rx.note_buffer(free, self.cfg.mtu as u64);
+            }
         }
         if self.rev_rx.as_ref().is_some_and(|r| r.advert_due) {
             self.rcv.sack_now = true;
@@ -410,14 +418,19 @@ impl<O: Observer> Association<O> {
         self.new_opportunity();
     }
 
-    /// Receiver-driven CMT, sender side: apply a newer advert's rates (spec §2.1, §2.6).
-    fn on_rate_advert(&mut self, seq: u32, rates: &[(u8, u32)]) {
+    /// Receiver-driven CMT, sender side: apply a newer advert's rates. The advert opens
+    /// a new round on every path; each path's first packet of it reports how long it
+    /// was held after now.
+    fn on_rate_advert(&mut self, now: Time, seq: u32, rates: &[(u8, u32)]) {
         if self.latest_advert.is_some_and(|l| seq <= l) {
             return; // older than one applied: it travelled on a slower path
         }
         self.latest_advert = Some(seq);
-        self.rid = (seq & 0x0f) as u8;
+        self.round = seq;
         self.adverts += 1;
+        for p in &mut self.paths {
+            p.round_opened = Some(now);
+        }
         let mtu = self.cfg.mtu as u64;
         for &(p, rate) in rates {
             let Some(path) = self.paths.get_mut(p as usize) else {
@@ -427,6 +440,11 @@ impl<O: Observer> Association<O> {
             path.advertised_rate = Some(rate as f64);
             let srtt = path.rtt.srtt();
             path.cc.on_rate_advert(rate as f64, srtt, mtu);
+            let ev = Event::RateAdvertApplied {
+                path: PathId(p as usize),
+                rate: rate as f64,
+            };
+            self.obs.event(now, &ev);
         }
     }
 

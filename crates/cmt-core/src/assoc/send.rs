@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use super::{Association, Transmit};
 use crate::event::{Event, Observer, SendKind};
-use crate::packet::{data_chunk_len, Chunk, DataChunk, DataFlags, Packet, Payload};
+use crate::packet::{data_chunk_len, hold_to_wire, Chunk, DataChunk, DataFlags, Packet, Payload};
 use crate::path::{PathId, PathState, PathView};
 use crate::rtx::RtxContext;
 use crate::sched::SchedContext;
@@ -280,11 +280,6 @@ impl<O: Observer> Association<O> {
             let mut packet = self.packet(Chunk::Sack(sack));
             if let Some(rx) = self.rev_rx.as_mut().filter(|r| r.advert_due) {
                 let (seq, rates) = rx.make_advert(now);
-                let rates = rates
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, r)| (i as u8, r))
-                    .collect();
                 packet.chunks.push(Chunk::RateAdvert { seq, rates });
             }
             return Some(Transmit { path, packet });
@@ -569,12 +564,20 @@ impl<O: Observer> Association<O> {
         });
         let mut packet = self.packet(data);
         if self.cfg.rev.is_some() {
+            let now = self.now;
             let p = &mut self.paths[path.0];
             let seq = p.send_seq;
             p.send_seq = p.send_seq.wrapping_add(1);
+            // The first packet of a round on this path says how long it waited after
+            // the advert that opened the round (the receiver's RTT sample excludes it).
+            let hold = p
+                .round_opened
+                .take()
+                .map_or(0, |t| hold_to_wire(now.saturating_since(t)));
             let info = Chunk::RoundInfo {
-                rid: self.rid,
+                round: self.round,
                 path: path.0 as u8,
+                hold,
                 seq,
             };
             packet.chunks.insert(0, info);

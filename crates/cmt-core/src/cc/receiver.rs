@@ -2,7 +2,9 @@
 //! seed 004 §4.2; spec §2.6). Congestion control has moved to the receiver; GAP
 //! resolution for the "cwnd" the seeds' schedulers still test: the allowance
 //! `W_d = max(2·MTU, Rate_e^d · SRTT_d)` bytes, recomputed at every advert and ack.
-//! Before the first advert the RFC 4960 initial window applies. Fast retransmits and
+//! Until the receiver has a rate for the path, the window starts at RFC 9260's initial
+//! window and grows in slow start (§7.2.1), so start-up is not held back while the
+//! receiver measures its first round. Fast retransmits and
 //! timeouts do not change it (loss recovery stays at the sender; the next advertised
 //! rate answers the loss); PF recovery may still set it. Pacing at `Rate_e^d` is done by
 //! the core for every path with an advertised rate.
@@ -58,8 +60,14 @@ impl CongestionControl for ReceiverCc {
         self.ssthresh
     }
     fn on_ack(&mut self, ack: &AckSignal, _all: &[CcPathView]) {
-        if let (Some(rate), Some(srtt)) = (self.rate, ack.srtt) {
-            self.cwnd = allowance(rate, srtt, ack.mtu);
+        match (self.rate, ack.srtt) {
+            (Some(rate), Some(srtt)) => self.cwnd = allowance(rate, srtt, ack.mtu),
+            (Some(_), None) => {}
+            (None, _) => {
+                if ack.flight_before >= self.cwnd {
+                    self.cwnd += ack.bytes_acked.min(ack.mtu);
+                }
+            }
         }
     }
     fn on_fast_retransmit(&mut self, _loss: &LossSignal) {}
@@ -90,6 +98,18 @@ mod tests {
         };
         let mut c = ReceiverCcFactory.build(PathId(0), &init);
         assert_eq!(c.cwnd(), 4380);
+        // Before any rate: slow start, one MTU per full-window ack.
+        let ack = AckSignal {
+            now: Time::ZERO,
+            bytes_acked: 2920,
+            pba_bytes: 2920,
+            flight_before: 4380,
+            mtu: 1500,
+            srtt: Some(Duration::from_millis(50)),
+            min_rtt: None,
+        };
+        c.on_ack(&ack, &[]);
+        assert_eq!(c.cwnd(), 5880);
         // 1 MB/s × 50 ms = 50 000 bytes.
         c.on_rate_advert(1_000_000.0, Some(Duration::from_millis(50)), 1500);
         assert_eq!(c.cwnd(), 50_000);

@@ -6,7 +6,9 @@
 //! * **DDS-rev** (both): the new chunk goes to the first path, in descending advertised
 //!   rate, of the candidate list whose allowance (the `receiver` controller's window)
 //!   and pacing let it send; if none can, nothing is sent.
-//! * **Blocking prediction** (both), once per round (a new advert): with the last
+//! * **Blocking prediction** (both), once per round — a new advert, or, when adverts
+//!   stop arriving, the largest SRTT of the active paths since the last evaluation (so a
+//!   run of lost adverts cannot freeze the subset): with the last
 //!   m = 8 advertised windows, `Δawnd = (awnd − avg)/(max − min)` (0 when max = min);
 //!   receive-buffer blocking is predicted when `Δawnd < 0` and it fell since the last
 //!   round (eq. 5–7). PAM-rev (GAP resolution) also counts a round ending with the
@@ -25,6 +27,10 @@
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
 use crate::path::{PathId, PathState, PathView};
+use crate::time::{Duration, Time};
+
+/// The re-evaluation period before any SRTT is known.
+const DEFAULT_ROUND: Duration = Duration::from_millis(200);
 
 /// PAM-rev (CMT-Rev) or PCDer (MPTCP-rec).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,16 +88,7 @@ impl SchedulerFactory for ReceiverDrivenFactory {
         }
     }
     fn build(&self, num_paths: usize) -> Box<dyn Scheduler> {
-        Box::new(ReceiverDriven {
-            cfg: self.clone(),
-            unused: vec![false; num_paths],
-            probe_due: vec![false; num_paths],
-            awnd: Vec::new(),
-            prev_delta: None,
-            round: 0,
-            quiet: 0,
-            removals: 0,
-        })
+        Box::new(ReceiverDriven::new(self.clone(), num_paths))
     }
 }
 
@@ -106,6 +103,8 @@ pub struct ReceiverDriven {
     awnd: Vec<u64>,
     prev_delta: Option<f64>,
     round: u64,
+    /// When the subset was last evaluated.
+    evaluated: Option<Time>,
     quiet: u32,
     /// Removals so far (for tests and reports).
     pub removals: u64,
@@ -128,13 +127,45 @@ fn rate(p: &PathView) -> f64 {
 }
 
 impl ReceiverDriven {
+    /// A scheduler for `num_paths` paths, all in the candidate list.
+    pub fn new(cfg: ReceiverDrivenFactory, num_paths: usize) -> Self {
+        ReceiverDriven {
+            cfg,
+            unused: vec![false; num_paths],
+            probe_due: vec![false; num_paths],
+            awnd: Vec::new(),
+            prev_delta: None,
+            round: 0,
+            evaluated: None,
+            quiet: 0,
+            removals: 0,
+        }
+    }
+
     /// Paths in the candidate list now.
     pub fn candidates(&self) -> Vec<bool> {
         self.unused.iter().map(|u| !u).collect()
     }
 
+    /// A new round: a new advert, or one round trip of the slowest active path since
+    /// the last evaluation.
+    fn round_due(&self, ctx: &SchedContext<'_>) -> bool {
+        if ctx.adverts != self.round {
+            return true;
+        }
+        let period = ctx
+            .paths
+            .iter()
+            .filter(|p| p.state == PathState::Active)
+            .filter_map(|p| p.srtt)
+            .max()
+            .unwrap_or(DEFAULT_ROUND);
+        self.evaluated.is_some_and(|t| ctx.now >= t + period)
+    }
+
     fn new_round(&mut self, ctx: &SchedContext<'_>) {
         self.round = ctx.adverts;
+        self.evaluated = Some(ctx.now);
         if self.awnd.len() == self.cfg.window {
             self.awnd.remove(0);
         }
@@ -204,7 +235,7 @@ impl Scheduler for ReceiverDriven {
                 .min_by_key(|p| (p.srtt.is_none(), p.srtt, p.id))
                 .map(|p| p.id);
         }
-        if ctx.adverts != self.round {
+        if self.round_due(ctx) {
             self.new_round(ctx);
         }
         if let Some(p) = ctx
@@ -227,6 +258,7 @@ impl Scheduler for ReceiverDriven {
 mod tests {
     use super::*;
     use crate::sched::tests::{ctx, view};
+    use crate::time::{Duration, Time};
 
     fn paths(rates: &[f64]) -> Vec<PathView> {
         rates
@@ -280,16 +312,7 @@ mod tests {
             ),
         )
         .unwrap();
-        let mut s = ReceiverDriven {
-            cfg: f,
-            unused: vec![false; 2],
-            probe_due: vec![false; 2],
-            awnd: Vec::new(),
-            prev_delta: None,
-            round: 0,
-            quiet: 0,
-            removals: 0,
-        };
+        let mut s = ReceiverDriven::new(f, 2);
         let p = paths(&[300.0, 100.0]);
         let round = |s: &mut ReceiverDriven, adverts: u64, awnd: u64, p: &[PathView]| {
             let mut c = ctx(p);
@@ -311,6 +334,29 @@ mod tests {
         round(&mut s, 4, 0, &better);
         assert_eq!(s.candidates(), vec![true, true]);
         assert_eq!(s.removals, 1);
+    }
+
+    #[test]
+    fn without_new_adverts_the_subset_is_still_evaluated_every_round_trip() {
+        // Adverts stop (all lost): the window keeps falling and the slowest path must
+        // still go, one SRTT (50 ms here) after the last evaluation.
+        let f = ReceiverDrivenFactory::from_params(Flavour::MptcpRec, &Params::default());
+        let mut s = ReceiverDriven::new(f.unwrap(), 2);
+        let p = paths(&[300.0, 100.0]);
+        let at = |ms: u64, awnd: u64| {
+            let mut c = ctx(&p);
+            c.adverts = 2;
+            c.now = Time::ZERO + Duration::from_millis(ms);
+            c.peer_awnd = awnd;
+            c
+        };
+        s.select(&at(0, 60_000));
+        s.select(&at(10, 20_000)); // not a round trip yet: not an observation
+        s.select(&at(50, 60_000));
+        assert_eq!(s.candidates(), vec![true, true]);
+        // A round trip later the window has fallen: the slowest path is removed.
+        s.select(&at(100, 30_000));
+        assert_eq!(s.candidates(), vec![true, false]);
     }
 
     #[test]

@@ -180,7 +180,7 @@ fn rev_config(p: &Params) -> Result<cmt_core::rev::RevConfig, cmt_core::params::
     }
     Ok(cmt_core::rev::RevConfig {
         estimator: cmt_core::rev::EstimatorConfig {
-            rtt_literal: p.flag("rtt_literal", false)?,
+            rtt_literal: p.flag("rtt_literal", d.estimator.rtt_literal)?,
             sample_literal: p.flag("sample_literal", false)?,
             per_packet: p.flag("per_packet", false)?,
             phi: unit("phi", d.estimator.phi)?,
