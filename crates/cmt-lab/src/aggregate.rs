@@ -60,13 +60,24 @@ pub struct Aggregate {
     pub comparisons: Vec<CompRow>,
     /// Regression lines of line reports with numeric x.
     pub fits: Vec<FitRow>,
+    /// Every run's value, `(seed, value)`, per grid point and metric (in the order of
+    /// `metrics`): what paired comparisons need.
+    pub samples: BTreeMap<Vec<usize>, Vec<Vec<(u64, f64)>>>,
+}
+
+impl Aggregate {
+    /// The `(seed, value)` samples of `metric` at `point`.
+    pub fn samples(&self, point: &[usize], metric: &str) -> Option<&[(u64, f64)]> {
+        let i = self.metrics.iter().position(|m| m == metric)?;
+        Some(&self.samples.get(point)?[i])
+    }
 }
 
 /// Collects run values; feed it every run, then [`finish`](Self::finish).
 pub struct Aggregator<'a> {
     plan: &'a Plan,
     metrics: Vec<String>,
-    values: BTreeMap<Vec<usize>, Vec<Vec<f64>>>,
+    values: BTreeMap<Vec<usize>, Vec<Vec<(u64, f64)>>>,
 }
 
 impl<'a> Aggregator<'a> {
@@ -99,7 +110,7 @@ impl<'a> Aggregator<'a> {
             .or_insert_with(|| vec![Vec::new(); n]);
         for (i, m) in self.metrics.iter().enumerate() {
             if let Some(v) = rec.summary.metric(m).filter(|v| v.is_finite()) {
-                slot[i].push(v);
+                slot[i].push((rec.seed, v));
             }
         }
     }
@@ -110,7 +121,8 @@ impl<'a> Aggregator<'a> {
         let mut stats = Vec::new();
         for (point, per_metric) in &self.values {
             for (i, m) in self.metrics.iter().enumerate() {
-                let xs = &per_metric[i];
+                let xs: Vec<f64> = per_metric[i].iter().map(|s| s.1).collect();
+                let xs = &xs;
                 stats.push(GroupStat {
                     point: point.clone(),
                     metric: m.clone(),
@@ -193,6 +205,7 @@ impl<'a> Aggregator<'a> {
             stats,
             comparisons,
             fits,
+            samples: self.values,
         }
     }
 }

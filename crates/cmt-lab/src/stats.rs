@@ -52,6 +52,46 @@ pub fn impact_degree_pct(x: f64, y: f64) -> Option<f64> {
     (x != 0.0).then(|| (x - y).abs() / x * 100.0)
 }
 
+/// A paired comparison: the per-seed differences of two grid points that share seeds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Paired {
+    /// Pairs.
+    pub n: usize,
+    /// Mean difference.
+    pub mean: f64,
+    /// Half-width of its 95 % CI (`None` below two pairs).
+    pub ci: Option<f64>,
+    /// Two-sided exact sign test: the probability, with no difference, of a split of
+    /// positive and negative differences at least this uneven (zeros dropped; `None`
+    /// when every difference is zero).
+    pub sign_p: Option<f64>,
+}
+
+/// Statistics of the differences `diffs` (one per seed).
+pub fn paired(diffs: &[f64], method: CiMethod) -> Option<Paired> {
+    Some(Paired {
+        n: diffs.len(),
+        mean: mean(diffs)?,
+        ci: ci95_half_width(diffs, method),
+        sign_p: sign_test_p(
+            diffs.iter().filter(|d| **d > 0.0).count(),
+            diffs.iter().filter(|d| **d < 0.0).count(),
+        ),
+    })
+}
+
+/// Two-sided exact sign test for `pos` positive and `neg` negative differences:
+/// `min(1, 2·P(X ≤ min(pos, neg)))` with `X ~ Binomial(pos + neg, 1/2)`.
+pub fn sign_test_p(pos: usize, neg: usize) -> Option<f64> {
+    use statrs::distribution::{Binomial, DiscreteCDF};
+    let n = (pos + neg) as u64;
+    if n == 0 {
+        return None;
+    }
+    let tail = Binomial::new(0.5, n).ok()?.cdf(pos.min(neg) as u64);
+    Some((2.0 * tail).min(1.0))
+}
+
 /// A least-squares line `y = slope·x + intercept` with its R².
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fit {
@@ -124,6 +164,25 @@ mod tests {
         assert_eq!(sample_sd(&[57.29; 3]), Some(0.0));
         assert_eq!(sample_sd(&[57.16, 57.16 + 1e-14, 57.16]), Some(0.0));
         assert_eq!(ci95_half_width(&[1.0], CiMethod::T), None);
+    }
+
+    #[test]
+    fn paired_differences_and_the_sign_test_by_hand() {
+        // 10 seeds, 9 better and 1 worse: P(X ≤ 1) = 11/1024, two-sided 22/1024.
+        let d = [1.0, 2.0, 1.5, 0.5, 1.0, 2.0, 1.0, 0.5, 1.5, -1.0];
+        let p = paired(&d, CiMethod::T).unwrap();
+        assert_eq!(p.n, 10);
+        assert!(close(p.mean, 1.0));
+        assert!(close(p.sign_p.unwrap(), 22.0 / 1024.0));
+        assert!(close(
+            p.ci.unwrap(),
+            ci95_half_width(&d, CiMethod::T).unwrap()
+        ));
+        // Balanced signs: p = 1; zeros are dropped; all zero: no test.
+        assert!(close(sign_test_p(3, 3).unwrap(), 1.0));
+        assert!(close(sign_test_p(5, 0).unwrap(), 2.0 / 32.0));
+        assert_eq!(sign_test_p(0, 0), None);
+        assert_eq!(paired(&[0.0, 0.0], CiMethod::T).unwrap().sign_p, None);
     }
 
     #[test]

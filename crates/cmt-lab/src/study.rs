@@ -10,6 +10,7 @@ use serde::Deserialize;
 use crate::aggregate::Aggregate;
 use crate::error::LabError;
 use crate::report::sig;
+use crate::stats::Paired;
 use crate::sweep::{run_plan, write_atomic, Plan, RunOptions, Seeds};
 
 /// `study.toml`.
@@ -90,17 +91,29 @@ pub struct Claim {
     pub tolerance: Option<f64>,
 }
 
+/// Whether a claim is borne out by the per-seed differences.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The paired 95 % CI lies on the claimed side.
+    Holds,
+    /// It lies on the other side.
+    Contradicted,
+    /// It straddles the boundary: not shown at this number of seeds.
+    Unclear,
+}
+
 /// One evaluated claim.
 #[derive(Clone, Debug)]
 pub struct Verdict {
     /// Left mean and CI.
     pub left: (Option<f64>, Option<f64>),
-    /// Right mean and CI (CI `None` for a constant).
+    /// Right mean and CI (CI `None` for a constant), times `factor`.
     pub right: (Option<f64>, Option<f64>),
-    /// The comparison holds on the means.
-    pub holds: Option<bool>,
-    /// The 95 % intervals do not overlap (only for two measured sides).
-    pub separated: Option<bool>,
+    /// Per-seed differences `left − factor·right` over the seeds both sides ran (for a
+    /// constant right side, the left samples minus it).
+    pub paired: Option<Paired>,
+    /// What the paired differences say about the claim.
+    pub outcome: Option<Outcome>,
 }
 
 fn point_of(plan: &Plan, sel: &toml::Table, what: &str) -> Result<Vec<usize>, String> {
@@ -132,38 +145,82 @@ fn stat(agg: &Aggregate, point: &[usize], metric: &str) -> (Option<f64>, Option<
         .map_or((None, None), |s| (s.mean, s.ci))
 }
 
+/// `left − factor·right` per seed, over the seeds both sides have.
+fn differences(left: &[(u64, f64)], right: Side<'_>, factor: f64) -> Vec<f64> {
+    left.iter()
+        .filter_map(|&(seed, l)| match right {
+            Side::Samples(r) => r
+                .iter()
+                .find(|(s, _)| *s == seed)
+                .map(|(_, r)| l - factor * r),
+            Side::Value(v) => Some(l - factor * v),
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy)]
+enum Side<'a> {
+    Samples(&'a [(u64, f64)]),
+    Value(f64),
+}
+
+/// Decides `op` from the paired interval `[lo, hi]` of the differences; `scale` is the
+/// right side's mean (for `~`, whose band is `tolerance·|scale|`).
+fn outcome(op: &str, p: &Paired, scale: f64, tolerance: f64) -> Result<Outcome, String> {
+    let h = p.ci.unwrap_or(0.0);
+    let (lo, hi) = (p.mean - h, p.mean + h);
+    let zero = lo == 0.0 && hi == 0.0;
+    let decide = |holds: bool, contradicted: bool| {
+        if holds {
+            Outcome::Holds
+        } else if contradicted {
+            Outcome::Contradicted
+        } else {
+            Outcome::Unclear
+        }
+    };
+    Ok(match op {
+        ">" => decide(lo > 0.0, hi < 0.0 || zero),
+        ">=" => decide(lo >= 0.0, hi < 0.0),
+        "<" => decide(hi < 0.0, lo > 0.0 || zero),
+        "<=" => decide(hi <= 0.0, lo > 0.0),
+        "~" => {
+            let band = tolerance * scale.abs();
+            decide(lo >= -band && hi <= band, lo > band || hi < -band)
+        }
+        o => return Err(format!("unknown op `{o}` (>, <, >=, <=, ~)")),
+    })
+}
+
 /// Evaluates a claim against a finished sweep.
 pub fn evaluate(c: &Claim, plan: &Plan, agg: &Aggregate) -> Result<Verdict, String> {
-    let left = stat(agg, &point_of(plan, &c.left, "left")?, &c.metric);
+    let lp = point_of(plan, &c.left, "left")?;
+    let left = stat(agg, &lp, &c.metric);
     let factor = c.factor.unwrap_or(1.0);
-    let right = match (&c.right, c.right_value) {
+    let (right, side) = match (&c.right, c.right_value) {
         (Some(sel), None) => {
-            let (m, ci) = stat(agg, &point_of(plan, sel, "right")?, &c.metric);
-            (m.map(|m| m * factor), ci.map(|c| c * factor))
+            let rp = point_of(plan, sel, "right")?;
+            let (m, ci) = stat(agg, &rp, &c.metric);
+            let side = agg.samples(&rp, &c.metric).map(Side::Samples);
+            ((m.map(|m| m * factor), ci.map(|c| c * factor)), side)
         }
-        (None, Some(v)) => (Some(v * factor), None),
+        (None, Some(v)) => ((Some(v * factor), None), Some(Side::Value(v))),
         _ => return Err("give exactly one of `right` and `right_value`".into()),
     };
-    let holds = match (left.0, right.0) {
-        (Some(l), Some(r)) => Some(match c.op.as_str() {
-            ">" => l > r,
-            "<" => l < r,
-            ">=" => l >= r,
-            "<=" => l <= r,
-            "~" => (l - r).abs() <= c.tolerance.unwrap_or(0.1) * r.abs(),
-            o => return Err(format!("unknown op `{o}` (>, <, >=, <=, ~)")),
-        }),
-        _ => None,
+    let diffs = match (agg.samples(&lp, &c.metric), side) {
+        (Some(l), Some(r)) => differences(l, r, factor),
+        _ => Vec::new(),
     };
-    let separated = match (left, right) {
-        ((Some(l), Some(lc)), (Some(r), Some(rc))) => Some((l - r).abs() > lc + rc),
+    let paired = crate::stats::paired(&diffs, plan.ci);
+    let outcome = match (&paired, right.0) {
+        (Some(p), Some(scale)) => Some(outcome(&c.op, p, scale, c.tolerance.unwrap_or(0.1))?),
         _ => None,
     };
     Ok(Verdict {
         left,
         right,
-        holds,
-        separated,
+        paired,
+        outcome,
     })
 }
 
@@ -221,7 +278,7 @@ pub fn reproduce(
         "Run with `cmtlab reproduce`, {mode}. Means ± 95 % CI over seeds.\n"
     );
     let _ = writeln!(md, "## Claims\n");
-    let _ = writeln!(md, "| claim | paper | measured | compared with | difference | holds | CIs separated |\n|---|---|---|---|---|---|---|");
+    let _ = writeln!(md, "| claim | paper | measured | compared with | difference | paired Δ (95 % CI) | sign test p | holds |\n|---|---|---|---|---|---|---|---|");
     for c in &study.claims {
         let (plan, agg) = done
             .iter()
@@ -239,14 +296,33 @@ pub fn reproduce(
             (Some(m), None) => sig(m),
             _ => "–".into(),
         };
-        let yn = |b: Option<bool>| b.map_or("–", |b| if b { "yes" } else { "**no**" });
         let diff = match (v.left.0, v.right.0) {
             (Some(l), Some(r)) if r != 0.0 => format!("{:+.1} %", 100.0 * (l - r) / r.abs()),
             _ => "–".into(),
         };
+        let delta = v.paired.map_or("–".into(), |p| match p.ci {
+            Some(ci) => format!(
+                "{}{} ± {} (n = {})",
+                sign(p.mean),
+                sig(p.mean.abs()),
+                sig(ci),
+                p.n
+            ),
+            None => format!("{}{} (n = {})", sign(p.mean), sig(p.mean.abs()), p.n),
+        });
+        let p = v
+            .paired
+            .and_then(|p| p.sign_p)
+            .map_or("–".into(), |p| format!("{p:.2}"));
+        let holds = match v.outcome {
+            Some(Outcome::Holds) => "yes",
+            Some(Outcome::Contradicted) => "**no**",
+            Some(Outcome::Unclear) => "**unclear**",
+            None => "–",
+        };
         let _ = writeln!(
             md,
-            "| {} ({} {}) | {} | {} | {} | {} | {} | {} |",
+            "| {} ({} {}) | {} | {} | {} | {} | {} | {} | {} |",
             c.text,
             c.metric,
             c.op,
@@ -254,11 +330,12 @@ pub fn reproduce(
             show(v.left),
             show(v.right),
             diff,
-            yn(v.holds),
-            yn(v.separated)
+            delta,
+            p,
+            holds
         );
     }
-    let _ = writeln!(md, "\n\"Difference\" is (measured − compared with) / compared with. A claim \"holds\" when the comparison is true on the means; \"CIs separated\" says whether the two 95 % intervals are disjoint, i.e. whether the difference is clear at this number of seeds.\n");
+    let _ = writeln!(md, "\n\"Difference\" is (measured − compared with) / compared with, on the means. Runs at different grid points share seeds, so each claim is tested on the per-seed differences (measured − compared with): \"paired Δ\" is their mean with its 95 % CI, \"sign test p\" the two-sided exact sign test of their signs. A claim holds when the paired CI lies on the claimed side of zero (for `~`, inside the tolerance band), is contradicted (**no**) when it lies on the other side, and is **unclear** when it straddles the boundary.\n");
     if !runs_md.is_empty() {
         let _ = writeln!(md, "## Single runs\n\n{runs_md}");
     }
@@ -285,6 +362,14 @@ pub fn reproduce(
     write_atomic(&report, md.as_bytes())
         .map_err(|e| LabError::at(&out.display().to_string(), e))?;
     Ok(report)
+}
+
+fn sign(x: f64) -> &'static str {
+    if x < 0.0 {
+        "−"
+    } else {
+        "+"
+    }
 }
 
 /// Runs one study run into `dir_out`; returns its report section.
@@ -324,4 +409,61 @@ fn single_run(dir: &Path, r: &StudyRun, dir_out: &Path, label: &str) -> Result<S
         let _ = writeln!(md, "![{f}](runs/{}/{f})\n", r.name);
     }
     Ok(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::CiMethod;
+
+    fn p(mean: f64, ci: f64) -> Paired {
+        Paired {
+            n: 10,
+            mean,
+            ci: Some(ci),
+            sign_p: None,
+        }
+    }
+
+    #[test]
+    fn a_claim_holds_only_when_the_paired_interval_is_on_its_side() {
+        let o = |op: &str, m: f64, ci: f64| outcome(op, &p(m, ci), 10.0, 0.1).unwrap();
+        assert_eq!(o(">", 1.0, 0.5), Outcome::Holds);
+        assert_eq!(o(">", 0.2, 0.5), Outcome::Unclear);
+        assert_eq!(o(">", -1.0, 0.5), Outcome::Contradicted);
+        assert_eq!(
+            o(">", 0.0, 0.0),
+            Outcome::Contradicted,
+            "equal is not above"
+        );
+        assert_eq!(o(">=", 0.0, 0.0), Outcome::Holds);
+        assert_eq!(o("<", -1.0, 0.5), Outcome::Holds);
+        assert_eq!(o("<=", 0.3, 0.2), Outcome::Contradicted);
+        // `~` with tolerance 0.1 of a right side of 10: the band is ±1.
+        assert_eq!(o("~", 0.2, 0.5), Outcome::Holds);
+        assert_eq!(o("~", 0.8, 0.5), Outcome::Unclear);
+        assert_eq!(o("~", 2.0, 0.5), Outcome::Contradicted);
+        assert!(outcome("=", &p(0.0, 0.0), 1.0, 0.1).is_err());
+    }
+
+    #[test]
+    fn pairing_by_seed_sees_a_small_steady_difference_that_unpaired_intervals_hide() {
+        // Seeds vary a lot (10, 20, 30), the difference is always +1: unpaired 95 % CIs
+        // of both sides overlap almost entirely, the paired differences have no spread.
+        let left = [(1, 11.0), (2, 21.0), (3, 31.0)];
+        let right = [(3, 30.0), (1, 10.0), (2, 20.0)];
+        let d = differences(&left, Side::Samples(&right), 1.0);
+        assert_eq!(d, vec![1.0, 1.0, 1.0]);
+        let pd = crate::stats::paired(&d, CiMethod::T).unwrap();
+        assert_eq!(outcome(">", &pd, 20.0, 0.1).unwrap(), Outcome::Holds);
+        // A seed only one side ran is left out; a constant right side pairs every seed.
+        assert_eq!(
+            differences(&left, Side::Samples(&right[..1]), 1.0),
+            vec![1.0]
+        );
+        assert_eq!(
+            differences(&left, Side::Value(10.0), 2.0),
+            vec![-9.0, 1.0, 11.0]
+        );
+    }
 }
