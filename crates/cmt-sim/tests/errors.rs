@@ -85,6 +85,11 @@ fn each_kind_of_mistake_is_named_with_its_field() {
         ),
         (
             BASE,
+            vec!["links.a.queue=\"infinite\""],
+            vec!["`links[0].queue`", "\"unlimited\""],
+        ),
+        (
+            BASE,
             vec!["paths.p.links=[\"b\"]"],
             vec!["`paths[0].links[0]`", "unknown link `b`"],
         ),

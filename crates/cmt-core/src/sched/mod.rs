@@ -16,6 +16,7 @@ mod min_rtt;
 mod redundant;
 mod rev;
 mod round_robin;
+mod round_robin_strict;
 mod weighted;
 
 pub use blest::{Blest, BlestFactory};
@@ -30,6 +31,7 @@ pub use min_rtt::{MinRtt, MinRttFactory};
 pub use redundant::{Redundant, RedundantFactory};
 pub use rev::{awnd_delta, Flavour, ReceiverDriven, ReceiverDrivenFactory};
 pub use round_robin::{RoundRobin, RoundRobinFactory};
+pub use round_robin_strict::{StrictRoundRobin, StrictRoundRobinFactory};
 pub use weighted::{Weighted, WeightedFactory};
 
 use crate::params::{ParamError, Params};
@@ -99,6 +101,7 @@ pub trait SchedulerFactory: Send + Sync {
 /// Names accepted by [`by_name`].
 pub const NAMES: &[&str] = &[
     "round-robin",
+    "round-robin-strict",
     "minrtt",
     "cmt-qa",
     "db-cmt",
@@ -116,6 +119,7 @@ pub const NAMES: &[&str] = &[
 pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn SchedulerFactory>, ParamError> {
     match name {
         "round-robin" | "rr" | "cmt" => Ok(Box::new(RoundRobinFactory::from_params(params)?)),
+        "round-robin-strict" => Ok(Box::new(StrictRoundRobinFactory::from_params(params)?)),
         "minrtt" => Ok(Box::new(MinRttFactory::from_params(params)?)),
         "cmt-qa" => Ok(Box::new(CmtQaFactory::from_params(params)?)),
         "db-cmt" => Ok(Box::new(DbCmtFactory::from_params(params)?)),

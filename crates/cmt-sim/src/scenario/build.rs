@@ -409,10 +409,7 @@ pub(super) fn build(
                 })
             }
         };
-        let queue = l.queue.unwrap_or(50);
-        if queue == 0 {
-            return Err((f("queue"), "must be at least 1 packet".into()));
-        }
+        let queue = field(&f("queue"), parse_queue(l.queue.as_ref()))?;
         let rate = l
             .rate
             .as_ref()
@@ -455,7 +452,7 @@ pub(super) fn build(
                     ))
                 }
             },
-            queue: queue as usize,
+            queue,
             loss,
             gilbert,
             loss_direction: field(
@@ -584,4 +581,18 @@ pub(super) fn build(
         traffic,
         oracle_loss,
     })
+}
+
+/// A link's queue limit: packets (at least 1; default 50) or "unlimited".
+fn parse_queue(q: Option<&Raw>) -> Result<usize, String> {
+    match q {
+        None => Ok(50),
+        Some(Raw::Num(x)) if *x >= 1.0 && x.fract() == 0.0 && *x <= u32::MAX as f64 => {
+            Ok(*x as usize)
+        }
+        Some(Raw::Text(t)) if t == "unlimited" => Ok(usize::MAX),
+        Some(other) => Err(format!(
+            "{other} is not a queue limit (a whole number of packets, at least 1, or \"unlimited\")"
+        )),
+    }
 }

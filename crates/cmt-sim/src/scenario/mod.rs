@@ -259,9 +259,11 @@ pub struct LinkSpec {
     /// "normal" (default: delay + σ·G) or "half-normal" (delay + σ·|G|, seed 003's
     /// "latency 10 + 2|G| ms").
     pub jitter_model: Option<String>,
-    /// Drop-tail queue limit in packets (default 50).
+    /// Drop-tail queue limit in packets (default 50), or "unlimited": nothing is dropped
+    /// and a sender ahead of the link waits in its queue (a loss-free emulator such as a
+    /// delaying socket, not a router).
     #[serde(default)]
-    pub queue: Option<u64>,
+    pub queue: Option<Raw>,
     /// Bernoulli loss probability, fixed or a range drawn once per run ("1%..2%").
     #[serde(default)]
     pub loss: Option<Raw>,
