@@ -310,10 +310,13 @@ pub fn reproduce(
             ),
             None => format!("{}{} (n = {})", sign(p.mean), sig(p.mean.abs()), p.n),
         });
-        let p = v
-            .paired
-            .and_then(|p| p.sign_p)
-            .map_or("–".into(), |p| format!("{p:.2}"));
+        let p = v.paired.and_then(|p| p.sign_p).map_or("–".into(), |p| {
+            if p < 0.001 {
+                "< 0.001".into()
+            } else {
+                format!("{p:.3}")
+            }
+        });
         let holds = match v.outcome {
             Some(Outcome::Holds) => "yes",
             Some(Outcome::Contradicted) => "**no**",

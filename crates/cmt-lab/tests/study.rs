@@ -93,19 +93,19 @@ fn claims_table_comes_first_and_says_which_claims_hold() {
     // This scenario has no randomness: every seed gives the same run, so the paired
     // differences have no spread and the sign test of three seeds is 2·(1/2)³ = 0.25.
     assert!(
-        row("big buffer wins").ends_with("(n = 3) | 0.25 | yes |"),
+        row("big buffer wins").ends_with("(n = 3) | 0.250 | yes |"),
         "{}",
         row("big buffer wins")
     );
     assert!(
-        row("small buffer wins").ends_with("(n = 3) | 0.25 | **no** |"),
+        row("small buffer wins").ends_with("(n = 3) | 0.250 | **no** |"),
         "{}",
         row("small buffer wins")
     );
     // 5 s runs include slow start: about 7 of 11.6 Mbit/s.
     let half = row("big buffer reaches half of capacity");
     assert!(half.contains("| 5.808 | +"), "{half}");
-    assert!(half.ends_with("(n = 3) | 0.25 | yes |"), "{half}");
+    assert!(half.ends_with("(n = 3) | 0.250 | yes |"), "{half}");
     assert!(out.join("buf/aggregate.csv").exists());
 }
 
