@@ -73,7 +73,8 @@ pub struct Claim {
     pub sweep: String,
     /// Metric.
     pub metric: String,
-    /// Grid point: every axis of the sweep → value.
+    /// Grid point: axis of the sweep → value. An axis left out is averaged over, per
+    /// seed (an "overall" claim).
     pub left: toml::Table,
     /// `>`, `<`, `>=`, `<=` or `~` (within `tolerance`, relative).
     pub op: String,
@@ -116,33 +117,87 @@ pub struct Verdict {
     pub outcome: Option<Outcome>,
 }
 
-fn point_of(plan: &Plan, sel: &toml::Table, what: &str) -> Result<Vec<usize>, String> {
-    let mut point = Vec::with_capacity(plan.axes.len());
-    for a in &plan.axes {
-        let v = sel
-            .get(&a.key)
-            .ok_or_else(|| format!("{what} does not give axis `{}`", a.key))?;
-        let i = a
-            .values
-            .iter()
-            .position(|x| *x == v.to_string())
-            .ok_or_else(|| format!("{what}: {v} is not a value of `{}`", a.key))?;
-        point.push(i);
-    }
+/// The grid points a selection names. Axes it gives are fixed; an axis it leaves out
+/// ranges over all its values, and the claim is about the per-seed mean over them (the
+/// papers' "overall" numbers, averaged over a loss sweep).
+fn points_of(plan: &Plan, sel: &toml::Table, what: &str) -> Result<Vec<Vec<usize>>, String> {
     if let Some(k) = sel.keys().find(|k| !plan.axes.iter().any(|a| &a.key == *k)) {
         return Err(format!(
             "{what}: `{k}` is not an axis of sweep `{}`",
             plan.name
         ));
     }
-    Ok(point)
+    let mut points: Vec<Vec<usize>> = vec![Vec::with_capacity(plan.axes.len())];
+    for a in &plan.axes {
+        let choices: Vec<usize> = match sel.get(&a.key) {
+            Some(v) => vec![a
+                .values
+                .iter()
+                .position(|x| *x == v.to_string())
+                .ok_or_else(|| format!("{what}: {v} is not a value of `{}`", a.key))?],
+            None => (0..a.values.len()).collect(),
+        };
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                choices.iter().map(move |&i| {
+                    let mut q = p.clone();
+                    q.push(i);
+                    q
+                })
+            })
+            .collect();
+    }
+    Ok(points)
 }
 
-fn stat(agg: &Aggregate, point: &[usize], metric: &str) -> (Option<f64>, Option<f64>) {
-    agg.stats
+/// Per-seed values of one side: the run's value at a single point, else the mean over
+/// the points, for the seeds that ran at every one of them.
+fn side_samples(agg: &Aggregate, points: &[Vec<usize>], metric: &str) -> Option<Vec<(u64, f64)>> {
+    let per_point: Vec<&[(u64, f64)]> = points
         .iter()
-        .find(|s| s.point == point && s.metric == metric)
-        .map_or((None, None), |s| (s.mean, s.ci))
+        .map(|p| agg.samples(p, metric))
+        .collect::<Option<_>>()?;
+    let (first, rest) = per_point.split_first()?;
+    let n = per_point.len() as f64;
+    Some(
+        first
+            .iter()
+            .filter_map(|&(seed, v)| {
+                let others: Option<Vec<f64>> = rest
+                    .iter()
+                    .map(|s| s.iter().find(|(x, _)| *x == seed).map(|(_, v)| *v))
+                    .collect();
+                Some((seed, (v + others?.iter().sum::<f64>()) / n))
+            })
+            .collect(),
+    )
+}
+
+/// Mean and CI of one side: the sweep's statistics at a single point, else those of
+/// the per-seed means.
+fn side_stat(
+    plan: &Plan,
+    agg: &Aggregate,
+    points: &[Vec<usize>],
+    metric: &str,
+) -> (Option<f64>, Option<f64>) {
+    if let [p] = points {
+        return agg
+            .stats
+            .iter()
+            .find(|s| &s.point == p && s.metric == metric)
+            .map_or((None, None), |s| (s.mean, s.ci));
+    }
+    let xs: Vec<f64> = side_samples(agg, points, metric)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
+    (
+        crate::stats::mean(&xs),
+        crate::stats::ci95_half_width(&xs, plan.ci),
+    )
 }
 
 /// `left − factor·right` per seed, over the seeds both sides have.
@@ -194,21 +249,23 @@ fn outcome(op: &str, p: &Paired, scale: f64, tolerance: f64) -> Result<Outcome, 
 
 /// Evaluates a claim against a finished sweep.
 pub fn evaluate(c: &Claim, plan: &Plan, agg: &Aggregate) -> Result<Verdict, String> {
-    let lp = point_of(plan, &c.left, "left")?;
-    let left = stat(agg, &lp, &c.metric);
+    let lp = points_of(plan, &c.left, "left")?;
+    let left = side_stat(plan, agg, &lp, &c.metric);
     let factor = c.factor.unwrap_or(1.0);
+    let right_samples;
     let (right, side) = match (&c.right, c.right_value) {
         (Some(sel), None) => {
-            let rp = point_of(plan, sel, "right")?;
-            let (m, ci) = stat(agg, &rp, &c.metric);
-            let side = agg.samples(&rp, &c.metric).map(Side::Samples);
+            let rp = points_of(plan, sel, "right")?;
+            let (m, ci) = side_stat(plan, agg, &rp, &c.metric);
+            right_samples = side_samples(agg, &rp, &c.metric);
+            let side = right_samples.as_deref().map(Side::Samples);
             ((m.map(|m| m * factor), ci.map(|c| c * factor)), side)
         }
         (None, Some(v)) => ((Some(v * factor), None), Some(Side::Value(v))),
         _ => return Err("give exactly one of `right` and `right_value`".into()),
     };
-    let diffs = match (agg.samples(&lp, &c.metric), side) {
-        (Some(l), Some(r)) => differences(l, r, factor),
+    let diffs = match (side_samples(agg, &lp, &c.metric), side) {
+        (Some(l), Some(r)) => differences(&l, r, factor),
         _ => Vec::new(),
     };
     let paired = crate::stats::paired(&diffs, plan.ci);

@@ -177,3 +177,51 @@ fn a_study_run_writes_its_time_series_and_figures_and_the_report_shows_them() {
         "{err}"
     );
 }
+
+#[test]
+fn a_claim_that_leaves_out_an_axis_is_about_the_per_seed_mean_over_it() {
+    // Two axes; the "overall" claim names only the buffer, so it averages over both
+    // slow-path delays, seed by seed — the papers' "overall" gains over a loss sweep.
+    let sweep = SWEEP.replace(
+        "values = [\"8KB\", \"256KB\"]",
+        "values = [\"8KB\", \"256KB\"]\n[[axes]]\nkey = \"links.slow.delay\"\nvalues = [\"60ms\", \"200ms\"]",
+    );
+    let claim = |text: &str, left: &str| {
+        format!(
+            "[[claims]]\ntext = \"{text}\"\npaper = \"-\"\nsweep = \"buf\"\nmetric = \"goodput_mbps\"\nleft = {left}\nop = \">\"\nright_value = 1.0\n"
+        )
+    };
+    let study = format!(
+        "title = \"t\"\nsweeps = [\"sweep.toml\"]\n{}{}{}",
+        claim("overall", "{ \"receiver.rbuf\" = \"8KB\" }"),
+        claim(
+            "near",
+            "{ \"receiver.rbuf\" = \"8KB\", \"links.slow.delay\" = \"60ms\" }"
+        ),
+        claim(
+            "far",
+            "{ \"receiver.rbuf\" = \"8KB\", \"links.slow.delay\" = \"200ms\" }"
+        ),
+    );
+    let d = study_dir("overall", &study);
+    std::fs::write(d.join("sweep.toml"), sweep).unwrap();
+    let out = d.join("out");
+    let report = cmt_lab::study::reproduce(&d, false, 2, &out, &|_, _, _| {}).unwrap();
+    let md = std::fs::read_to_string(report).unwrap();
+    let measured = |text: &str| -> f64 {
+        let row = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {text} (")))
+            .unwrap();
+        let cell = row.split('|').nth(3).unwrap().trim();
+        cell.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (near, far, overall) = (measured("near"), measured("far"), measured("overall"));
+    // An 8 KB window over a 200 ms path carries much less than over a 60 ms one.
+    assert!(far < 0.8 * near, "near {near} far {far}");
+    let mid = (near + far) / 2.0;
+    assert!(
+        (overall - mid).abs() <= 0.002 * mid,
+        "overall {overall}, mean of the points {mid}"
+    );
+}

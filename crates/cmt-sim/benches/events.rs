@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-/// 10 Pareto on/off sources (the seeds' size mix) at 50 % of each access link.
+/// 10 Pareto on/off sources (the CMT-Rev and MPTCP-rec papers' size mix) at 50 % of each access link.
 const BACKGROUND: &str = r#"traffic=[
   {name="bg1", kind="pareto", links=["wifi-access", "core-1"], load=0.5, size="mix", count=10},
   {name="bg2", kind="pareto", links=["wimax-access", "core-2"], load=0.5, size="mix", count=10},

@@ -1,4 +1,4 @@
-//! The receive-buffer bound of design.md ("Metrics"): the best goodput any scheduler
+//! The receive-buffer bound (docs/metrics.md): the best goodput any scheduler
 //! could reach on the scenario's paths with its receive buffer.
 //!
 //! Flow control caps the data outstanding on all paths together at `rbuf`. Path i

@@ -56,7 +56,7 @@ pub struct LinkParams {
     pub trace: Option<Trace>,
 }
 
-/// A scheduled change of a link direction (spec §11: failures, fades, handovers).
+/// A scheduled change of a link direction (docs/algorithms.md §11: failures, fades, handovers).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkChange {
     /// Take the link down (`Some(true)`: queued and in-service packets are lost, new
@@ -388,7 +388,7 @@ mod tests {
 
     #[test]
     fn half_normal_jitter_adds_sigma_times_abs_g() {
-        // Seed 003's "50 + 100|G| ms" at 1 Mbit/s with σ = 2 ms (spacing 12 ms ≫ σ):
+        // the JAPS paper's "50 + 100|G| ms" at 1 Mbit/s with σ = 2 ms (spacing 12 ms ≫ σ):
         // mean 50 + 2·√(2/π) = 51.596 ms, never below 50 ms.
         let mut l = link(1_000_000, 50, 2, 100_000);
         l.params.jitter_half = true;

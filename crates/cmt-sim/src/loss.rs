@@ -1,5 +1,5 @@
-//! Packet loss models: Bernoulli (ns-2 `ErrorModel/Uniform`, spec §11.1) and
-//! Gilbert–Elliott (spec §11.2), applied in series.
+//! Packet loss models: Bernoulli (ns-2 `ErrorModel/Uniform`, docs/algorithms.md §11.1) and
+//! Gilbert–Elliott (docs/algorithms.md §11.2), applied in series.
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -20,7 +20,7 @@ pub struct Gilbert {
 }
 
 impl Gilbert {
-    /// The project's "1 % Markov loss" (spec §11.2 GAP 14): simple Gilbert, mean burst of
+    /// The project's "1 % Markov loss" (docs/algorithms.md §11.2 decision D14): simple Gilbert, mean burst of
     /// 3 packets, stationary loss exactly 1 %.
     pub fn markov_1pct() -> Self {
         let r = 1.0 / 3.0;

@@ -1,4 +1,4 @@
-//! Metrics (spec §13), fed by the core's observer events and by the network for what
+//! Metrics (docs/algorithms.md §13), fed by the core's observer events and by the network for what
 //! only the network sees (packet drops, one-way delay).
 
 use std::cell::RefCell;
@@ -60,7 +60,7 @@ pub struct Bin {
     pub received_per_path: Vec<u64>,
     /// Largest |O3-TSN| in the bin.
     pub o3_max: u64,
-    /// Highest TSN sent so far, counted from the first (seed 000 Fig. 7, seed 004 Fig. 6).
+    /// Highest TSN sent so far, counted from the first (Cao et al. 2015, CMT-Rev Fig. 7, MPTCP-rec 2016 Fig. 6).
     pub tsn_sent: u64,
     /// Highest TSN received so far, counted from the first.
     pub tsn_received: u64,

@@ -69,6 +69,21 @@ pub struct FlowSummary {
     pub delivered_mbps: f64,
     /// Packets dropped by the network.
     pub lost_packets: u64,
+    /// A TCP-like flow (else an open-loop source: CBR, Poisson, Pareto, VBR).
+    #[serde(default)]
+    pub tcp: bool,
+}
+
+/// The CMT sender's retransmission-destination decisions among two or more candidate
+/// paths, against RTX-CWND's rule (the largest cwnd).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RtxDecisions {
+    /// Decisions.
+    pub total: u64,
+    /// Two or more candidates shared the largest cwnd.
+    pub cwnd_ties: u64,
+    /// The path chosen did not have the largest cwnd.
+    pub not_largest_cwnd: u64,
 }
 
 /// Everything `summary.json` holds. Field meanings: docs/metrics.md.
@@ -110,7 +125,7 @@ pub struct Summary {
     pub rbuf_max_bytes: u32,
     /// One-way delay.
     pub delay_ms: Delay,
-    /// Chunk transit: first transmission → in-order delivery (seed 003's
+    /// Chunk transit: first transmission → in-order delivery (the JAPS paper's
     /// "transmission time").
     pub transit_ms: Delay,
     /// Mean |Δ delay|, ms.
@@ -132,6 +147,9 @@ pub struct Summary {
     /// Per background flow.
     #[serde(default)]
     pub background: Vec<FlowSummary>,
+    /// Retransmission-destination decisions against RTX-CWND's rule.
+    #[serde(default)]
+    pub rtx_decisions: RtxDecisions,
 }
 
 fn mbps(bytes: u64, secs: f64) -> f64 {
@@ -238,9 +256,18 @@ impl Summary {
                         offered_mbps: mbps(c.sent_bytes, active),
                         delivered_mbps: mbps(c.delivered_bytes, active),
                         lost_packets: c.lost_packets,
+                        tcp: t.tcp,
                     }
                 })
                 .collect(),
+            rtx_decisions: {
+                let st = sim.sender_stats();
+                RtxDecisions {
+                    total: st.rtx_decisions,
+                    cwnd_ties: st.rtx_cwnd_ties,
+                    not_largest_cwnd: st.rtx_not_largest_cwnd,
+                }
+            },
         }
     }
 }
@@ -320,6 +347,11 @@ pub const METRICS: &[&str] = &[
     "timeouts",
     "ftt_s",
     "events",
+    "rtx_decisions.total",
+    "rtx_decisions.cwnd_ties",
+    "rtx_decisions.not_largest_cwnd",
+    "background.tcp_mbps",
+    "background.udp_mbps",
 ];
 
 /// Per-path metric fields (see [`METRICS`]).
@@ -338,6 +370,16 @@ pub const PATH_METRICS: &[&str] = &[
 ];
 
 impl Summary {
+    /// Delivered rate of the TCP-like background flows (`tcp`) or of the open-loop ones,
+    /// Mbit/s in total.
+    fn background_mbps(&self, tcp: bool) -> f64 {
+        self.background
+            .iter()
+            .filter(|f| f.tcp == tcp)
+            .map(|f| f.delivered_mbps)
+            .sum()
+    }
+
     /// The value of a metric named as in [`METRICS`] / [`PATH_METRICS`]. `None` for an
     /// unknown name, an unknown path, or a metric without a value in this run (`ftt_s`
     /// of a timed run).
@@ -380,6 +422,11 @@ impl Summary {
             "timeouts" => self.timeouts as f64,
             "ftt_s" => self.ftt_s?,
             "events" => self.events as f64,
+            "rtx_decisions.total" => self.rtx_decisions.total as f64,
+            "rtx_decisions.cwnd_ties" => self.rtx_decisions.cwnd_ties as f64,
+            "rtx_decisions.not_largest_cwnd" => self.rtx_decisions.not_largest_cwnd as f64,
+            "background.tcp_mbps" => self.background_mbps(true),
+            "background.udp_mbps" => self.background_mbps(false),
             _ => return None,
         })
     }

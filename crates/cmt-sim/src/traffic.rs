@@ -1,5 +1,5 @@
-//! Open-loop background traffic (spec §11.3–11.6): CBR, Poisson, Pareto on/off with
-//! ns-2 semantics, and seed 001's VBR generator (spec §11.5, GAP 15 resolution).
+//! Open-loop background traffic (docs/algorithms.md §11.3–11.6): CBR, Poisson, Pareto on/off with
+//! ns-2 semantics, and the RTX_CSI paper's VBR generator (docs/algorithms.md §11.5, decision D15 (docs/algorithms.md)).
 //! Packets follow a chain of links to a sink; the offered load is a bit rate, fixed or
 //! a fraction of the first link's rate, possibly drawn once per run.
 
@@ -13,9 +13,9 @@ use rand_distr::{Distribution, Exp};
 pub enum Sizes {
     /// Always this many bytes.
     Fixed(u32),
-    /// The seeds' Internet mix (S000 §4.1 after CMT-QA): 50 % 44 B, 25 % 576 B, 25 % 1500 B.
+    /// The Internet mix of Cao et al. 2015, CMT-Rev §4.1 (after CMT-QA): 50 % 44 B, 25 % 576 B, 25 % 1500 B.
     Mix,
-    /// Uniform integers in `[min, max]` (S001's VBR: 100–200 B).
+    /// Uniform integers in `[min, max]` (the RTX_CSI paper's VBR: 100–200 B).
     Uniform(u32, u32),
 }
 
@@ -59,10 +59,10 @@ pub enum Pattern {
         /// Pareto shape (ns-2 default 1.5).
         shape: f64,
     },
-    /// S001's VBR (GAP 15): every `interval` the current rate is redrawn uniformly in
+    /// The RTX_CSI paper's VBR (decision D15 in docs/algorithms.md): every `interval` the current rate is redrawn uniformly in
     /// [0.5, 1.5]·rate; gap = 8·size/current rate.
     Vbr {
-        /// Rate redraw interval (S001: 200 ms).
+        /// Rate redraw interval (the RTX_CSI paper: 200 ms).
         interval: Duration,
     },
 }

@@ -1,5 +1,5 @@
 //! Human-friendly quantities in scenario files: rates, durations, sizes, probabilities,
-//! and "a..b" ranges drawn once per run (spec §11.1, §12).
+//! and "a..b" ranges drawn once per run (docs/algorithms.md §11.1, §12).
 
 use std::fmt;
 

@@ -27,7 +27,7 @@ enum Ev {
     End,
 }
 
-/// Values drawn once per run for one duplex link (spec §11.1, §12), for the record.
+/// Values drawn once per run for one duplex link (docs/algorithms.md §11.1, §12), for the record.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Drawn {
     /// Link name.
@@ -39,7 +39,7 @@ pub struct Drawn {
 }
 
 /// A path's configured forward loss: every link's drawn Bernoulli loss and Gilbert
-/// stationary loss in series (spec §1.5 "oracle").
+/// stationary loss in series (docs/algorithms.md §1.5 "oracle").
 fn configured_loss(built: &Built, drawn: &[Drawn], links: &[usize]) -> f64 {
     let pass: f64 = links
         .iter()
@@ -110,9 +110,6 @@ pub struct Simulation {
     /// Per background flow: the open-loop source and its route (`None` for TCP flows).
     pub(crate) sources: Vec<Option<(Source, usize)>>,
 }
-
-/// Receive buffer of TCP-like background flows: large enough never to limit them.
-const FLOW_RBUF: u32 = 4 << 20;
 
 fn draw<T: Copy + rand::distributions::uniform::SampleUniform + PartialOrd>(
     s: Spread<T>,
@@ -263,15 +260,17 @@ impl Simulation {
         let mut end_flow = vec![None, None];
         let mut flow_sender = vec![None; built.traffic.len()];
         for (f, fwd) in tcp_flows {
-            let name = &built.traffic[f].name;
+            let t = &built.traffic[f];
             let tcp_cfg = cmt_core::Config {
-                rbuf: FLOW_RBUF,
+                rbuf: t.window,
+                mtu: t.mtu,
+                sack_freq: t.ack_every,
                 ..cmt_core::Config::default()
             };
             let (ia, ib) = AssocInit::pair(
-                stream(seed, &format!("traffic/{name}/init")).gen(),
-                FLOW_RBUF,
-                FLOW_RBUF,
+                stream(seed, &format!("traffic/{}/init", t.name)).gen(),
+                t.window,
+                t.window,
             );
             let reno = cmt_core::cc::RenoFactory;
             let mk = |init, role| {
@@ -461,6 +460,11 @@ impl Simulation {
     /// Simulated time now.
     pub fn now(&self) -> Time {
         self.now
+    }
+
+    /// The CMT sender's protocol counters (retransmission decisions, refused choices).
+    pub fn sender_stats(&self) -> cmt_core::AssocStats {
+        self.ends[0].stats().clone()
     }
 
     /// The metrics recorded so far (time-series bins, per-path totals).

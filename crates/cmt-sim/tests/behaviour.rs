@@ -1,5 +1,5 @@
 //! End-to-end behaviour of the simulator on small scenarios, against analytic
-//! expectations (design.md, "Validation ladder" step 2).
+//! expectations (the second step of validation: behaviour a model or the RFC predicts).
 
 use cmt_sim::{run_str, Summary};
 
@@ -81,7 +81,7 @@ fn round_robin_over_very_unequal_paths_is_blocked_below_the_fast_path_alone() {
         "sender blocked only {:.1} s of 60",
         s.rbuf_blocked_s
     );
-    // Seed 003 exp. 1: round-robin on very unequal paths gets about twice the slow
+    // Chan et al. 2016, JAPS exp. 1: round-robin on very unequal paths gets about twice the slow
     // path's rate (both paths send at the slow path's pace).
     let slow = 1.0 * 1452.0 / 1500.0;
     assert!(

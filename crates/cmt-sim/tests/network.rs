@@ -417,6 +417,65 @@ count = 4
 }
 
 #[test]
+fn a_tcp_flows_window_caps_it_at_window_per_round_trip() {
+    // One TCP flow alone on a 10 Mbit/s, 40 ms link with ns-2's default Agent/TCP:
+    // window_ 20 packets of 1000 B (1048 B on the wire with our headers), a sink that
+    // acknowledges every packet. Window-limited, it delivers 20 · 1000 B per round trip:
+    // 80 ms plus the serialisation of a packet and of its ack, ≈ 1.98 Mbit/s, whatever
+    // the link's capacity.
+    let text = r#"
+seed = 1
+duration = "60s"
+[receiver]
+rbuf = "4KB"
+[[links]]
+name = "neck"
+rate = "10Mbps"
+delay = "40ms"
+queue = 100
+[[paths]]
+name = "p"
+links = ["neck"]
+[[traffic]]
+name = "ns2"
+kind = "tcp"
+links = ["neck"]
+window = 20
+size = 1048
+ack_every = 1
+start = "1s"
+"#;
+    let s = cmt_sim::run_str(text, &[]).unwrap();
+    let f = &s.background[0];
+    assert!(f.tcp);
+    let rtt = 0.080 + 1048.0 * 8.0 / 10e6 + 64.0 * 8.0 / 10e6;
+    let want = 20.0 * 1000.0 * 8.0 / rtt / 1e6;
+    assert!(
+        (f.delivered_mbps / want - 1.0).abs() < 0.03,
+        "delivered {:.3} vs window/RTT {want:.3}",
+        f.delivered_mbps
+    );
+    for (bad, key) in [
+        ("window = \"500B\"", "traffic[0].window"),
+        ("ack_every = 0", "traffic[0].ack_every"),
+    ] {
+        let t = text
+            .replace("window = 20", bad)
+            .replace("ack_every = 1\n", "");
+        let t = if bad.starts_with("ack") {
+            text.replace("ack_every = 1", bad)
+        } else {
+            t
+        };
+        let e = cmt_sim::load_str(&t, "t.toml", None, &[])
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains(key), "{e}");
+    }
+}
+
+#[test]
 fn tcp_flows_reject_rate_load_and_stop() {
     let base = "[[traffic]]\nname = \"t\"\nkind = \"tcp\"\nlinks = [\"bg\"]\n";
     for extra in ["load = 0.3\n", "rate = \"1Mbps\"\n", "stop = \"5s\"\n"] {

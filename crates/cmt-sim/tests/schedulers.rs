@@ -187,7 +187,7 @@ fn redundant_sends_every_chunk_on_both_paths_and_repairs_losses_without_reorderi
     );
 }
 
-/// Seed 003's mean paths without jitter: 2100 kbit/s at 10 ms and 220 kbit/s at 50 ms.
+/// the JAPS paper's mean paths without jitter: 2100 kbit/s at 10 ms and 220 kbit/s at 50 ms.
 const JAPS_PATHS: &str = r#"
 seed = 1
 file_size = "2MB"
@@ -278,4 +278,21 @@ fn strict_round_robin_holds_two_paths_to_twice_the_slow_path() {
         "CMT's {:.3}",
         cmt.goodput_mbps
     );
+}
+
+#[test]
+fn retransmission_decisions_are_counted_against_rtx_cwnds_rule() {
+    // Two lossy paths: RTX-CWND never picks a path below the largest cwnd (by its rule);
+    // RTX-SAME, which resends on the original path, often does; the counters say so.
+    let lossy = TWO.replace("queue = 50", "queue = 50\nloss = 0.02");
+    let decisions = |rtx: &str| {
+        let o = [format!("association.rtx=\"{rtx}\"")];
+        run_str(&lossy, &o).unwrap().rtx_decisions
+    };
+    let cwnd = decisions("rtx-cwnd");
+    assert!(cwnd.total > 50, "{cwnd:?}");
+    assert_eq!(cwnd.not_largest_cwnd, 0, "{cwnd:?}");
+    let same = decisions("rtx-same");
+    assert!(same.not_largest_cwnd > same.total / 10, "{same:?}");
+    assert!(same.cwnd_ties <= same.total && cwnd.cwnd_ties <= cwnd.total);
 }

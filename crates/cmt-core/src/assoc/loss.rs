@@ -18,7 +18,7 @@ use crate::time::Time;
 impl<O: Observer> Association<O> {
     /// Missing reports (SFR + DAC), fast-retransmit marking, and the search for new
     /// expected CUC pseudo-cumacks on paths whose expected value was acked (ns-2.35
-    /// `sctp-cmt.cc` ProcessGapAckBlocks; spec §1.4). The expected value is sticky: a
+    /// `sctp-cmt.cc` ProcessGapAckBlocks; docs/algorithms.md §1.4). The expected value is sticky: a
     /// lost chunk keeps it until the chunk itself is acked, so cwnd does not grow while
     /// the loss is being recovered.
     pub(super) fn missing_reports(&mut self, now: Time, s: &mut AckScratch, flags: u8) {

@@ -1,7 +1,7 @@
 //! One SCTP association over N paths with CMT (RFC 9260; Iyengar et al., ToN 2006).
 //!
 //! Read first: RFC 9260 §6 (data transfer), §7 (congestion control), §8 (fault
-//! management); spec/algorithms.md §1.
+//! management); docs/algorithms.md §1.
 
 mod loss;
 mod recv;
@@ -106,6 +106,14 @@ pub struct AssocStats {
     pub bogus_chunks: u64,
     /// Scheduler choices the core refused (path could not send).
     pub refused_choices: u64,
+    /// Retransmission destinations chosen among two or more candidate paths.
+    pub rtx_decisions: u64,
+    /// … of which two or more candidates shared the largest cwnd (where RTX-CWND's
+    /// rule alone does not decide).
+    pub rtx_cwnd_ties: u64,
+    /// … of which the path chosen did not have the largest cwnd (RTX-CWND would have
+    /// chosen otherwise).
+    pub rtx_not_largest_cwnd: u64,
 }
 
 /// One endpoint of a multipath association: sender and receiver halves.
@@ -261,7 +269,7 @@ impl<O: Observer> Association<O> {
         self.paths[id.0].view(id, self.burst_limit, self.now, self.cfg.mtu as u64, hold)
     }
     /// Configures path `path`'s loss rate for the loss-aware algorithms (rtx-lossrate,
-    /// rtx-cl, CMT-QA*, BLEST): ns-2's `set-destination-lossrate`, the "oracle" of spec
+    /// rtx-cl, CMT-QA*, BLEST): ns-2's `set-destination-lossrate`, the "oracle" of docs/algorithms.md
     /// §1.5. `None` returns to the estimate.
     pub fn set_destination_loss_rate(&mut self, path: PathId, rate: Option<f64>) {
         if let Some(p) = self.paths.get_mut(path.0) {

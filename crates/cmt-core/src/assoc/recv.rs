@@ -1,7 +1,7 @@
 //! Receiver half: the bounded receive buffer, in-order delivery and SACK generation.
 //!
 //! Rules: RFC 9260 §6.2 (a_rwnd, delayed SACK every 2nd packet or 200 ms, immediate
-//! SACK on gaps and duplicates), §6.7; CMT's DAC (spec §1.4): with DAC the receiver keeps
+//! SACK on gaps and duplicates), §6.7; CMT's DAC (docs/algorithms.md §1.4): with DAC the receiver keeps
 //! delaying SACKs when a gap exists and reports in the SACK flags how many DATA packets
 //! arrived since the previous SACK.
 //!

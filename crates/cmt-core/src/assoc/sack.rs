@@ -375,7 +375,7 @@ impl<O: Observer> Association<O> {
     }
 
     /// Error counters and PF/INACTIVE recovery for paths that got new acks (RFC 9260
-    /// §8.2; spec §1.6 (b): PF → ACTIVE when a TSN transmitted once is acked).
+    /// §8.2; docs/algorithms.md §1.6 (b): PF → ACTIVE when a TSN transmitted once is acked).
     fn update_paths_after_ack(&mut self, now: Time, s: &AckScratch) {
         for i in 0..self.paths.len() {
             if !s.saw_new_ack[i] {

@@ -3,7 +3,7 @@
 //! Rules: RFC 9260 §6.1 (when new data may be sent: `flight < cwnd` per path, peer window,
 //! zero-window probe), §6.3.2 (T3-rtx start), Max.Burst per transmission opportunity;
 //! CMT retransmissions to the destination chosen by the policy, with the one-packet
-//! cwnd exemption of a fast retransmission (ns-2 `RTX_LIMIT_ONE_PACKET`, spec §1.4).
+//! cwnd exemption of a fast retransmission (ns-2 `RTX_LIMIT_ONE_PACKET`, docs/algorithms.md §1.4).
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -319,12 +319,25 @@ impl<O: Observer> Association<O> {
             tsn,
         };
         let choice = self.rtx_policy.select(&ctx, &mut self.rng);
-        if candidates.contains(&choice) {
+        let choice = if candidates.contains(&choice) {
             choice
         } else {
             self.stats.refused_choices += 1;
             candidates[0]
-        }
+        };
+        self.count_rtx_decision(&candidates, choice);
+        choice
+    }
+
+    /// How a retransmission destination compares with RTX-CWND's rule (largest cwnd):
+    /// whether the rule had a tie to break, whether the choice broke it.
+    fn count_rtx_decision(&mut self, candidates: &[PathId], choice: PathId) {
+        let cwnd = |p: &PathId| self.views[p.0].cwnd;
+        let largest = candidates.iter().map(cwnd).max().unwrap_or(0);
+        let at_largest = candidates.iter().filter(|p| cwnd(p) == largest).count();
+        self.stats.rtx_decisions += 1;
+        self.stats.rtx_cwnd_ties += (at_largest > 1) as u64;
+        self.stats.rtx_not_largest_cwnd += (cwnd(&choice) < largest) as u64;
     }
 
     fn poll_retransmit(&mut self, now: Time) -> Option<Transmit> {
@@ -592,7 +605,7 @@ impl<O: Observer> Association<O> {
         }
     }
 
-    /// CMT-PF (spec §1.6): when no path is ACTIVE but some are PF and data is waiting,
+    /// CMT-PF (docs/algorithms.md §1.6): when no path is ACTIVE but some are PF and data is waiting,
     /// reactivate the PF path with the fewest errors (ties: most recently PF, then
     /// random) with cwnd = 1 MTU.
     fn ensure_active_path(&mut self, now: Time) {

@@ -1,7 +1,7 @@
 //! Timers: delayed SACK, T3-rtx per path, HEARTBEAT probing, idle cwnd decay.
 //!
 //! Rules: RFC 9260 §6.3.3 (T3-rtx expiry), §8.2–8.3 (error counters, heartbeats with
-//! interval `RTO + HB.interval` jittered by ±50 % of RTO); CMT-PF (spec §1.6): a timeout
+//! interval `RTO + HB.interval` jittered by ±50 % of RTO); CMT-PF (docs/algorithms.md §1.6): a timeout
 //! moves an ACTIVE path to PF once its error count exceeds PFMR, PF paths are probed
 //! every RTO and come back with `cwnd = pf_cwnd_mtus · MTU` on a HEARTBEAT-ACK.
 

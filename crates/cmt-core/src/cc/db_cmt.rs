@@ -1,27 +1,29 @@
-//! DB-CMT's congestion control (seed 002 §4.1 eq. 4 and §4.3 eq. 5; spec §5.2, §5.4).
+//! DB-CMT's congestion control (DB-CMT 2022 §4.1 eq. 4 and §4.3 eq. 5; docs/algorithms.md §5.2, §5.4).
 //!
 //! * D-DSP growth (originally A-CMT): slow start as RFC 4960; in congestion avoidance,
 //!   at each opportunity where Reno would add one MTU (once per cwnd of acked bytes),
 //!   add `MTU` if `D ≤ λ`, `MTU/2` if `λ < D ≤ δ`, nothing if `D > δ`, where
-//!   `D = cwnd·(1 − RTTmin/SRTT)` in packets. GAP resolutions: boundary equalities as
+//!   `D = cwnd·(1 − RTTmin/SRTT)` in packets. Decisions D10 and D9 (docs/algorithms.md): boundary equalities as
 //!   written; λ = 1, δ = 3 packets (ns-2 Vegas defaults), `profile = "linux"` gives 2/4.
 //! * D-FRP reduction on fast retransmit: `ssthresh = max(cwnd·RTTmin/SRTT, 4·MTU)`,
-//!   `cwnd = ssthresh` (GAP: ssthresh and floor mirror RFC 4960 §7.2.3). Timeouts as
+//!   `cwnd = ssthresh` (decision D10: ssthresh and floor mirror RFC 4960 §7.2.3). Timeouts as
 //!   RFC 4960.
 //! * `a-cmt` is D-DSP growth alone, with RFC 4960's halving on fast retransmit: the
-//!   A-CMT baseline of seed 002 (a reconstruction — the A-CMT paper is unavailable; the
-//!   seed credits only the growth rule to it, spec §5.2).
+//!   A-CMT baseline of DB-CMT 2022 (a reconstruction — the A-CMT paper is unavailable; the
+//!   seed credits only the growth rule to it, docs/algorithms.md §5.2).
 
 use super::{AckSignal, CcFactory, CcInit, CcPathView, CongestionControl, LossSignal, Reno};
 use crate::params::{ParamError, Params};
 use crate::path::PathId;
 
-/// Factory for [`DbCmtCc`]; parameter `profile` = "ns2" (λ 1, δ 3) or "linux" (2, 4).
+/// Factory for [`DbCmtCc`]; parameters `profile` = "ns2" (λ 1, δ 3) or "linux" (2, 4),
+/// and `growth` = "d-dsp" (default) or "reno" — Reno's growth, to measure D-FRP alone.
 #[derive(Clone, Debug)]
 pub struct DbCmtCcFactory {
     lambda: f64,
     delta: f64,
     frp: bool,
+    dsp: bool,
 }
 
 impl DbCmtCcFactory {
@@ -36,7 +38,7 @@ impl DbCmtCcFactory {
     }
 
     fn with_frp(name: &str, params: &Params, frp: bool) -> Result<Self, ParamError> {
-        params.expect_only(name, &["profile"])?;
+        params.expect_only(name, &["profile", "growth"])?;
         let (lambda, delta) = match params.text("profile", "ns2")? {
             "ns2" => (1.0, 3.0),
             "linux" => (2.0, 4.0),
@@ -46,7 +48,21 @@ impl DbCmtCcFactory {
                 )))
             }
         };
-        Ok(DbCmtCcFactory { lambda, delta, frp })
+        let dsp = match params.text("growth", "d-dsp")? {
+            "d-dsp" => true,
+            "reno" => false,
+            o => {
+                return Err(ParamError(format!(
+                    "parameter `growth`: `{o}` (d-dsp or reno)"
+                )))
+            }
+        };
+        Ok(DbCmtCcFactory {
+            lambda,
+            delta,
+            frp,
+            dsp,
+        })
     }
 }
 
@@ -64,6 +80,7 @@ impl CcFactory for DbCmtCcFactory {
             lambda: self.lambda,
             delta: self.delta,
             frp: self.frp,
+            dsp: self.dsp,
         })
     }
 }
@@ -75,6 +92,7 @@ pub struct DbCmtCc {
     lambda: f64,
     delta: f64,
     frp: bool,
+    dsp: bool,
 }
 
 fn ratio(srtt: Option<crate::Duration>, min: Option<crate::Duration>) -> f64 {
@@ -94,7 +112,7 @@ impl CongestionControl for DbCmtCc {
         let in_ca = before > self.reno.ssthresh();
         self.reno.on_ack(ack, all);
         let added = self.reno.cwnd().saturating_sub(before);
-        if in_ca && added > 0 {
+        if self.dsp && in_ca && added > 0 {
             // Reno granted one MTU: replace it by the D-DSP step.
             let d_pkts = before as f64 * (1.0 - ratio(ack.srtt, ack.min_rtt)) / ack.mtu as f64;
             let step = if d_pkts <= self.lambda {
@@ -120,6 +138,7 @@ impl CongestionControl for DbCmtCc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::ParamValue;
     use crate::time::{Duration, Time};
 
     const MTU: u64 = 1500;
@@ -135,6 +154,7 @@ mod tests {
             lambda: f.lambda,
             delta: f.delta,
             frp: f.frp,
+            dsp: f.dsp,
         };
         c.reno.set_state(cwnd, 1);
         c
@@ -169,6 +189,44 @@ mod tests {
             ack_window(&mut c, s, m);
             assert_eq!(c.cwnd(), 30_000 + step, "srtt {s} min {m}");
         }
+    }
+
+    #[test]
+    fn reno_growth_with_d_frp_ignores_the_queue_but_keeps_the_reduction() {
+        let mut p = Params::default();
+        p.0.insert("growth".into(), ParamValue::Text("reno".into()));
+        let f = DbCmtCcFactory::from_params(&p).unwrap();
+        let init = CcInit {
+            mtu: MTU,
+            initial_cwnd: 30_000,
+            initial_ssthresh: 1,
+        };
+        let mut c = f.build(PathId(0), &init);
+        // D = 20·(1 − 100/120) = 3.3 packets > δ: D-DSP would add nothing, Reno adds an MTU.
+        let ack = AckSignal {
+            now: Time::ZERO,
+            bytes_acked: 30_000,
+            pba_bytes: 30_000,
+            flight_before: 30_000,
+            mtu: MTU,
+            srtt: Some(Duration::from_millis(120)),
+            min_rtt: Some(Duration::from_millis(100)),
+        };
+        c.on_ack(&ack, &[]);
+        assert_eq!(c.cwnd(), 31_500);
+        let loss = LossSignal {
+            now: Time::ZERO,
+            mtu: MTU,
+            min_ssthresh: 4 * MTU,
+            srtt: Some(Duration::from_millis(150)),
+            min_rtt: Some(Duration::from_millis(100)),
+            max_srtt: None,
+        };
+        c.on_fast_retransmit(&loss);
+        assert_eq!(c.cwnd(), 21_000, "D-FRP: 31500 · 100/150");
+        p.0.insert("growth".into(), ParamValue::Text("vegas".into()));
+        let e = DbCmtCcFactory::from_params(&p).unwrap_err();
+        assert!(e.0.contains("growth") && e.0.contains("vegas"), "{}", e.0);
     }
 
     #[test]

@@ -139,7 +139,7 @@ pub struct Built {
     pub events: Vec<BuiltEvent>,
     /// Background sources.
     pub traffic: Vec<BuiltTraffic>,
-    /// Give the sender each path's configured loss rate (spec §1.5 "oracle").
+    /// Give the sender each path's configured loss rate (docs/algorithms.md §1.5 "oracle").
     pub oracle_loss: bool,
 }
 

@@ -77,7 +77,8 @@ pub struct TrafficSpec {
     /// once per run ("0%..50%").
     #[serde(default)]
     pub load: Option<Raw>,
-    /// Packet size in bytes, or "mix" (50 % 44 B, 25 % 576 B, 25 % 1500 B).
+    /// Packet size in bytes, or "mix" (50 % 44 B, 25 % 576 B, 25 % 1500 B); for a TCP
+    /// flow, the size of its full packets on the wire (default 1500).
     #[serde(default)]
     pub size: Option<Raw>,
     /// VBR: smallest and largest packet (default 100 and 200 bytes).
@@ -107,6 +108,15 @@ pub struct TrafficSpec {
     /// Independent copies, each offering 1/count of the rate (default 1).
     #[serde(default)]
     pub count: Option<u32>,
+    /// TCP flows: the receive window that bounds the flow's flight, in full packets (a
+    /// bare number, as ns-2's `window_`) or bytes ("64KB"); default "4MiB": backlogged
+    /// and never window-limited.
+    #[serde(default)]
+    pub window: Option<Raw>,
+    /// TCP flows: acknowledge every `ack_every` packets (default 2, RFC 9260's delayed
+    /// SACK; ns-2's `TCPSink` acknowledges every packet: 1).
+    #[serde(default)]
+    pub ack_every: Option<u32>,
 }
 
 /// `[[events]]`: at time `at`, change link `link` (both directions unless `direction`).
@@ -142,7 +152,7 @@ pub type ParamTable = BTreeMap<String, toml::Value>;
 #[serde(deny_unknown_fields)]
 pub struct AssociationSpec {
     /// A named set of algorithms: "db-cmt" = db-cmt scheduler + rtx-cl + db-cmt
-    /// congestion control (seed 002); "a-cmt" = round-robin + rtx-cwnd + a-cmt; "cmt-qa" =
+    /// congestion control (DB-CMT 2022); "a-cmt" = round-robin + rtx-cwnd + a-cmt; "cmt-qa" =
     /// cmt-qa scheduler + rtx-cwnd + cmt-qa loss differentiation. Explicit
     /// `scheduler`, `rtx`, `cc` still win.
     pub preset: Option<String>,
@@ -161,7 +171,7 @@ pub struct AssociationSpec {
     /// Congestion control parameters.
     #[serde(default)]
     pub cc_params: ParamTable,
-    /// Receiver-driven CMT (spec §2–3): round info on DATA, receiver rate adverts
+    /// Receiver-driven CMT (docs/algorithms.md §2–3): round info on DATA, receiver rate adverts
     /// (default off; the `cmt-rev` and `mptcp-rec` presets turn it on).
     pub receiver_rates: Option<bool>,
     /// Receiver estimator settings: `rtt_literal`, `sample_literal` (booleans), `phi`,
@@ -190,7 +200,7 @@ pub struct AssociationSpec {
     /// The loss rate the loss-aware algorithms use: "estimated" (EWMA, default) or
     /// "oracle" (each path's configured loss, as ns-2's `set-destination-lossrate`).
     pub loss_rate: Option<String>,
-    /// CMT-PF on/off (default off: the seeds' "CMT" baseline).
+    /// CMT-PF on/off (default off: the RTX_CSI and DB-CMT papers' "CMT" baseline).
     pub pf: Option<bool>,
     /// PF threshold (default 0).
     pub pfmr: Option<u32>,
@@ -256,7 +266,7 @@ pub struct LinkSpec {
     /// Std. deviation of per-packet Gaussian jitter that keeps FIFO order.
     #[serde(default)]
     pub jitter: Option<Raw>,
-    /// "normal" (default: delay + σ·G) or "half-normal" (delay + σ·|G|, seed 003's
+    /// "normal" (default: delay + σ·G) or "half-normal" (delay + σ·|G|, the JAPS paper's
     /// "latency 10 + 2|G| ms").
     pub jitter_model: Option<String>,
     /// Drop-tail queue limit in packets (default 50), or "unlimited": nothing is dropped

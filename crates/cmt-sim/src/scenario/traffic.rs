@@ -1,4 +1,4 @@
-//! Validation of `[[traffic]]` entries (spec §11.3–11.6): open-loop sources and
+//! Validation of `[[traffic]]` entries (docs/algorithms.md §11.3–11.6): open-loop sources and
 //! TCP-like flows.
 
 use super::build::{field, BuildError, BuiltLink};
@@ -29,7 +29,16 @@ pub struct BuiltTraffic {
     pub start: Duration,
     /// Stop.
     pub stop: Option<Duration>,
+    /// TCP flows: receive window, bytes.
+    pub window: u32,
+    /// TCP flows: full packet size on the wire (the flow's MTU), bytes.
+    pub mtu: u32,
+    /// TCP flows: acknowledge every this many packets.
+    pub ack_every: u32,
 }
+
+/// A TCP flow's default receive window: large enough never to limit it.
+pub const DEFAULT_WINDOW: u32 = 4 << 20;
 
 pub(super) fn build_traffic(
     s: &Scenario,
@@ -143,6 +152,7 @@ pub(super) fn build_traffic(
                 }
             }
         };
+        let (window, mtu, ack_every) = tcp_settings(t, tcp, &f)?;
         for k in 0..count {
             out.push(BuiltTraffic {
                 name: if count == 1 {
@@ -161,8 +171,68 @@ pub(super) fn build_traffic(
                     .as_ref()
                     .map(|r| field(&f("stop"), parse_duration(r)))
                     .transpose()?,
+                window,
+                mtu,
+                ack_every,
             });
         }
     }
     Ok(out)
+}
+
+/// A TCP flow's receive window, packet size and acknowledgement frequency (`window`,
+/// `size`, `ack_every`); `window` and `ack_every` belong to TCP flows only.
+fn tcp_settings(
+    t: &super::TrafficSpec,
+    tcp: bool,
+    f: &dyn Fn(&str) -> String,
+) -> Result<(u32, u32, u32), BuildError> {
+    if !tcp {
+        if t.window.is_some() || t.ack_every.is_some() {
+            let k = if t.window.is_some() {
+                "window"
+            } else {
+                "ack_every"
+            };
+            return Err((f(k), "only a tcp flow has this setting".into()));
+        }
+        return Ok((DEFAULT_WINDOW, 0, 2));
+    }
+    let mtu = match &t.size {
+        None => 1500,
+        Some(r) => {
+            let b = field(&f("size"), parse_size(r))?;
+            if !(100..=65_535).contains(&b) {
+                return Err((
+                    f("size"),
+                    format!("{b} bytes: a tcp packet must be 100..65535"),
+                ));
+            }
+            b as u32
+        }
+    };
+    // A full chunk counts its payload and its 16-byte DATA header against the window.
+    let chunk = (mtu - 48 + 16) as u64;
+    let window = match &t.window {
+        None => DEFAULT_WINDOW as u64,
+        Some(Raw::Num(n)) if *n >= 1.0 && n.fract() == 0.0 => *n as u64 * chunk,
+        Some(r @ Raw::Text(_)) => field(&f("window"), parse_size(r))?,
+        Some(r) => {
+            return Err((
+                f("window"),
+                format!("{r}: a whole number of packets or a size"),
+            ))
+        }
+    };
+    if !(chunk..=1 << 30).contains(&window) {
+        return Err((
+            f("window"),
+            format!("{window} bytes: must hold one packet ({chunk} B) and at most 1 GiB"),
+        ));
+    }
+    let ack_every = t.ack_every.unwrap_or(2);
+    if !(1..=64).contains(&ack_every) {
+        return Err((f("ack_every"), format!("{ack_every}: must be 1..64")));
+    }
+    Ok((window as u32, mtu, ack_every))
 }
