@@ -41,7 +41,7 @@ for {set i 0} {$i < 3} {incr i} {
         $em drop-target [new Agent/Null]
         $ns lossmodel $em $a $b
     }
-    # 1 % two-state Markov loss (time-based: 20 ms bad per 1.98 s good, spec §11.2),
+    # 1 % two-state Markov loss (time-based: 20 ms bad per 1.98 s good, docs/algorithms.md §11.2),
     # on the core link so it acts in series with the uniform model.
     if {$markov} {
         foreach {a b} [list $ro($i) $ri($i) $ri($i) $ro($i)] {

@@ -1,7 +1,7 @@
 //! Association configuration: the RFC 4960/9260 protocol constants and CMT switches.
 //!
-//! Defaults follow spec/algorithms.md §1.1: RFC values, except where the ns-2.35 value
-//! the seeds ran with differs and the spec picks it (e.g. `dupthresh = 3`).
+//! Defaults follow docs/algorithms.md §1.1: RFC values, except where the ns-2.35 value
+//! the papers ran with differs and docs/algorithms.md picks it (e.g. `dupthresh = 3`).
 
 use crate::time::Duration;
 
@@ -72,15 +72,15 @@ pub struct Config {
     pub sack_delay: Duration,
     /// SACK at least every `sack_freq` DATA packets.
     pub sack_freq: u32,
-    /// Missing reports that trigger fast retransmit (spec §1.3: 3 per RFC 4960, 4 per RFC 2960).
+    /// Missing reports that trigger fast retransmit (docs/algorithms.md §1.3: 3 per RFC 4960, 4 per RFC 2960).
     pub dupthresh: u32,
-    /// CMT Split Fast Retransmit (spec §1.4).
+    /// CMT Split Fast Retransmit (docs/algorithms.md §1.4).
     pub sfr: bool,
-    /// CMT Cwnd Update for CMT (spec §1.4).
+    /// CMT Cwnd Update for CMT (docs/algorithms.md §1.4).
     pub cuc: bool,
-    /// CMT Delayed Ack for CMT (spec §1.4).
+    /// CMT Delayed Ack for CMT (docs/algorithms.md §1.4).
     pub dac: bool,
-    /// CMT-PF: potentially-failed state (spec §1.6).
+    /// CMT-PF: potentially-failed state (docs/algorithms.md §1.6).
     pub pf_enabled: bool,
     /// PF threshold: PF is entered when the error count exceeds this (0 = CMT-PF).
     pub pfmr: u32,
@@ -92,7 +92,7 @@ pub struct Config {
     pub idle_cwnd_decay: bool,
     /// Most gap-ack blocks one SACK reports (the rest are left for later SACKs).
     pub max_gap_blocks: usize,
-    /// Receiver-driven CMT (spec §2–3): the sender tags DATA with round and path
+    /// Receiver-driven CMT (docs/algorithms.md §2–3): the sender tags DATA with round and path
     /// sequence numbers, the receiver estimates and advertises per-path rates. Both
     /// endpoints must agree.
     pub rev: Option<crate::rev::RevConfig>,

@@ -93,7 +93,7 @@ pub enum Event {
         held: u32,
     },
     /// The sender entered or left receive-buffer blocking: some path has cwnd space but
-    /// the peer's window is smaller than the next chunk (spec §1.2).
+    /// the peer's window is smaller than the next chunk (docs/algorithms.md §1.2).
     RwndBlocked {
         /// Whether the sender is now blocked.
         blocked: bool,

@@ -18,7 +18,7 @@
 //!   SFR / CUC / DAC, timers, CMT-PF.
 //! * [`event`] — the observer interface every protocol event goes through.
 //!
-//! Algorithms follow `spec/algorithms.md` of the project; doc comments cite the section.
+//! Algorithms follow `docs/algorithms.md` of the project; doc comments cite the section.
 
 pub mod assoc;
 pub mod cc;

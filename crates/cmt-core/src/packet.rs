@@ -66,7 +66,7 @@ pub enum Chunk {
         /// Error cause code (§3.3.10), if any.
         cause: Option<u16>,
     },
-    /// Receiver-driven CMT (project extension, spec §2.1): the round id and the per-path
+    /// Receiver-driven CMT (project extension, docs/algorithms.md §2.1): the round id and the per-path
     /// sequence number of the DATA chunk bundled after it. Its type's two high bits are
     /// `10`, so a peer that does not know it skips it silently and goes on with the
     /// rest of the packet (RFC 9260 §3.2).
@@ -83,7 +83,7 @@ pub enum Chunk {
         /// Per-path sequence number of the packet.
         seq: u32,
     },
-    /// Receiver-driven CMT (project extension, spec §2.1): the receiver's rate per path,
+    /// Receiver-driven CMT (project extension, docs/algorithms.md §2.1): the receiver's rate per path,
     /// bundled with a SACK. `seq` orders adverts that travel on different paths.
     RateAdvert {
         /// Advert sequence number (the sender's next round id, mod 16).
@@ -359,7 +359,7 @@ mod tests {
     #[test]
     fn ns2_sized_data_packet_is_1480_bytes_of_sctp() {
         // ns-2: dataChunkSize 1468 = 16 B header + 1452 B data; + 12 B common header
-        // + 20 B IP = 1500 B (spec §1.1).
+        // + 20 B IP = 1500 B (docs/algorithms.md §1.1).
         let p = Packet {
             vtag: 1,
             chunks: vec![Chunk::Data(DataChunk {

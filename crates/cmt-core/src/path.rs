@@ -8,7 +8,7 @@ use crate::time::{Duration, Time};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct PathId(pub usize);
 
-/// Reachability state of a destination (RFC 9260 §8.2, CMT-PF spec §1.6).
+/// Reachability state of a destination (RFC 9260 §8.2, CMT-PF docs/algorithms.md §1.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathState {
     /// Usable for new data and retransmissions.
@@ -49,8 +49,8 @@ pub struct PathView {
     pub last_timeout: Option<Time>,
     /// Loss rate: the configured one when set
     /// ([`Association::set_destination_loss_rate`](crate::Association::set_destination_loss_rate),
-    /// spec §1.5 "oracle"), else the estimate: EWMA (gain 1/8) of 0 per acked chunk and
-    /// 1 per chunk marked for retransmission (spec §1.5, "estimated"; GAP 11).
+    /// docs/algorithms.md §1.5 "oracle"), else the estimate: EWMA (gain 1/8) of 0 per acked chunk and
+    /// 1 per chunk marked for retransmission (docs/algorithms.md §1.5, "estimated"; decision D11).
     pub loss_rate: f64,
     /// The path's capacity in bytes/s when the embedder knows it
     /// ([`Association::set_destination_capacity`](crate::Association::set_destination_capacity));

@@ -1,4 +1,4 @@
-//! Per-path RTT estimation and RTO (RFC 9260 §6.3.1, spec §1.2).
+//! Per-path RTT estimation and RTO (RFC 9260 §6.3.1, docs/algorithms.md §1.2).
 
 use crate::time::Duration;
 
@@ -29,7 +29,7 @@ impl RttEstimator {
     }
 
     /// Feeds one RTT measurement (C1–C3 of RFC 9260 §6.3.1). Uses a real absolute
-    /// value for `|SRTT − R|` (ns-2 truncates to an integer; spec §1.2 says not to).
+    /// value for `|SRTT − R|` (ns-2 truncates to an integer; docs/algorithms.md §1.2 says not to).
     pub fn sample(&mut self, r: Duration) {
         let r_ns = r.as_nanos() as i128;
         match self.srtt {

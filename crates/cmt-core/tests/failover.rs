@@ -1,4 +1,4 @@
-//! Path failure and recovery (RFC 9260 §8.2–8.3; CMT-PF, spec §1.6): a path that stops
+//! Path failure and recovery (RFC 9260 §8.2–8.3; CMT-PF, docs/algorithms.md §1.6): a path that stops
 //! answering is detected, the transfer continues on the others, and the path is used
 //! again once heartbeats get through.
 

@@ -130,7 +130,7 @@ pub fn markdown(plan: &Plan, agg: &Aggregate, figures: &[String]) -> String {
     }
     if !agg.comparisons.is_empty() {
         let _ = writeln!(md, "## Comparisons\n");
-        let _ = writeln!(md, "Advantage = (A − B)/B (seed 001 eq. 2); impact degree = |x − y|/x (seed 001 eq. 1); B and x are the baseline.\n");
+        let _ = writeln!(md, "Advantage = (A − B)/B (Cao et al. 2012, RTX_CSI eq. 2); impact degree = |x − y|/x (Cao et al. 2012, RTX_CSI eq. 1); B and x are the baseline.\n");
         let _ = writeln!(md, "| comparison | grid point | percent |\n|---|---|---|");
         for c in &agg.comparisons {
             let s = &plan.comparisons[c.spec];
@@ -152,7 +152,7 @@ pub fn markdown(plan: &Plan, agg: &Aggregate, figures: &[String]) -> String {
     if !agg.fits.is_empty() {
         let _ = writeln!(
             md,
-            "## Least-squares lines\n\ny = b·x + a through the group means (seed 002 eq. 7–8).\n"
+            "## Least-squares lines\n\ny = b·x + a through the group means (DB-CMT 2022 eq. 7–8).\n"
         );
         let _ = writeln!(
             md,

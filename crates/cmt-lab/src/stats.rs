@@ -1,6 +1,6 @@
-//! Statistics for reports (spec §13): mean, sample SD, confidence intervals (Student-t
-//! or the z interval of seed 002 eq. 6), advantage (seed 001 eq. 2), impact degree
-//! (seed 001 eq. 1), least-squares line and R² (seed 002 eq. 7–8).
+//! Statistics for reports (docs/algorithms.md §13): mean, sample SD, confidence intervals (Student-t
+//! or the z interval of DB-CMT 2022 eq. 6), advantage (Cao et al. 2012, RTX_CSI eq. 2), impact degree
+//! (Cao et al. 2012, RTX_CSI eq. 1), least-squares line and R² (DB-CMT 2022 eq. 7–8).
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -31,7 +31,7 @@ pub fn sample_sd(xs: &[f64]) -> Option<f64> {
 }
 
 /// Half-width of the 95 % confidence interval of the mean: `q · SD/√n` with q the
-/// Student-t quantile t(0.975, n − 1) or the normal 1.960 (seed 002 eq. 6).
+/// Student-t quantile t(0.975, n − 1) or the normal 1.960 (DB-CMT 2022 eq. 6).
 pub fn ci95_half_width(xs: &[f64], method: CiMethod) -> Option<f64> {
     let sd = sample_sd(xs)?;
     let n = xs.len() as f64;
@@ -42,12 +42,12 @@ pub fn ci95_half_width(xs: &[f64], method: CiMethod) -> Option<f64> {
     Some(q * sd / n.sqrt())
 }
 
-/// Seed 001 eq. 2: how much better `a` is than the baseline `b`, in percent.
+/// Cao et al. 2012, RTX_CSI eq. 2: how much better `a` is than the baseline `b`, in percent.
 pub fn advantage_pct(a: f64, b: f64) -> Option<f64> {
     (b != 0.0).then(|| (a - b) / b * 100.0)
 }
 
-/// Seed 001 eq. 1: relative change from the baseline `x` to `y`, in percent.
+/// Cao et al. 2012, RTX_CSI eq. 1: relative change from the baseline `x` to `y`, in percent.
 pub fn impact_degree_pct(x: f64, y: f64) -> Option<f64> {
     (x != 0.0).then(|| (x - y).abs() / x * 100.0)
 }
@@ -95,11 +95,11 @@ pub fn sign_test_p(pos: usize, neg: usize) -> Option<f64> {
 /// A least-squares line `y = slope·x + intercept` with its R².
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fit {
-    /// b of seed 002 eq. 7.
+    /// b of DB-CMT 2022 eq. 7.
     pub slope: f64,
-    /// a of seed 002 eq. 7.
+    /// a of DB-CMT 2022 eq. 7.
     pub intercept: f64,
-    /// Seed 002 eq. 8: `1 − Σ(y − ŷ)²/Σ(y − ȳ)²` (1 when all y are equal and fitted).
+    /// DB-CMT 2022 eq. 8: `1 − Σ(y − ŷ)²/Σ(y − ȳ)²` (1 when all y are equal and fitted).
     pub r2: f64,
 }
 
@@ -153,7 +153,7 @@ mod tests {
         // t(0.975, 7) = 2.364624 (tables).
         let t = ci95_half_width(&xs, CiMethod::T).unwrap() / (sd / 8f64.sqrt());
         assert!((t - 2.364_624).abs() < 1e-5, "t quantile {t}");
-        // n = 20 as in the seeds: t(0.975, 19) = 2.093024.
+        // n = 20 as in the papers: t(0.975, 19) = 2.093024.
         let twenty: Vec<f64> = (0..20).map(f64::from).collect();
         let t = ci95_half_width(&twenty, CiMethod::T).unwrap()
             / (sample_sd(&twenty).unwrap() / 20f64.sqrt());

@@ -2,7 +2,7 @@
 //! simulator's own link model (`cmt_sim::link`): serialisation at a rate, drop-tail
 //! queue, propagation delay, jitter, Bernoulli and Gilbert–Elliott loss — in both
 //! directions, each with its own random streams. The kernel here has no netem; this is
-//! how real transfers see WiFi/LTE/3G-like paths on one machine (seed 003's
+//! how real transfers see WiFi/LTE/3G-like paths on one machine (the JAPS paper's
 //! "DelaySocket").
 //!
 //! A path relays datagrams arriving at `listen` to `target`, and the answers back to

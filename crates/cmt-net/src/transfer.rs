@@ -41,7 +41,7 @@ pub struct Options {
     pub mtu: u32,
     /// Give up after this long (seconds).
     pub timeout_s: f64,
-    /// Ask for receiver-driven rate control (spec §2–3). Both ends must ask: each
+    /// Ask for receiver-driven rate control (docs/algorithms.md §2–3). Both ends must ask: each
     /// announces the round-info and rate-advert chunk types in its INIT / INIT ACK
     /// (Supported Extensions, RFC 5061 §4.2.7) only when asked, and the mode is on only
     /// when both announced them. Otherwise the association runs standard SCTP CMT and
@@ -185,7 +185,7 @@ fn association(
         ip_header_len: crate::IPV4_UDP_OVERHEAD,
         rbuf: o.rbuf,
         confirm_paths: true,
-        // CMT-PF (spec §1.6): a path that times out twice in a row gets no new data
+        // CMT-PF (docs/algorithms.md §1.6): a path that times out twice in a row gets no new data
         // until a HEARTBEAT on it is answered, so a path that died mid-transfer does not
         // hold chunks hostage for its backed-off RTO (1 + 2 + … + 32 s). PFMR 1, not
         // CMT-PF's 0: a lone timeout, common when minRTT bursts onto the slower path,

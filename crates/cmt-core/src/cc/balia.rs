@@ -1,5 +1,5 @@
 //! BALIA, balanced linked adaptation (Peng, Walid, Hwang, Low, IEEE/ACM ToN 2016;
-//! multipath-tcp.org `mptcp_balia.c`; spec §10). With `x_k = w_k/rtt_k` (packets/s) and
+//! multipath-tcp.org `mptcp_balia.c`; docs/algorithms.md §10). With `x_k = w_k/rtt_k` (packets/s) and
 //! `α_r = max_k x_k / x_r`, each acked packet on path r adds
 //! `(x_r / (rtt_r·(Σ_k x_k)²)) · ((1 + α_r)/2) · ((4 + α_r)/5)` packets to `w_r`; a loss
 //! removes `(w_r/2)·min(α_r, 1.5)` (ssthresh = the result, at least 4·MTU here, as for

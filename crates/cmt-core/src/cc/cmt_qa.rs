@@ -1,4 +1,4 @@
-//! CMT-QA*'s loss differentiation (spec §6; a **reconstruction**: the CMT-QA paper, Xu
+//! CMT-QA*'s loss differentiation (docs/algorithms.md §6; a **reconstruction**: the CMT-QA paper, Xu
 //! et al., IEEE TMC 2013, says only that it tells wireless from congestion losses "to
 //! avoid unreasonable congestion window adjustments"). On a fast retransmit on path d,
 //! the loss is classed as wireless when the path shows no queue build-up,

@@ -1,5 +1,5 @@
 //! LIA, the coupled increase of MPTCP (RFC 6356 §3; multipath-tcp.org
-//! `mptcp_coupled.c`; spec §10). Slow start, fast retransmit and timeouts as RFC 4960
+//! `mptcp_coupled.c`; docs/algorithms.md §10). Slow start, fast retransmit and timeouts as RFC 4960
 //! per path; in congestion avoidance each ack of `b` bytes on path i adds
 //! `min(α·b·MSS/cwnd_total, b·MSS/cwnd_i)` with
 //! `α = cwnd_total · max_r(cwnd_r/rtt_r²) / (Σ_r cwnd_r/rtt_r)²`, so that the paths

@@ -120,7 +120,7 @@ pub trait CongestionControl: Send {
     fn on_idle(&mut self, mtu: u64, initial_cwnd: u64);
     /// Force the window (CMT-PF recovery: `cwnd = pf_cwnd · MTU`).
     fn set_cwnd(&mut self, cwnd: u64);
-    /// The receiver advertised `bytes_per_s` for this path (receiver-driven CMT, spec
+    /// The receiver advertised `bytes_per_s` for this path (receiver-driven CMT, docs/algorithms.md
     /// §2.6); `srtt` is the path's smoothed RTT. Sender-side controllers ignore it.
     fn on_rate_advert(&mut self, _bytes_per_s: f64, _srtt: Option<Duration>, _mtu: u64) {}
 }

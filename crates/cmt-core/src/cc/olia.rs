@@ -1,5 +1,5 @@
 //! OLIA, opportunistic linked increases (Khalili, Gast, Popovic, Le Boudec, IEEE/ACM ToN
-//! 2013; multipath-tcp.org `mptcp_olia.c`; spec §10). Windows in packets, RTTs in
+//! 2013; multipath-tcp.org `mptcp_olia.c`; docs/algorithms.md §10). Windows in packets, RTTs in
 //! seconds. Each acked packet on path r adds
 //! `(w_r/rtt_r²)/(Σ_p w_p/rtt_p)² + ε_r/w_r`, where, with `ℓ_p` the bytes acked between
 //! path p's last two losses or since its last loss (whichever is larger), `B` = the

@@ -1,6 +1,6 @@
-//! The sender's window under receiver-driven CMT (CMT-Rev, seed 000 §3.2; MPTCP-rec,
-//! seed 004 §4.2; spec §2.6). Congestion control has moved to the receiver; GAP
-//! resolution for the "cwnd" the seeds' schedulers still test: the allowance
+//! The sender's window under receiver-driven CMT (Cao et al. 2015, CMT-Rev §3.2; MPTCP-rec,
+//! MPTCP-rec 2016 §4.2; docs/algorithms.md §2.6). Congestion control has moved to the receiver; decision
+//! D7 (docs/algorithms.md) for the "cwnd" the papers' schedulers still test: the allowance
 //! `W_d = max(2·MTU, Rate_e^d · SRTT_d)` bytes, recomputed at every advert and ack.
 //! Until the receiver has a rate for the path, the window starts at RFC 9260's initial
 //! window and grows in slow start (§7.2.1), so start-up is not held back while the

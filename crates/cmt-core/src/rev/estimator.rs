@@ -1,5 +1,5 @@
-//! Receiver-side RTT and rate estimation per path: seed 000 §3.1 eq. 1–4 and seed 004
-//! §4.1 eq. 1–4 (SRC-rev / SRE-rev / DSRor; spec §2.1, §2.3, §2.4).
+//! Receiver-side RTT and rate estimation per path: Cao et al. 2015, CMT-Rev §3.1 eq. 1–4 and MPTCP-rec 2016
+//! §4.1 eq. 1–4 (SRC-rev / SRE-rev / DSRor; docs/algorithms.md §2.1, §2.3, §2.4).
 //!
 //! * RTT (eq. 1): a sample `R = t_{i+1} − t_i` from sending a rate advert to the first
 //!   packet of the round it opened, less the time the sender held that packet. As
@@ -10,15 +10,15 @@
 //!   draining queue by about eight rounds, so `W/RTT'` overshot the path while the
 //!   queue filled and undershot it after every cut while the queue drained: 0.95 of
 //!   Reno's goodput on one clean path, against 0.98 as printed.)
-//! * Rate (eq. 2), once per round (GAP resolution; the text says per packet):
+//! * Rate (eq. 2), once per round (decision D1; the text says per packet):
 //!   `rate = φ·rate + (1−φ)·S` below the loss threshold, `(1−ϑ)·rate + ϑ·S` above,
 //!   φ = ϑ = 1/2, so both branches are the same EWMA (`per_packet` applies it at every
-//!   packet, as the text says; the round end then only records the rate). GAP
-//!   resolution for the sample:
+//!   packet, as the text says; the round end then only records the rate). Decision
+//!   D2 for the sample:
 //!   `S = W·L/RTT'` with `W` the emulated window at the round's end (TEAR's
 //!   window/RTT rate, the only reading that lets the estimate probe upward);
 //!   `sample_literal` gives the printed `S = (1/N)·(L/RTT')`.
-//! * Smoothing before advertising (eq. 3–4, missing from the seeds): GAP resolution,
+//! * Smoothing before advertising (eq. 3–4, missing from the papers): decision D4,
 //!   the weighted mean of the last 8 round rates with weights (1, 1, 1, 1, 0.8, 0.6,
 //!   0.4, 0.2), newest first (RFC 5348's loss-interval weights, which TEAR uses) — but
 //!   never above the current eq. 2 rate. Smoothing damps increases; it must not delay

@@ -1,6 +1,6 @@
 //! Receiver-driven CMT: the receiver, next to the wireless last hop, estimates each
 //! path's sending rate and advertises it; the sender paces each path at that rate and
-//! only orders paths and picks a subset (CMT-Rev, seed 000; MPTCP-rec, seed 004; spec
+//! only orders paths and picks a subset (Cao et al. 2015, CMT-Rev; MPTCP-rec 2016; docs/algorithms.md
 //! §2–3).
 //!
 //! * [`tear`] — the receiver's per-path TEAR-like window (a reconstruction);

@@ -1,5 +1,5 @@
-//! The receiver side of receiver-driven CMT (CMT-Rev's SRC-rev, seed 000 §3.1;
-//! MPTCP-rec's DSRor, seed 004 §4.1; spec §2.1–2.4, §3.1): per path a TEAR-like window
+//! The receiver side of receiver-driven CMT (CMT-Rev's SRC-rev, Cao et al. 2015, CMT-Rev §3.1;
+//! MPTCP-rec's DSRor, MPTCP-rec 2016 §4.1; docs/algorithms.md §2.1–2.4, §3.1): per path a TEAR-like window
 //! ([`Tear`]), an RTT and rate estimate ([`RateEstimator`]), rounds delimited by the
 //! round id the sender puts on every DATA packet, and the decision when to advertise.
 //!

@@ -1,5 +1,5 @@
-//! The receiver's per-path congestion state machine, "inherited from TEAR" (seeds 000
-//! §3.1 and 004 §4.1; spec §2.2). **A reconstruction**: the seeds only name the states
+//! The receiver's per-path congestion state machine, "inherited from TEAR" (Cao et al. 2015, CMT-Rev
+//! §3.1 and MPTCP-rec 2016 §4.1; docs/algorithms.md §2.2). **A reconstruction** (decision D6): the papers only name the states
 //! and say the transitions are TEAR's, whose table is in no available source. The
 //! receiver emulates a TCP sender's window `W` (packets) from the per-path sequence
 //! numbers it sees:
@@ -29,7 +29,7 @@
 //! the receiver also holds `W` to twice what the path delivered over the last RTT'
 //! ([`Tear::limit`], called from the receiver), the clock a TCP sender's acks give it.
 
-/// States (seed 004's names).
+/// States (the MPTCP-rec paper's names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TearState {
     /// Slow start.

@@ -1,4 +1,4 @@
-//! RTX_CSI (seed 001 §4.2, Algorithm 1; spec §4): retransmit to the candidate that is
+//! Cao et al. 2012, RTX_CSI §4.2, Algorithm 1; docs/algorithms.md §4): retransmit to the candidate that is
 //! best by, in order, (1) largest cwnd, (2) largest ssthresh, (3) fewest T3 timeouts
 //! within the last τ seconds, (4) longest time since its last timeout, (5) random.
 //! The printed algorithm reuses one index for two quantities and writes its tie tests as

@@ -1,4 +1,4 @@
-//! RTX-CWND (Iyengar et al., ICON'04; ns-2 `RTX_CWND`, the ns-2.35 default; spec §1.5):
+//! RTX-CWND (Iyengar et al., ICON'04; ns-2 `RTX_CWND`, the ns-2.35 default; docs/algorithms.md §1.5):
 //! retransmit to the candidate with the largest cwnd; ties broken at random.
 
 use super::{best_by, RetransmissionPolicy, RtxContext, RtxFactory, TieBreak};

@@ -1,4 +1,4 @@
-//! Retransmission-destination policies: where a lost chunk is resent (spec §1.5).
+//! Retransmission-destination policies: where a lost chunk is resent (docs/algorithms.md §1.5).
 //!
 //! The core passes the candidate paths (ACTIVE ones; never PF or INACTIVE) and a seeded
 //! random generator for tie-breaks; [`by_name`] is the table scenario files use.
@@ -86,7 +86,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn RtxFactory>, Param
     }
 }
 
-/// How ties between equally good candidates are broken (spec §1.5 tie-breaking note).
+/// How ties between equally good candidates are broken (docs/algorithms.md §1.5 tie-breaking note).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum TieBreak {
     /// Uniform over the tied candidates (default).

@@ -1,13 +1,13 @@
 //! The retransmission policies that differ only in their ranking of candidates
-//! (spec §1.5, §4, §5.3): each picks the candidate with the best key, ties broken at
+//! (docs/algorithms.md §1.5, §4, §5.3): each picks the candidate with the best key, ties broken at
 //! random by the injected generator (uniform by default; ns-2's scan with
 //! `ns2_faithful = true`).
 //!
 //! * `rtx-ssthresh` (Iyengar et al., ICON'04): largest ssthresh.
-//! * `rtx-lossrate` (ICON'04): lowest loss rate. GAP 11 resolution: the EWMA estimate
+//! * `rtx-lossrate` (ICON'04): lowest loss rate. decision D11 (docs/algorithms.md): the EWMA estimate
 //!   of the core (gain 1/8), or ns-2's configured loss ("oracle") when the embedder sets
 //!   it with `Association::set_destination_loss_rate` (scenario `loss_rate = "oracle"`).
-//! * `rtx-cl` (seed 002 §4.2, spec §5.3): largest cwnd, then lowest loss rate.
+//! * `rtx-cl` (DB-CMT 2022 §4.2, docs/algorithms.md §5.3): largest cwnd, then lowest loss rate.
 //! * `rtx-asap` (ICON'04): any candidate with cwnd room now (random among them), else
 //!   the largest cwnd.
 

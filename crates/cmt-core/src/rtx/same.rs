@@ -1,4 +1,4 @@
-//! RTX-SAME (Iyengar et al., ICON'04; ns-2 `RTX_TO_SAME`; spec §1.5): retransmit to the
+//! RTX-SAME (Iyengar et al., ICON'04; ns-2 `RTX_TO_SAME`; docs/algorithms.md §1.5): retransmit to the
 //! destination of the original transmission unless it is no longer a candidate (PF or
 //! INACTIVE); then fall back to the candidate with the largest cwnd.
 

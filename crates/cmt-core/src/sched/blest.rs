@@ -1,5 +1,5 @@
 //! BLEST, Blocking Estimation (Ferlin, Alay, Mehani, Boreli, IFIP Networking 2016;
-//! multipath-tcp.org `mptcp_blest.c`; spec §9.2). When the minRTT choice `b` is slower
+//! multipath-tcp.org `mptcp_blest.c`; docs/algorithms.md §9.2). When the minRTT choice `b` is slower
 //! than the fastest path `f`, BLEST estimates how much `f` could send while a chunk
 //! lingers on `b` and skips `b` (sends nothing, waits for `f`) if that would not fit in
 //! the send window left after `b`'s data:

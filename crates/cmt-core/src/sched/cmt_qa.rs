@@ -1,5 +1,5 @@
 //! "CMT-QA*", a documented RECONSTRUCTION of CMT-QA (Xu, Liu, Guan, Zhang, Muntean,
-//! IEEE TMC 12(11), 2013; spec §6, GAP 8): the paper's path-quality equations could not
+//! IEEE TMC 12(11), 2013; docs/algorithms.md §6, decision D8): the paper's path-quality equations could not
 //! be retrieved. Each new chunk goes to the available path with the earliest expected
 //! arrival, inflating the handling time by the path's loss rate:
 //! `T_d = SRTT_d/2 + (flight_d + L) / (BW_d · (1 − p_d))`, `BW_d = cwnd_d / SRTT_d`,

@@ -1,5 +1,5 @@
 //! DAPS, delay-aware packet scheduling (Kuhn, Lochin, Mifdaoui, Sarwar, Mehani, Boreli,
-//! ICC 2014; the MPTCP module `mptcp_daps.c`; spec §7). Chunks are laid out in the order
+//! ICC 2014; the MPTCP module `mptcp_daps.c`; docs/algorithms.md §7). Chunks are laid out in the order
 //! they are expected to arrive: with forward delays `D_i = SRTT_i/2` (rounded to
 //! multiples of `round_ms`, default 4 ms, to keep the horizon small) and smoothed windows
 //! `C_i`, the schedule over the horizon `E = lcm(D_i)` gives path i a batch of `C_i`
@@ -8,7 +8,7 @@
 //! planned order), a path that failed is skipped; an exhausted schedule is rebuilt.
 //! `C_i` is the EWMA (gain 1/8) of cwnd in chunks, sampled at each rebuild (about once
 //! per round trip). The paper text is not in the corpus; this follows the kernel module
-//! as the spec restates it. Without RTT samples it falls back to minRTT.
+//! as docs/algorithms.md §7 restates it. Without RTT samples it falls back to minRTT.
 
 use super::{MinRtt, SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};

@@ -1,7 +1,7 @@
-//! DB-CMT's load-based path choice (seed 002 §4, eq. 1–3; spec §5.1, GAP 10): each
+//! DB-CMT's load-based path choice (DB-CMT 2022 §4, eq. 1–3; docs/algorithms.md §5.1, decision D10): each
 //! new chunk goes to the available path with the least data queued in the network,
 //! `D_i = cwnd_i · (1 − RTTmin_i / SRTT_i)` (TCP Vegas' diff), ties to the smaller SRTT.
-//! Algorithm 1 of the paper is a missing figure; this rule is the spec's resolution of
+//! Algorithm 1 of the paper is a missing figure; this rule is decision D10 (docs/algorithms.md), from
 //! "transmit more chunks through the least loaded, minimum delay path". A path with no
 //! RTT sample yet counts as empty (D = 0).
 
@@ -30,7 +30,7 @@ impl SchedulerFactory for DbCmtFactory {
     }
 }
 
-/// Queued data `D_i` of seed 002 eq. 3, in bytes.
+/// Queued data `D_i` of DB-CMT 2022 eq. 3, in bytes.
 pub fn queued_bytes(p: &PathView) -> f64 {
     match (p.srtt, p.min_rtt) {
         (Some(s), Some(m)) if s.as_nanos() > 0 => {

@@ -1,12 +1,12 @@
 //! ECF, Earliest Completion First (Lim, Chen, Nahum, Towsley, Gibbens, CoNEXT 2017;
-//! multipath-tcp.org `mptcp_ecf.c`; spec §9.3). When the minRTT choice `b` is slower
+//! multipath-tcp.org `mptcp_ecf.c`; docs/algorithms.md §9.3). When the minRTT choice `b` is slower
 //! than the fastest path `f`, ECF estimates whether the data waiting to be sent would
 //! finish sooner by waiting for `f`:
 //! `SRTT_f·(n_f + cwnd_f) < (1 + waiting·β)·cwnd_f·(SRTT_s + δ)` with
 //! `n_f = max(k, cwnd_f)`, and then waits (sends nothing) if also
 //! `SRTT_s·max(k, cwnd_s) ≥ cwnd_s·(2·SRTT_f + δ)`. β = 0.25 (`r_beta = 4`).
 //!
-//! GAP 20 resolution: `δ = max(RTTVAR_f, RTTVAR_s)` by default (the paper's σ);
+//! decision D20 (docs/algorithms.md): `δ = max(RTTVAR_f, RTTVAR_s)` by default (the paper's σ);
 //! `delta = "kernel"` gives `max(2·RTTVAR, 100 ms)`. Our own resolution: a backlogged
 //! source has no finite send buffer, so `k` (bytes not yet handed to a path) is capped
 //! at the peer's window, the most the sender could ever have in flight.

@@ -1,24 +1,24 @@
-//! JAPS, the jitter-aware packet scheduler of seed 003 (§III–V; spec §8).
+//! JAPS, the jitter-aware packet scheduler of Chan et al. 2016, JAPS (§III–V; docs/algorithms.md §8).
 //!
 //! * **Queue pointers** (eq. 11–16). Paths are sorted by one-way delay `D_i = SRTT_i/2`
-//!   (the seed's assumption). One shared send queue; path k takes the chunk at position
+//!   (the paper's assumption). One shared send queue; path k takes the chunk at position
 //!   `p_k` whenever it can send (the core gives TSNs to the chunks it skips; they are
 //!   sent later, head first): `p_1 = 0`, `p_{k+1} = p_k + (D_{k+1} − D_k)·R_k`, with the
-//!   block drain rate `R_k = Σ_{i≤k} B_i` (eq. 11). GAP resolution: the seed's eq. 16
+//!   block drain rate `R_k = Σ_{i≤k} B_i` (eq. 11). Decision D12: the paper's eq. 16
 //!   prints `R_1` in the sum, which agrees with eq. 15 only for two paths; we use `R_k`
 //!   and keep the literal reading as `eq16_literal = true`. Bytes become positions as
 //!   `⌈p/L⌉`, L the chunk size. Pointers are recomputed at every decision from the
 //!   latest SRTTs and bandwidths.
-//! * **Bandwidth** `B_i`. GAP resolution: the path's capacity when the embedder knows it
-//!   (the simulator's link rate, as seed 003's DelaySocket testbed knew its paths:
+//! * **Bandwidth** `B_i`. Decision D13: the path's capacity when the embedder knows it
+//!   (the simulator's link rate, as the JAPS paper's DelaySocket testbed knew its paths:
 //!   `bandwidth = "oracle"`, the default), else `cwnd/SRTT` (`bandwidth = "cwnd"`).
 //! * **Delay-burst repair** (eq. 1–9, 17). When an RTT sample of a path k that is not
 //!   the fastest shows an extra one-way delay `ΔD = rtt/2 − D_k` above
-//!   `max(2·RTTVAR_k, L/B_k)` (GAP resolution of "significantly large"), the chunks sent
+//!   `max(2·RTTVAR_k, L/B_k)` (decision D13 for "significantly large"), the chunks sent
 //!   on k since `T_E = now + D_1 − (D_k + ΔD)` are copied, in sequence order and up to
 //!   `S_rtx = B_k·ΔD·F/(B_k + F)` bytes with `F = Σ_{i<k} B_i`, onto the fastest path;
 //!   at least one chunk, and never a chunk that already has a copy. The copies go out
-//!   before new data, which puts them at the head of the queue (the seed inserts them
+//!   before new data, which puts them at the head of the queue (the paper inserts them
 //!   by sequence number near the head).
 //!
 //! Until every ACTIVE path has an RTT sample, chunks are taken from the head by the
@@ -254,7 +254,7 @@ mod tests {
 
     #[test]
     fn pointer_table() {
-        // Seed 003 Table I means: fast 2100 kbit/s at 10 ms, slow 220 kbit/s at 50 ms
+        // Chan et al. 2016, JAPS Table I means: fast 2100 kbit/s at 10 ms, slow 220 kbit/s at 50 ms
         // (jitter aside). p_S = ⌈0.04 s · 262500 B/s / 8192 B⌉ = ⌈1.28⌉ = 2 (eq. 15).
         let two = [plan(0, 10.0, 2100.0), plan(1, 50.0, 220.0)];
         assert_eq!(positions(&two, 8192.0, false), vec![0, 2]);

@@ -1,5 +1,5 @@
 //! minRTT, the Linux MPTCP default scheduler (multipath-tcp.org `mptcp_sched.c`
-//! `get_available_subflow`; spec §9.1): the new chunk goes to the available path (cwnd
+//! `get_available_subflow`; docs/algorithms.md §9.1): the new chunk goes to the available path (cwnd
 //! space) with the smallest SRTT; when none is available, nothing is sent until one is.
 //! Paths without an RTT sample come after those with one. The opportunistic
 //! retransmission and penalisation of the kernel are not part of this scheduler.

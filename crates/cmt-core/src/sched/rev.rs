@@ -1,6 +1,6 @@
 //! Sender-side path choice under receiver-driven CMT: CMT-Rev's PAM-rev + DDS-rev
-//! (seed 000 §3.2, eq. 5–6, Algorithm 1; spec §2.5–2.6) and MPTCP-rec's PCDer (seed
-//! 004 §4.2, eq. 5–9, Algorithm 1; spec §3.2). The sender computes no path quality: it
+//! (Cao et al. 2015, CMT-Rev §3.2, eq. 5–6, Algorithm 1; docs/algorithms.md §2.5–2.6) and MPTCP-rec's PCDer (MPTCP-rec
+//! 2016 §4.2, eq. 5–9, Algorithm 1; docs/algorithms.md §3.2). The sender computes no path quality: it
 //! sorts paths by the rate the receiver advertised.
 //!
 //! * **DDS-rev** (both): the new chunk goes to the first path, in descending advertised
@@ -11,14 +11,14 @@
 //!   run of lost adverts cannot freeze the subset): with the last
 //!   m = 8 advertised windows, `Δawnd = (awnd − avg)/(max − min)` (0 when max = min);
 //!   receive-buffer blocking is predicted when `Δawnd < 0` and it fell since the last
-//!   round (eq. 5–7). PAM-rev (GAP resolution) also counts a round ending with the
+//!   round (eq. 5–7). PAM-rev (decision D7) also counts a round ending with the
 //!   sender receive-window blocked.
 //! * **Partial CMT**: when blocking is predicted, the candidate path with the lowest
 //!   advertised rate is removed (never the last; at most one per round). A removed path
 //!   whose rate exceeds the lowest rate in the list is put back (not in the round it was
 //!   removed). Without a prediction PCDer returns to all paths at once; PAM-rev after
-//!   M = 3 quiet rounds (GAP resolutions).
-//! * **Keep-alive probe** (our GAP resolution: the seeds do not say how a removed
+//!   M = 3 quiet rounds (decision D7).
+//! * **Keep-alive probe** (decision D7: the papers do not say how a removed
 //!   path's rate can recover when it carries nothing): a removed path may carry one
 //!   chunk per round, so the receiver keeps measuring it.
 //!

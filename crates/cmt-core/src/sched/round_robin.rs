@@ -1,5 +1,5 @@
 //! Classic CMT round-robin scheduling (Iyengar et al., ToN 2006; ns-2.35 `sctp-cmt.cc`
-//! `SendMuch`; spec §1.4): each transmission opportunity starts at the path after the one
+//! `SendMuch`; docs/algorithms.md §1.4): each transmission opportunity starts at the path after the one
 //! last sent to, fills that path's cwnd, then moves on in circular order.
 
 use super::{SchedContext, Scheduler, SchedulerFactory};

@@ -4,7 +4,7 @@
 //! the most credit takes the chunk and pays `len`. Credit is capped at `burst` chunks
 //! (parameter, default 8) and debt at one chunk, so a path that was full for a while
 //! takes at most about `burst` chunks in a row once it has room again. A frequent
-//! request from users of multipath stacks; not from the seeds.
+//! request from users of multipath stacks; not from the papers.
 
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};

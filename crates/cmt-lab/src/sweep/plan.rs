@@ -52,7 +52,7 @@ pub struct RunSpec {
 pub enum CiMethod {
     /// Student-t with n − 1 degrees of freedom.
     T,
-    /// Normal quantile 1.960 (seed 002 eq. 6).
+    /// Normal quantile 1.960 (DB-CMT 2022 eq. 6).
     Z,
 }
 

@@ -17,7 +17,7 @@ pub struct SweepFile {
     pub base: String,
     /// Seeds: a count `n` (seeds 1..=n) or an explicit list.
     pub seeds: Seeds,
-    /// Confidence interval: "t" (Student-t, default) or "z" (normal, seed 002 eq. 6).
+    /// Confidence interval: "t" (Student-t, default) or "z" (normal, DB-CMT 2022 eq. 6).
     #[serde(default)]
     pub ci: Option<String>,
     /// Metrics to aggregate (names as in `cmt_sim::METRICS`); default `goodput_mbps`.
@@ -93,9 +93,9 @@ pub struct RangeSpec {
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum ComparisonKind {
-    /// Seed 001 eq. 2: `(A − B)/B × 100 %`, B = baseline.
+    /// Cao et al. 2012, RTX_CSI eq. 2: `(A − B)/B × 100 %`, B = baseline.
     Advantage,
-    /// Seed 001 eq. 1: `|x − y|/x × 100 %`, x = baseline.
+    /// Cao et al. 2012, RTX_CSI eq. 1: `|x − y|/x × 100 %`, x = baseline.
     ImpactDegree,
 }
 
