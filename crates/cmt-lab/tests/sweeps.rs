@@ -244,14 +244,18 @@ fn report_figures_are_valid_svg_and_png_and_the_report_links_them() {
     assert!(png.len() > 20_000, "PNG of {} bytes", png.len());
     let svg = std::fs::read_to_string(out.join("loss.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    // Labels in words with units, loss in percent, the legend naming each series by its
+    // value and saying what the error bars are.
     for text in [
         "Goodput under loss",
-        "links.fast.loss",
-        "goodput_mbps (Mbit/s)",
-        "receiver.rbuf=16KB",
+        "loss rate of link fast (%)",
+        "goodput (Mbit/s)",
+        "16KB",
+        "95 % CI (Student-t)",
     ] {
         assert!(svg.contains(text), "SVG lacks {text:?}");
     }
+    assert!(!svg.contains("receiver.rbuf=16KB"), "raw key in the legend");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("![loss.png](loss.png)"));
 }

@@ -2,6 +2,12 @@
 //! with optional 95 % CI error bars, over a numeric or a categorical x axis. Each
 //! figure is written as SVG and PNG. Text uses the embedded DejaVu Sans, so no system
 //! font is needed.
+//!
+//! Readability rules: the legend sits in its own panel right of the plot, never over
+//! data; each series has its own colour, marker shape and dash pattern, and series
+//! that share an x value are drawn side by side (a small horizontal offset), so two
+//! identical series stay visible; the panel says what the error bars and dashed fits
+//! are; values a paper prints are drawn as black crosses.
 
 use std::path::Path;
 use std::sync::Once;
@@ -49,9 +55,16 @@ pub struct Chart {
     pub style: Style,
     /// Least-squares lines `(series index, slope, intercept)`, drawn dashed.
     pub fits: Vec<(usize, f64, f64)>,
+    /// What the error bars are (e.g. "95 % CI, Student-t"), shown under the legend.
+    pub error_bars: Option<String>,
+    /// Values the paper prints, drawn as black crosses, with their legend label.
+    pub paper: Option<(String, Vec<(f64, f64)>)>,
 }
 
-const SIZE: (u32, u32) = (960, 600);
+/// Width of the legend panel, pixels.
+const LEGEND_W: u32 = 250;
+
+const SIZE: (u32, u32) = (1100, 600);
 
 /// Tableau 10: distinguishable, print-safe colours on white.
 const PALETTE: [RGBColor; 10] = [
@@ -109,7 +122,17 @@ pub fn draw(chart: &Chart, stem: &Path) -> Result<(), LabError> {
 }
 
 fn bounds(chart: &Chart) -> (f64, f64, f64, f64) {
-    let pts = chart.series.iter().flat_map(|s| s.points.iter());
+    let paper = chart
+        .paper
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|&(x, y)| (x, y, None)));
+    let all: Vec<Point> = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .chain(paper)
+        .collect();
+    let pts = all.iter();
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, 0.0f64, f64::MIN);
     for &(x, y, e) in pts {
         let e = e.unwrap_or(0.0);
@@ -132,11 +155,48 @@ fn bounds(chart: &Chart) -> (f64, f64, f64, f64) {
     (x0, x1, y0, y1 + 0.08 * (y1 - y0))
 }
 
+/// Marker shape of series `i` (circle, triangle, square, diamond, cross, repeating).
+fn marker<DB: DrawingBackend>(
+    i: usize,
+    at: (i32, i32),
+    color: RGBColor,
+) -> DynElement<'static, DB, (i32, i32)> {
+    let s = 5;
+    let style = color.filled();
+    match i % 5 {
+        0 => Circle::new(at, s, style).into_dyn(),
+        1 => TriangleMarker::new(at, s + 1, style).into_dyn(),
+        2 => Rectangle::new([(at.0 - s, at.1 - s), (at.0 + s, at.1 + s)], style).into_dyn(),
+        3 => Polygon::new(
+            vec![
+                (at.0, at.1 - s - 1),
+                (at.0 + s + 1, at.1),
+                (at.0, at.1 + s + 1),
+                (at.0 - s - 1, at.1),
+            ],
+            style,
+        )
+        .into_dyn(),
+        _ => Cross::new(at, s, color.stroke_width(2)).into_dyn(),
+    }
+}
+
+/// Dash pattern of series `i`: solid, long dashes, short dashes, shifted by one every
+/// ten series, so series that share a colour (i and i + 10) differ in dash.
+fn dash(i: usize) -> Option<(u32, u32)> {
+    match (i + i / 10) % 3 {
+        0 => None,
+        1 => Some((10, 5)),
+        _ => Some((3, 4)),
+    }
+}
+
 fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Result<(), String> {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
+    let (plot, panel) = root.split_horizontally(SIZE.0 - LEGEND_W);
     let (x0, x1, y0, y1) = bounds(chart);
-    let mut c = ChartBuilder::on(&root)
+    let mut c = ChartBuilder::on(&plot)
         .caption(&chart.title, ("sans-serif", 24))
         .margin(18)
         .x_label_area_size(55)
@@ -167,6 +227,8 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
     }
     mesh.draw().map_err(e)?;
     let n = chart.series.len().max(1) as f64;
+    // Side-by-side offset of series at the same x: 0.8 % of the x range per series.
+    let dodge = |i: usize| (i as f64 - (n - 1.0) / 2.0) * 0.008 * (x1 - x0);
     for (i, s) in chart.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         for &(_, b, a) in chart.fits.iter().filter(|f| f.0 == i) {
@@ -174,15 +236,15 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
             c.draw_series(DashedLineSeries::new(ends, 8, 6, color.stroke_width(1)))
                 .map_err(e)?;
         }
-        let name = s.name.clone();
-        let legend =
-            move |(x, y): (i32, i32)| Rectangle::new([(x, y - 6), (x + 18, y + 6)], color.filled());
         match chart.style {
             Style::Lines => {
+                let sparse = s.points.len() <= 40;
+                let dx = if sparse { dodge(i) } else { 0.0 };
+                let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0 + dx, p.1)).collect();
                 c.draw_series(s.points.iter().filter_map(|p| {
                     p.2.map(|h| {
                         ErrorBar::new_vertical(
-                            p.0,
+                            p.0 + dx,
                             p.1 - h,
                             p.1,
                             p.1 + h,
@@ -192,20 +254,25 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
                     })
                 }))
                 .map_err(e)?;
-                if s.points.len() <= 40 {
-                    c.draw_series(
-                        s.points
-                            .iter()
-                            .map(|p| Circle::new((p.0, p.1), 4, color.filled())),
-                    )
-                    .map_err(e)?;
+                let width = if sparse { 2 } else { 1 };
+                let style = color.stroke_width(width);
+                match dash(i) {
+                    None => {
+                        c.draw_series(LineSeries::new(pts.clone(), style))
+                            .map_err(e)?;
+                    }
+                    Some((on, off)) => {
+                        c.draw_series(DashedLineSeries::new(pts.clone(), on, off, style))
+                            .map_err(e)?;
+                    }
                 }
-                let width = if s.points.len() <= 40 { 2 } else { 1 };
-                let line = LineSeries::new(
-                    s.points.iter().map(|p| (p.0, p.1)),
-                    color.stroke_width(width),
-                );
-                c.draw_series(line).map_err(e)?.label(name).legend(legend);
+                if sparse {
+                    let at: Vec<(f64, f64)> = pts.clone();
+                    for p in at {
+                        let px = c.backend_coord(&p);
+                        plot.draw(&marker::<DB>(i, px, color)).map_err(e)?;
+                    }
+                }
             }
             Style::Bars => {
                 let w = 0.8 / n;
@@ -216,7 +283,7 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
                         color.filled(),
                     )
                 });
-                c.draw_series(bars).map_err(e)?.label(name).legend(legend);
+                c.draw_series(bars).map_err(e)?;
                 c.draw_series(s.points.iter().filter_map(|p| {
                     p.2.map(|h| {
                         ErrorBar::new_vertical(
@@ -233,22 +300,102 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
             }
         }
     }
-    if chart.series.len() > 1 || chart.series.first().is_some_and(|s| !s.name.is_empty()) {
-        c.configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 16))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(e)?;
+    if let Some((_, pts)) = &chart.paper {
+        for p in pts {
+            let px = c.backend_coord(p);
+            plot.draw(&Cross::new(px, 7, BLACK.stroke_width(3)))
+                .map_err(e)?;
+        }
     }
+    draw_legend(chart, &panel).map_err(e)?;
     root.present().map_err(e)?;
+    Ok(())
+}
+
+/// The legend panel: one row per series (colour, dash and marker as drawn), the paper's
+/// values, then what the error bars and dashed lines are.
+fn draw_legend<DB: DrawingBackend>(
+    chart: &Chart,
+    panel: &DrawingArea<DB, Shift>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let font = ("sans-serif", 15).into_font();
+    let small = ("sans-serif", 13).into_font();
+    let mut y = 40;
+    let named = chart.series.len() > 1 || chart.series.iter().any(|s| !s.name.is_empty());
+    for (i, s) in chart.series.iter().enumerate().filter(|_| named) {
+        let color = PALETTE[i % PALETTE.len()];
+        match chart.style {
+            Style::Bars => {
+                panel.draw(&Rectangle::new([(8, y - 6), (38, y + 6)], color.filled()))?
+            }
+            Style::Lines => {
+                let seg = [(8, y), (38, y)];
+                match dash(i) {
+                    None => panel.draw(&PathElement::new(seg, color.stroke_width(2)))?,
+                    Some((on, off)) => {
+                        let (on, off) = (on as i32, off as i32);
+                        let mut x = 8;
+                        while x < 38 {
+                            let end = (x + on).min(38);
+                            panel.draw(&PathElement::new(
+                                [(x, y), (end, y)],
+                                color.stroke_width(2),
+                            ))?;
+                            x = end + off;
+                        }
+                    }
+                }
+                panel.draw(&marker::<DB>(i, (23, y), color))?;
+            }
+        }
+        panel.draw(&Text::new(s.name.clone(), (46, y - 8), font.clone()))?;
+        y += 24;
+    }
+    if let Some((label, _)) = &chart.paper {
+        panel.draw(&Cross::new((23, y), 7, BLACK.stroke_width(3)))?;
+        panel.draw(&Text::new(label.clone(), (46, y - 8), font.clone()))?;
+        y += 24;
+    }
+    y += 8;
+    let mut notes = Vec::new();
+    if let Some(eb) = &chart.error_bars {
+        notes.push(format!("error bars: {eb}"));
+    }
+    if !chart.fits.is_empty() {
+        notes.push("thin dashed: least-squares fit".to_string());
+    }
+    for note in notes {
+        panel.draw(&Text::new(note, (8, y), small.clone()))?;
+        y += 20;
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::tick;
+    use super::{dash, tick, PALETTE};
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn series_differ_in_marker_and_dash_as_well_as_colour() {
+        // Two series that coincide must still be told apart without colour: within any
+        // five consecutive series the markers differ, and no two of the first 30 share
+        // colour, marker and dash at once.
+        let style = |i: usize| {
+            let c = PALETTE[i % PALETTE.len()];
+            ((c.0, c.1, c.2), i % 5, dash(i))
+        };
+        let all: BTreeSet<_> = (0..30).map(style).collect();
+        assert_eq!(all.len(), 30);
+        for i in 0..30 {
+            assert_ne!(
+                dash(i),
+                dash(i + 1),
+                "neighbours {i} and {} share a dash",
+                i + 1
+            );
+        }
+    }
 
     #[test]
     fn tick_labels_are_short() {

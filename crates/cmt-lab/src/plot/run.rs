@@ -157,6 +157,8 @@ pub fn plot_run(dir: &Path, title: &str) -> Result<Vec<String>, LabError> {
             series: s,
             style: Style::Lines,
             fits: Vec::new(),
+            error_bars: None,
+            paper: None,
         };
         draw(&chart, &dir.join(stem))?;
         files.push(format!("{stem}.png"));

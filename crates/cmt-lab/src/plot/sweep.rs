@@ -8,24 +8,87 @@ use super::chart::{draw, Chart, Point, Series, Style};
 use crate::aggregate::{numeric, series_label, Aggregate};
 use crate::error::LabError;
 use crate::results::plain;
-use crate::sweep::{Plan, PlotKind};
+use crate::sweep::{CiMethod, Plan, PlotKind};
 
-/// A metric's axis label with its unit.
+/// A metric's axis label, in words, with its unit.
 pub fn metric_label(m: &str) -> String {
-    let unit = if m.ends_with("_mbps") {
-        "Mbit/s"
-    } else if m.ends_with("_ms") || m.contains("_ms.") {
-        "ms"
-    } else if m.ends_with("_s") {
-        "s"
-    } else if m.ends_with("_bytes") {
-        "bytes"
-    } else if m == "goodput_of_bound" {
-        "fraction"
-    } else {
-        "count"
+    let named = match m {
+        "goodput_mbps" => Some("goodput (Mbit/s)"),
+        "throughput_mbps" => Some("throughput (Mbit/s)"),
+        "goodput_of_bound" => Some("goodput / receive-buffer bound"),
+        "timeouts" => Some("retransmission timeouts"),
+        "fast_retransmits" => Some("fast retransmits"),
+        "ftt_s" => Some("file transfer time (s)"),
+        "rbuf_blocked_s" => Some("receive-buffer blocked time (s)"),
+        "delay_ms.mean" => Some("mean one-way delay (ms)"),
+        "transit_ms.mean" => Some("mean transit time (ms)"),
+        "jitter_ms" => Some("jitter (ms)"),
+        "reordering_latency_ms.mean" => Some("mean reordering latency (ms)"),
+        "o3_tsn_peak" => Some("peak O3-TSN (TSNs)"),
+        _ => None,
     };
-    format!("{m} ({unit})")
+    if let Some(l) = named {
+        return l.to_string();
+    }
+    let unit = if m.ends_with("_mbps") {
+        " (Mbit/s)"
+    } else if m.ends_with("_ms") || m.contains("_ms.") {
+        " (ms)"
+    } else if m.ends_with("_s") {
+        " (s)"
+    } else if m.ends_with("_bytes") {
+        " (bytes)"
+    } else {
+        ""
+    };
+    format!("{m}{unit}")
+}
+
+/// An axis key in words, and the factor its numeric values are shown with (loss
+/// probabilities in percent).
+pub fn axis_label(key: &str) -> (String, f64) {
+    let parts: Vec<&str> = key.split('.').collect();
+    match parts.as_slice() {
+        ["links", link, "loss"] => (format!("loss rate of link {link} (%)"), 100.0),
+        ["links", link, "rate"] => (format!("rate of link {link}"), 1.0),
+        ["links", link, "delay"] => (format!("delay of link {link}"), 1.0),
+        ["links", link, "jitter"] => (format!("jitter of link {link}"), 1.0),
+        ["receiver", "rbuf"] => ("receive buffer".into(), 1.0),
+        ["file_size"] => ("file size".into(), 1.0),
+        ["association", "scheduler"] => ("scheduler".into(), 1.0),
+        ["association", "rtx"] => ("retransmission policy".into(), 1.0),
+        ["association", "cc"] => ("congestion control".into(), 1.0),
+        _ => (key.to_string(), 1.0),
+    }
+}
+
+/// A series' legend entry: the value alone when one axis makes the series ("rtx-csi",
+/// "64KB"), else "axis in words: value" pairs; loss probabilities in percent.
+fn legend_label(plan: &Plan, skip: &[usize], key: &[usize]) -> String {
+    let parts: Vec<(String, String)> = plan
+        .axes
+        .iter()
+        .enumerate()
+        .filter(|(a, _)| !skip.contains(a))
+        .zip(key)
+        .map(|((_, axis), &v)| {
+            let (label, scale) = axis_label(&axis.key);
+            let raw = plain(&axis.values[v]);
+            let value = match numeric(&axis.values[v]) {
+                Some(x) if scale != 1.0 => format!("{} %", x * scale),
+                _ => raw,
+            };
+            (label, value)
+        })
+        .collect();
+    match parts.as_slice() {
+        [(_, v)] => v.clone(),
+        _ => parts
+            .iter()
+            .map(|(l, v)| format!("{l}: {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 /// Draws every report of the plan into `dir`; returns the file names (PNG) for the report.
@@ -56,6 +119,7 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
             PlotKind::Bar => Style::Bars,
         };
         let categorical = numeric_x.is_none() || style == Style::Bars;
+        let (x_label, scale) = axis_label(&r.x);
         let skips = plan.report_skips(r, xi);
         let mut series: BTreeMap<Vec<usize>, Vec<Point>> = BTreeMap::new();
         for s in agg.stats.iter().filter(|s| s.metric == r.y) {
@@ -67,7 +131,7 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
             let x = if categorical {
                 xv as f64
             } else {
-                numeric_x.as_ref().map_or(0.0, |n| n[xv])
+                numeric_x.as_ref().map_or(0.0, |n| n[xv] * scale)
             };
             series.entry(key).or_default().push((x, mean, s.ci));
         }
@@ -94,14 +158,14 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
                 .title
                 .clone()
                 .unwrap_or_else(|| format!("{} vs {}", r.y, r.x)),
-            x_label: r.x.clone(),
+            x_label,
             y_label: metric_label(&r.y),
             categories: categorical.then(|| xvals.iter().map(|v| plain(v)).collect()),
             series: series
                 .into_iter()
                 .map(|(key, points)| Series {
                     name: if plan.axes.len() > skips.len() {
-                        series_label(plan, &skips, &key)
+                        legend_label(plan, &skips, &key)
                     } else {
                         String::new()
                     },
@@ -109,10 +173,54 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
                 })
                 .collect(),
             style,
-            fits,
+            fits: fits
+                .into_iter()
+                .map(|(i, b, a)| (i, b / scale, a))
+                .collect(),
+            error_bars: Some(match plan.ci {
+                CiMethod::T => "95 % CI (Student-t)".to_string(),
+                CiMethod::Z => "95 % CI (normal)".to_string(),
+            }),
+            paper: r.paper.as_ref().map(|p| {
+                let pts = p
+                    .points
+                    .iter()
+                    .filter_map(|(x, y)| {
+                        let text = x.to_string();
+                        let at = if categorical {
+                            xvals.iter().position(|v| *v == text).map(|i| i as f64)
+                        } else {
+                            numeric(&text).map(|v| v * scale)
+                        };
+                        at.map(|x| (x, *y))
+                    })
+                    .collect();
+                (p.label.clone(), pts)
+            }),
         };
         draw(&chart, &dir.join(&r.name))?;
         files.push(format!("{}.png", r.name));
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{axis_label, metric_label};
+
+    #[test]
+    fn axes_and_metrics_are_labelled_in_words_with_units_and_loss_in_percent() {
+        assert_eq!(
+            axis_label("links.s2-r3.loss"),
+            ("loss rate of link s2-r3 (%)".to_string(), 100.0)
+        );
+        assert_eq!(axis_label("receiver.rbuf").0, "receive buffer");
+        assert_eq!(axis_label("scheme").0, "scheme");
+        assert_eq!(metric_label("goodput_mbps"), "goodput (Mbit/s)");
+        assert_eq!(metric_label("ftt_s"), "file transfer time (s)");
+        assert_eq!(
+            metric_label("paths.a.cwnd_bytes"),
+            "paths.a.cwnd_bytes (bytes)"
+        );
+    }
 }

@@ -147,6 +147,21 @@ pub struct ReportSpec {
     /// grid, e.g. `{ "receiver.rbuf" = "64KB" }`).
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub at: toml::Table,
+    /// Values the paper prints for this figure, drawn as black crosses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper: Option<PaperValues>,
+}
+
+/// `paper = { label = "…", points = [[x, y], …] }` of a report: `x` as the axis value
+/// is written in the sweep (a number, or the category as written), `y` in the metric's
+/// unit.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperValues {
+    /// Legend label, e.g. "paper, Fig. 12 (DB-CMT)".
+    pub label: String,
+    /// `(x, y)` pairs.
+    pub points: Vec<(toml::Value, f64)>,
 }
 
 /// `[set]` tables flattened to `dotted.key = value` pairs, in key order.
