@@ -165,11 +165,13 @@ fn the_db_cmt_preset_sets_three_algorithms_and_explicit_names_win() {
 }
 
 #[test]
-fn the_a_cmt_preset_is_round_robin_rtx_cwnd_and_d_dsp_growth() {
+fn the_a_cmt_preset_is_delay_aware_scheduling_rtx_cwnd_and_d_dsp_growth() {
+    // A-CMT as the DB-CMT paper describes it: delay/bandwidth-aware scheduling (our
+    // least-queued-data rule) with D-DSP growth and RFC 4960 halving.
     let b = load_str(BASE, "t", None, &["association.preset=\"a-cmt\"".into()]).unwrap();
     assert_eq!(
         (b.scheduler.name(), b.rtx.name(), b.cc.name()),
-        ("round-robin", "rtx-cwnd", "a-cmt")
+        ("db-cmt", "rtx-cwnd", "a-cmt")
     );
 }
 

@@ -294,7 +294,7 @@ pub(super) fn build(
     let (p_sched, p_rtx, p_cc, p_rev) = match a.preset.as_deref() {
         None => ("round-robin", "rtx-cwnd", "reno", false),
         Some("db-cmt") => ("db-cmt", "rtx-cl", "db-cmt", false),
-        Some("a-cmt") => ("round-robin", "rtx-cwnd", "a-cmt", false),
+        Some("a-cmt") => ("db-cmt", "rtx-cwnd", "a-cmt", false),
         Some("cmt-qa") => ("cmt-qa", "rtx-cwnd", "cmt-qa", false),
         Some("cmt-rev") => ("cmt-rev", "rtx-cwnd", "receiver", true),
         Some("mptcp-rec") => ("mptcp-rec", "rtx-cwnd", "receiver", true),

@@ -152,7 +152,7 @@ pub type ParamTable = BTreeMap<String, toml::Value>;
 #[serde(deny_unknown_fields)]
 pub struct AssociationSpec {
     /// A named set of algorithms: "db-cmt" = db-cmt scheduler + rtx-cl + db-cmt
-    /// congestion control (DB-CMT 2022); "a-cmt" = round-robin + rtx-cwnd + a-cmt; "cmt-qa" =
+    /// congestion control (DB-CMT 2022); "a-cmt" = db-cmt scheduler + rtx-cwnd + a-cmt; "cmt-qa" =
     /// cmt-qa scheduler + rtx-cwnd + cmt-qa loss differentiation. Explicit
     /// `scheduler`, `rtx`, `cc` still win.
     pub preset: Option<String>,
