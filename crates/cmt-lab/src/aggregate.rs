@@ -103,14 +103,20 @@ impl<'a> Aggregator<'a> {
 
     /// Adds one run.
     pub fn add(&mut self, rec: &RunRecord) {
+        self.add_values(&rec.point, rec.seed, &|m| rec.summary.metric(m));
+    }
+
+    /// Adds one run given as a metric → value lookup (e.g. a run over real sockets,
+    /// which has only some of the simulator's metrics).
+    pub fn add_values(&mut self, point: &[usize], seed: u64, value: &dyn Fn(&str) -> Option<f64>) {
         let n = self.metrics.len();
         let slot = self
             .values
-            .entry(rec.point.clone())
+            .entry(point.to_vec())
             .or_insert_with(|| vec![Vec::new(); n]);
         for (i, m) in self.metrics.iter().enumerate() {
-            if let Some(v) = rec.summary.metric(m).filter(|v| v.is_finite()) {
-                slot[i].push((rec.seed, v));
+            if let Some(v) = value(m).filter(|v| v.is_finite()) {
+                slot[i].push((seed, v));
             }
         }
     }

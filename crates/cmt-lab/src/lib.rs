@@ -13,6 +13,7 @@ pub mod aggregate;
 pub mod error;
 pub mod merge;
 pub mod plot;
+pub mod real;
 pub mod report;
 pub mod results;
 pub mod stats;

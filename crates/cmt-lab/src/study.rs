@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::aggregate::Aggregate;
 use crate::error::LabError;
+use crate::real::RealRunner;
 use crate::report::sig;
 use crate::stats::Paired;
 use crate::sweep::{run_plan, write_atomic, Plan, RunOptions, Seeds};
@@ -33,6 +34,9 @@ pub struct StudyFile {
     /// Single runs whose time series the paper shows (cwnd or TSN over time).
     #[serde(default)]
     pub runs: Vec<StudyRun>,
+    /// Sweeps also measured over real sockets with `--real`.
+    #[serde(default)]
+    pub real: Option<crate::real::RealSpec>,
 }
 
 /// One simulation of a study, written with its time-series figures.
@@ -289,6 +293,19 @@ pub fn reproduce(
     out: &Path,
     progress: &(dyn Fn(&str, usize, usize) + Sync),
 ) -> Result<PathBuf, LabError> {
+    reproduce_with(dir, quick, jobs, out, progress, None)
+}
+
+/// [`reproduce`], and with `real` also the study's `[real]` grid points over real
+/// sockets, whose claims rows then follow the simulated ones.
+pub fn reproduce_with(
+    dir: &Path,
+    quick: bool,
+    jobs: usize,
+    out: &Path,
+    progress: &(dyn Fn(&str, usize, usize) + Sync),
+    real: Option<RealRunner<'_>>,
+) -> Result<PathBuf, LabError> {
     let file = dir.join("study.toml");
     let label = file.display().to_string();
     let text = std::fs::read_to_string(&file)
@@ -316,6 +333,19 @@ pub fn reproduce(
         let agg = crate::finalize(&plan, &sweep_out, &sweep_out)?;
         done.push((plan, agg));
     }
+    let real_done = match (real, &study.real) {
+        (Some(runner), Some(spec)) => {
+            crate::real::run_all(spec, &done, runner, &out.join("real"), progress)
+                .map_err(|e| LabError::at(&label, e))?
+        }
+        (Some(_), None) => {
+            return Err(LabError::at(
+                &label,
+                "has no [real] section: nothing to run over real sockets",
+            ))
+        }
+        (None, _) => Vec::new(),
+    };
     let mut runs_md = String::new();
     for r in &study.runs {
         runs_md += &single_run(dir, r, &out.join("runs").join(&r.name), &label)?;
@@ -348,54 +378,17 @@ pub fn reproduce(
             })?;
         let v = evaluate(c, plan, agg)
             .map_err(|e| LabError::at(&label, format!("claim `{}`: {e}", c.text)))?;
-        let show = |(m, ci): (Option<f64>, Option<f64>)| match (m, ci) {
-            (Some(m), Some(ci)) => format!("{} ± {}", sig(m), sig(ci)),
-            (Some(m), None) => sig(m),
-            _ => "–".into(),
-        };
-        let diff = match (v.left.0, v.right.0) {
-            (Some(l), Some(r)) if r != 0.0 => format!("{:+.1} %", 100.0 * (l - r) / r.abs()),
-            _ => "–".into(),
-        };
-        let delta = v.paired.map_or("–".into(), |p| match p.ci {
-            Some(ci) => format!(
-                "{}{} ± {} (n = {})",
-                sign(p.mean),
-                sig(p.mean.abs()),
-                sig(ci),
-                p.n
-            ),
-            None => format!("{}{} (n = {})", sign(p.mean), sig(p.mean.abs()), p.n),
-        });
-        let p = v.paired.and_then(|p| p.sign_p).map_or("–".into(), |p| {
-            if p < 0.001 {
-                "< 0.001".into()
-            } else {
-                format!("{p:.3}")
+        md += &claim_row(c, &v, "");
+        if let Some((_, ragg)) = real_done.iter().find(|(p, _)| p.name == c.sweep) {
+            let rv = evaluate(c, plan, ragg)
+                .map_err(|e| LabError::at(&label, format!("claim `{}`: {e}", c.text)))?;
+            if rv.left.0.is_some() {
+                md += &claim_row(c, &rv, " — **real sockets**");
             }
-        });
-        let holds = match v.outcome {
-            Some(Outcome::Holds) => "yes",
-            Some(Outcome::Contradicted) => "**no**",
-            Some(Outcome::Unclear) => "**unclear**",
-            None => "–",
-        };
-        let _ = writeln!(
-            md,
-            "| {} ({} {}) | {} | {} | {} | {} | {} | {} | {} |",
-            c.text,
-            c.metric,
-            c.op,
-            c.paper,
-            show(v.left),
-            show(v.right),
-            diff,
-            delta,
-            p,
-            holds
-        );
+        }
     }
     let _ = writeln!(md, "\n\"Difference\" is (measured − compared with) / compared with, on the means. Runs at different grid points share seeds, so each claim is tested on the per-seed differences (measured − compared with): \"paired Δ\" is their mean with its 95 % CI, \"sign test p\" the two-sided exact sign test of their signs. A claim holds when the paired CI lies on the claimed side of zero (for `~`, inside the tolerance band), is contradicted (**no**) when it lies on the other side, and is **unclear** when it straddles the boundary.\n");
+    md += &crate::real::section(&real_done, &done, "goodput_mbps");
     if !runs_md.is_empty() {
         let _ = writeln!(md, "## Single runs\n\n{runs_md}");
     }
@@ -422,6 +415,55 @@ pub fn reproduce(
     write_atomic(&report, md.as_bytes())
         .map_err(|e| LabError::at(&out.display().to_string(), e))?;
     Ok(report)
+}
+
+/// One row of the claims table; `suffix` marks rows measured over real sockets.
+fn claim_row(c: &Claim, v: &Verdict, suffix: &str) -> String {
+    let show = |(m, ci): (Option<f64>, Option<f64>)| match (m, ci) {
+        (Some(m), Some(ci)) => format!("{} ± {}", sig(m), sig(ci)),
+        (Some(m), None) => sig(m),
+        _ => "–".into(),
+    };
+    let diff = match (v.left.0, v.right.0) {
+        (Some(l), Some(r)) if r != 0.0 => format!("{:+.1} %", 100.0 * (l - r) / r.abs()),
+        _ => "–".into(),
+    };
+    let delta = v.paired.map_or("–".into(), |p| match p.ci {
+        Some(ci) => format!(
+            "{}{} ± {} (n = {})",
+            sign(p.mean),
+            sig(p.mean.abs()),
+            sig(ci),
+            p.n
+        ),
+        None => format!("{}{} (n = {})", sign(p.mean), sig(p.mean.abs()), p.n),
+    });
+    let p = v.paired.and_then(|p| p.sign_p).map_or("–".into(), |p| {
+        if p < 0.001 {
+            "< 0.001".into()
+        } else {
+            format!("{p:.3}")
+        }
+    });
+    let holds = match v.outcome {
+        Some(Outcome::Holds) => "yes",
+        Some(Outcome::Contradicted) => "**no**",
+        Some(Outcome::Unclear) => "**unclear**",
+        None => "–",
+    };
+    format!(
+        "| {}{suffix} ({} {}) | {} | {} | {} | {} | {} | {} | {} |\n",
+        c.text,
+        c.metric,
+        c.op,
+        c.paper,
+        show(v.left),
+        show(v.right),
+        diff,
+        delta,
+        p,
+        holds
+    )
 }
 
 fn sign(x: f64) -> &'static str {

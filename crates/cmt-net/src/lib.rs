@@ -6,13 +6,15 @@
 //! decision is the sans-IO core's. [`transfer`] moves one file: association setup with a
 //! state cookie, the transfer, graceful shutdown.
 //!
-//! [`relay`] impairs real paths with the simulator's link model.
+//! [`relay`] impairs real paths with the simulator's link model; [`replay`] runs a
+//! simulator scenario over real sockets through such relays.
 //!
 //! Not yet here (see the real-runtime issue): pcap output of real runs, live progress,
 //! sub-millisecond pacing timers.
 
 pub mod io;
 pub mod relay;
+pub mod replay;
 pub mod transfer;
 
 /// The UDP port of SCTP-over-UDP encapsulation (RFC 6951 §5.1, IANA "sctp-tunneling").

@@ -7,10 +7,12 @@
 //!
 //! A path relays datagrams arriving at `listen` to `target`, and the answers back to
 //! whoever sent the first datagram. Spec syntax (one per path):
-//! `LISTEN>TARGET[,rate=RATE][,delay=D][,jitter=D][,loss=P][,queue=N][,gilbert=markov1pct][,trace=FILE]`,
+//! `LISTEN>TARGET[,rate=RATE][,delay=D][,jitter=D][,jitter_model=half-normal][,loss=P][,queue=N|unlimited][,gilbert=markov1pct][,trace=FILE]`,
 //! e.g. `127.0.0.1:19001>127.0.0.1:9899,rate=2Mbps,delay=40ms,loss=1%`. `trace=FILE` is
 //! a Mahimahi capacity trace (one line per 1500-byte delivery opportunity, ms) that
-//! replaces the rate in both directions.
+//! replaces the rate in both directions. `jitter_model=half-normal` adds σ·|G| instead of
+//! σ·G (the JAPS paper's "10 + 2|G| ms"); `queue=unlimited` never drops (a delaying
+//! socket, not a router).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -75,11 +77,19 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
             "delay" => spec.params.delay = parse_duration(&raw).map_err(e)?,
             "jitter" => spec.params.jitter = parse_duration(&raw).map_err(e)?,
             "loss" => spec.loss = parse_probability(&raw).map_err(e)?,
+            "queue" if v.trim() == "unlimited" => spec.params.queue = usize::MAX,
             "queue" => {
                 spec.params.queue = v
                     .trim()
                     .parse()
-                    .map_err(|_| format!("`queue`: `{v}` is not a packet count"))?
+                    .map_err(|_| format!("`queue`: `{v}` is not a packet count or `unlimited`"))?
+            }
+            "jitter_model" => {
+                spec.params.jitter_half = match v.trim() {
+                    "half-normal" => true,
+                    "normal" => false,
+                    o => return Err(format!("`jitter_model`: `{o}` (normal or half-normal)")),
+                }
             }
             "gilbert" if v.trim() == "markov1pct" => spec.gilbert = Some(Gilbert::markov_1pct()),
             "trace" => {
@@ -246,7 +256,22 @@ mod tests {
         assert_eq!(s.params.rate_bps, 2_000_000);
         assert_eq!(s.params.delay, Duration::from_millis(40));
         assert_eq!((s.loss, s.params.queue), (0.01, 20));
+        assert!(!s.params.jitter_half);
+        // The JAPS paper's delaying socket: never drops, jitter σ·|G|.
+        let d = parse_spec(
+            "127.0.0.1:1>127.0.0.1:2,jitter=2ms,jitter_model=half-normal,queue=unlimited",
+        )
+        .unwrap();
+        assert_eq!((d.params.queue, d.params.jitter_half), (usize::MAX, true));
         for (bad, want) in [
+            (
+                "127.0.0.1:1>127.0.0.1:2,queue=lots",
+                "`queue`: `lots` is not a packet count or `unlimited`",
+            ),
+            (
+                "127.0.0.1:1>127.0.0.1:2,jitter_model=pareto",
+                "`jitter_model`: `pareto`",
+            ),
             ("127.0.0.1:1", "expected LISTEN>TARGET"),
             ("x>127.0.0.1:1", "`x` is not an address"),
             ("127.0.0.1:1>127.0.0.1:2,rate=fast", "`rate`"),

@@ -55,6 +55,10 @@ pub struct Options {
     pub abort: Option<std::sync::Arc<tokio::sync::Notify>>,
     /// Called about every 250 ms with the bytes done so far and the per-path counters.
     pub progress: Option<fn(u64, &[PathCount])>,
+    /// Capacity of path i in bytes/s when the operator knows it (the sender then gives it
+    /// to the scheduler as the simulator does, e.g. for JAPS's `bandwidth = "oracle"`);
+    /// empty: unknown.
+    pub capacities: Vec<Option<f64>>,
 }
 
 impl Default for Options {
@@ -70,6 +74,7 @@ impl Default for Options {
             pcap: None,
             abort: None,
             progress: None,
+            capacities: Vec::new(),
         }
     }
 }
@@ -412,6 +417,9 @@ pub async fn send(
     );
     let receiver_rates = negotiated_receiver_rates(o, &est);
     let mut assoc = association(o, n, est.init, receiver_rates)?;
+    for (i, c) in o.capacities.iter().enumerate().take(n) {
+        assoc.set_destination_capacity(PathId(i), *c);
+    }
     let start = socks.now();
     let sha = hex(&Sha256::digest(&data));
     let total = data.len() as u64;

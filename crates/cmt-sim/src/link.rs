@@ -56,7 +56,8 @@ pub struct LinkParams {
     pub trace: Option<Trace>,
 }
 
-/// A scheduled change of a link direction (docs/algorithms.md §11: failures, fades, handovers).
+/// A scheduled change of a link direction (`[[events]]` in docs/scenario.md: failures,
+/// fades, handovers).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkChange {
     /// Take the link down (`Some(true)`: queued and in-service packets are lost, new

@@ -1,6 +1,7 @@
 //! `cmtlab` — the command-line program.
 
 mod net;
+mod real;
 mod run;
 mod sweep;
 
@@ -61,6 +62,10 @@ enum Command {
         /// Fewer seeds and shorter runs (minutes on two cores).
         #[arg(long)]
         quick: bool,
+        /// Also run the grid points the study's `[real]` section names over real sockets
+        /// (the real runtime through loopback relays), next to the simulated ones.
+        #[arg(long)]
+        real: bool,
         /// Parallel runs (default: the number of CPUs).
         #[arg(long)]
         jobs: Option<usize>,
@@ -153,9 +158,10 @@ fn main() -> ExitCode {
         Command::Reproduce {
             study,
             quick,
+            real,
             jobs,
             out,
-        } => sweep::reproduce(&study, quick, jobs, out),
+        } => sweep::reproduce(&study, quick, real, jobs, out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

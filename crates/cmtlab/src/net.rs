@@ -52,6 +52,7 @@ fn options(a: &AlgArgs) -> Options {
         abort: None,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
             .then_some(show as fn(u64, &[_])),
+        capacities: Vec::new(),
     }
 }
 

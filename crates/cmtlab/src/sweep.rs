@@ -116,6 +116,7 @@ pub fn plot(dir: &Path) -> Result<(), String> {
 pub fn reproduce(
     study: &str,
     quick: bool,
+    real: bool,
     jobs: Option<usize>,
     out: Option<PathBuf>,
 ) -> Result<(), String> {
@@ -154,8 +155,16 @@ pub fn reproduce(
             b.set_position(done as u64);
         }
     };
-    let report =
-        cmt_lab::study::reproduce(&dir, quick, jobs, &out, &progress).map_err(|e| e.to_string())?;
+    let runner = crate::real::run_scenario;
+    let report = cmt_lab::study::reproduce_with(
+        &dir,
+        quick,
+        jobs,
+        &out,
+        &progress,
+        real.then_some(&runner as cmt_lab::real::RealRunner<'_>),
+    )
+    .map_err(|e| e.to_string())?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

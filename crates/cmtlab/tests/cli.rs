@@ -204,3 +204,116 @@ fn run_with_out_writes_a_summary_with_the_documented_keys_and_csvs() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn reproduce_real_puts_real_socket_rows_next_to_the_simulated_claims() {
+    // A two-path study whose claim holds in both worlds: with strict round-robin the
+    // 1 Mbit/s path paces the transfer, so goodput stays below 2 × 1 Mbit/s.
+    let d = std::env::temp_dir().join(format!("cmtlab-real-study-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let base = r#"
+name = "base"
+seed = 1
+file_size = "200KB"
+time_limit = "60s"
+[association]
+scheduler = "round-robin-strict"
+[receiver]
+rbuf = "1MB"
+[[links]]
+name = "fast"
+rate = "4Mbps"
+delay = "5ms"
+queue = "unlimited"
+[[links]]
+name = "slow"
+rate = "1Mbps"
+delay = "20ms"
+queue = "unlimited"
+[[paths]]
+name = "fast"
+links = ["fast"]
+[[paths]]
+name = "slow"
+links = ["slow"]
+"#;
+    let sweep = r#"
+name = "sched"
+base = "base.toml"
+seeds = 3
+metrics = ["goodput_mbps"]
+[[axes]]
+key = "association.scheduler"
+values = ["round-robin-strict", "minrtt"]
+"#;
+    let study = r#"
+title = "real test"
+sweeps = ["sweep.toml"]
+[real]
+sweeps = ["sched"]
+seeds = 2
+only = { "association.scheduler" = ["round-robin-strict"] }
+[[claims]]
+text = "strict round-robin stays under twice the slow path"
+paper = "-"
+sweep = "sched"
+metric = "goodput_mbps"
+left = { "association.scheduler" = "round-robin-strict" }
+op = "<"
+right_value = 2.0
+"#;
+    std::fs::write(d.join("base.toml"), base).unwrap();
+    std::fs::write(d.join("sweep.toml"), sweep).unwrap();
+    std::fs::write(d.join("study.toml"), study).unwrap();
+    let out = d.join("out");
+    let o = cmtlab(&[
+        "reproduce",
+        d.to_str().unwrap(),
+        "--real",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| strict round-robin"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    assert!(
+        rows[1].contains("real sockets") && rows[1].contains("(n = 2)"),
+        "{}",
+        rows[1]
+    );
+    assert!(rows.iter().all(|r| r.ends_with("| yes |")), "{rows:?}");
+    assert!(md.contains("## Simulated and real"), "{md}");
+    // Two real runs, saved for resumption; minRTT was not selected.
+    assert_eq!(
+        std::fs::read_dir(out.join("real/sched/runs"))
+            .unwrap()
+            .count(),
+        2
+    );
+    // Without a [real] section, --real is an error naming the study file.
+    std::fs::write(
+        d.join("study.toml"),
+        study.split("[real]").next().unwrap().to_string()
+            + &study[study.find("[[claims]]").unwrap()..],
+    )
+    .unwrap();
+    let o = cmtlab(&[
+        "reproduce",
+        d.to_str().unwrap(),
+        "--real",
+        "--out",
+        d.join("o2").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("study.toml") && err.contains("[real]"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

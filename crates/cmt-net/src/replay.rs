@@ -1,0 +1,201 @@
+//! A simulator scenario run for real: the same paths as relays on loopback (the
+//! simulator's own link model, [`crate::relay`]), a receiver and a sender of the real
+//! runtime, the scenario's algorithms and receive buffer. What the JAPS paper did with
+//! its DelaySocket harness, and what lets one study be measured in both worlds.
+//!
+//! Supported: a file transfer (`file_size`) over paths of one link each, with fixed
+//! delays and loss rates; no background traffic and no scheduled link events (a
+//! scenario with them is refused with a message saying which). Differences from the
+//! simulated run, stated: the real runtime's paths are confirmed by HEARTBEAT before
+//! they carry data and use CMT-PF with one timeout of grace (`transfer`), its clock is
+//! the machine's, and the algorithms run with their default parameters.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use bytes::Bytes;
+use cmt_sim::scenario::Workload;
+use cmt_sim::units::Spread;
+use cmt_sim::Built;
+use rand::RngCore;
+
+use crate::io::Sockets;
+use crate::relay::{run_path, RelaySpec};
+use crate::transfer::{receive_on, send, Options, Report};
+
+/// What a real run of a scenario measured.
+#[derive(Clone, Debug)]
+pub struct Replayed {
+    /// The sender's report.
+    pub sender: Report,
+    /// The receiver's report.
+    pub receiver: Report,
+    /// The scenario's path names, in path order.
+    pub path_names: Vec<String>,
+}
+
+impl Replayed {
+    /// The values a real run has, under the simulator's metric names: `goodput_mbps`,
+    /// `ftt_s` (association set up → every byte acknowledged), `delivered_bytes`, and
+    /// per path `paths.<name>.sent_packets` and `paths.<name>.retransmissions`.
+    pub fn metrics(&self) -> BTreeMap<String, f64> {
+        let s = &self.sender;
+        let mut m = BTreeMap::new();
+        m.insert("goodput_mbps".to_string(), s.goodput_mbps());
+        m.insert("ftt_s".to_string(), s.seconds);
+        m.insert("delivered_bytes".to_string(), self.receiver.bytes as f64);
+        for (name, p) in self.path_names.iter().zip(&s.paths) {
+            m.insert(format!("paths.{name}.sent_packets"), p.sent_packets as f64);
+            m.insert(
+                format!("paths.{name}.retransmissions"),
+                p.retransmissions as f64,
+            );
+        }
+        m
+    }
+}
+
+/// Why a scenario cannot run over real sockets, or `None`.
+fn unsupported(b: &Built) -> Option<String> {
+    if matches!(b.workload, Workload::Timed(_)) {
+        return Some("a real run transfers a file: give `file_size`, not `duration`".into());
+    }
+    if !b.traffic.is_empty() {
+        return Some("background traffic has no real counterpart here".into());
+    }
+    if !b.events.is_empty() {
+        return Some("scheduled link events have no real counterpart here".into());
+    }
+    for p in &b.paths {
+        if p.links.len() != 1 {
+            return Some(format!(
+                "path `{}` has {} links; a real run relays one link per path",
+                p.name,
+                p.links.len()
+            ));
+        }
+        let l = &b.links[p.links[0]];
+        if !matches!(l.delay, Spread::Fixed(_)) || !matches!(l.loss, Spread::Fixed(_)) {
+            return Some(format!(
+                "link `{}`: a delay or loss range is drawn per simulated run; give a fixed value",
+                l.name
+            ));
+        }
+        if l.loss_direction != cmt_sim::scenario::LossDirection::Both {
+            return Some(format!(
+                "link `{}`: the relay applies loss in both directions",
+                l.name
+            ));
+        }
+    }
+    None
+}
+
+/// The relay of path `i` from `listen` to `target`, with the scenario's link model.
+fn relay_spec(b: &Built, i: usize, listen: SocketAddr, target: SocketAddr) -> RelaySpec {
+    let l = &b.links[b.paths[i].links[0]];
+    let fixed = |s: &Spread<f64>| match s {
+        Spread::Fixed(x) | Spread::Uniform(x, _) => *x,
+    };
+    RelaySpec {
+        listen,
+        target,
+        params: cmt_sim::link::LinkParams {
+            rate_bps: l.rate_bps,
+            delay: match l.delay {
+                Spread::Fixed(d) | Spread::Uniform(d, _) => d,
+            },
+            jitter: l.jitter,
+            jitter_half: l.jitter_half,
+            queue: l.queue,
+            reorder: l.reorder,
+            trace: l.trace.clone(),
+        },
+        loss: fixed(&l.loss),
+        gilbert: l.gilbert,
+    }
+}
+
+/// A free UDP port on `ip` (bound and released; loopback only, so nobody takes it).
+fn free_port(ip: &str) -> Result<SocketAddr, String> {
+    let s = std::net::UdpSocket::bind(format!("{ip}:0")).map_err(|e| format!("{ip}: {e}"))?;
+    s.local_addr().map_err(|e| e.to_string())
+}
+
+/// Runs `b` over real sockets on loopback: receiver on 127.0.0.(i+1), relays on
+/// 127.0.3.(i+1), sender on 127.0.4.(i+1); the received file goes to `dir` and is
+/// compared with what was sent. Bounded by the scenario's time limit (plus 30 s).
+pub async fn replay(b: &Built, dir: &Path) -> Result<Replayed, String> {
+    if let Some(why) = unsupported(b) {
+        return Err(format!("scenario `{}` cannot run for real: {why}", b.name));
+    }
+    let Workload::File { bytes, limit } = b.workload else {
+        unreachable!("checked above")
+    };
+    let n = b.paths.len();
+    let rx_addrs: Vec<SocketAddr> = (0..n)
+        .map(|i| format!("127.0.0.{}:0", i + 1).parse().expect("literal"))
+        .collect();
+    let rx = Sockets::bind(&rx_addrs).await.map_err(|e| e.to_string())?;
+    let targets = rx.local_addrs();
+    let mut relays = Vec::new();
+    let mut fronts = Vec::new();
+    for (i, target) in targets.iter().enumerate().take(n) {
+        let front = free_port(&format!("127.0.3.{}", i + 1))?;
+        let spec = relay_spec(b, i, front, *target);
+        relays.push(tokio::spawn(run_path(
+            spec,
+            b.seed.wrapping_mul(1000) + i as u64,
+        )));
+        fronts.push(front);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    let o = Options {
+        scheduler: b.scheduler.name().to_string(),
+        rtx: b.rtx.name().to_string(),
+        cc: b.cc.name().to_string(),
+        rbuf: b.config.rbuf,
+        // The simulator's MTU counts a 20-byte IPv4 header; the runtime's, IPv4 + UDP.
+        mtu: b.config.mtu + 8,
+        timeout_s: limit.as_secs_f64(),
+        capacities: b
+            .paths
+            .iter()
+            .map(|p| Some(b.links[p.links[0]].rate_bps as f64 / 8.0))
+            .collect(),
+        ..Options::default()
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let out = dir.join("received.bin");
+    let mut data = vec![0u8; bytes as usize];
+    cmt_sim::rng::stream(b.seed, "real-file").fill_bytes(&mut data);
+    let (out2, o2) = (out.clone(), o.clone());
+    let server = tokio::spawn(async move { receive_on(rx, &out2, &o2).await });
+    let locals: Vec<SocketAddr> = (0..n)
+        .map(|i| format!("127.0.4.{}:0", i + 1).parse().expect("literal"))
+        .collect();
+    let bound = std::time::Duration::from_secs_f64(limit.as_secs_f64() + 30.0);
+    let outcome = tokio::time::timeout(bound, async {
+        let sent = send(&locals, &fronts, Bytes::from(data), &o).await?;
+        let got = server.await.map_err(|e| format!("receiver task: {e}"))??;
+        Ok::<_, String>((sent, got))
+    })
+    .await;
+    for r in relays {
+        r.abort();
+    }
+    let (sender, receiver) = outcome.map_err(|_| format!("no result within {bound:?}"))??;
+    let _ = std::fs::remove_file(&out);
+    if sender.sha256 != receiver.sha256 || receiver.bytes != bytes {
+        return Err(format!(
+            "the receiver got {} bytes with sha256 {}, {} were sent with {}",
+            receiver.bytes, receiver.sha256, bytes, sender.sha256
+        ));
+    }
+    Ok(Replayed {
+        sender,
+        receiver,
+        path_names: b.paths.iter().map(|p| p.name.clone()).collect(),
+    })
+}
