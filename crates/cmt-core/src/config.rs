@@ -137,18 +137,26 @@ impl Default for Config {
     }
 }
 
+/// The largest packet IPv4 can carry (its 16-bit total length) and the largest
+/// `mtu` accepted.
+pub const MAX_MTU: u32 = 65_535;
+
 impl Config {
     /// Largest user payload of one DATA chunk that fits one packet:
-    /// `mtu − ip_header − 12 (common header) − 16 (DATA header)` (1452 for MTU 1500).
+    /// `mtu − ip_header − 12 (common header) − 16 (DATA header)`, rounded down to a
+    /// multiple of 4 so that the chunk's padding (RFC 9260 §3.2) fits too (1452 for MTU
+    /// 1500 over IPv4).
     pub fn max_payload(&self) -> u32 {
         let round_info = if self.rev.is_some() {
             crate::packet::ROUND_INFO_LEN as u32
         } else {
             0
         };
-        self.mtu
+        (self
+            .mtu
             .saturating_sub(self.ip_header_len + 12 + 16 + round_info)
-            .max(1)
+            & !3)
+            .max(4)
     }
 
     /// The unit of window arithmetic (slow-start and congestion-avoidance steps, the
@@ -181,6 +189,12 @@ impl Config {
 
     /// Checks the values for consistency; the error names the offending field.
     pub fn validate(&self) -> Result<(), String> {
+        if self.mtu > MAX_MTU {
+            return Err(format!(
+                "mtu {} is larger than an IP packet can be ({MAX_MTU} bytes)",
+                self.mtu
+            ));
+        }
         if self.mtu < self.ip_header_len + 12 + 16 + 4 {
             return Err(format!(
                 "mtu {} is too small to carry a DATA chunk",
@@ -210,5 +224,40 @@ impl Config {
             return Err("pf_cwnd_mtus must be 1 or 2".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::data_chunk_len;
+
+    #[test]
+    fn a_full_data_chunk_with_its_padding_never_exceeds_the_mtu() {
+        // 12-byte common header + padded DATA chunk + the IP (and UDP) header ≤ mtu,
+        // for MTUs that are and are not 4-aligned after the headers.
+        for ip in [20, 28, 48] {
+            for mtu in [576, 1280, 1499, 1500, 1501, 1502, 1503, 8240, 65_535] {
+                let c = Config {
+                    mtu,
+                    ip_header_len: ip,
+                    ..Config::default()
+                };
+                let len = c.max_payload() as usize;
+                let wire = ip as usize + 12 + data_chunk_len(len);
+                assert!(wire <= mtu as usize, "mtu {mtu} ip {ip}: {wire}");
+                assert!(
+                    wire + 4 > mtu as usize,
+                    "mtu {mtu} ip {ip}: {wire} wastes a word"
+                );
+            }
+        }
+        let c = Config::default();
+        assert_eq!(c.max_payload(), 1452);
+        let big = Config {
+            mtu: 65_536,
+            ..Config::default()
+        };
+        assert!(big.validate().unwrap_err().contains("65536"));
     }
 }

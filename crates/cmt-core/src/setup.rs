@@ -32,6 +32,11 @@ use crate::wire::chunk_type;
 pub const CAUSE_INVALID_MANDATORY_PARAMETER: u16 = 7;
 /// Error cause "Protocol Violation" (RFC 9260 §3.3.10.13).
 pub const CAUSE_PROTOCOL_VIOLATION: u16 = 13;
+/// Error cause "Out of Resource" (RFC 9260 §3.3.10.4): e.g. a receiver that cannot
+/// store what it was sent.
+pub const CAUSE_OUT_OF_RESOURCE: u16 = 4;
+/// Error cause "User-Initiated Abort" (RFC 9260 §3.3.10.12).
+pub const CAUSE_USER_INITIATED_ABORT: u16 = 12;
 
 const COOKIE_VERSION: u8 = 1;
 const MAC_LEN: usize = 32;
@@ -49,6 +54,8 @@ pub struct SetupConfig {
     pub streams: u16,
     /// RTO.Initial for T1.
     pub rto_initial: Duration,
+    /// RTO.Max: T1 doubles on each retransmission up to this (RFC 9260 §5.1.6, §6.3.3).
+    pub rto_max: Duration,
     /// Max.Init.Retransmits.
     pub max_init_retrans: u32,
     /// Valid.Cookie.Life.
@@ -63,6 +70,7 @@ impl Default for SetupConfig {
             extensions: vec![chunk_type::ROUND_INFO, chunk_type::RATE_ADVERT],
             streams: 1,
             rto_initial: Duration::from_secs(3),
+            rto_max: Duration::from_secs(60),
             max_init_retrans: 8,
             cookie_lifetime: Duration::from_secs(60),
         }
@@ -426,7 +434,8 @@ impl Connector {
             self.state = State::Failed;
             return Err(SetupError::TimedOut);
         }
-        self.rto = Duration::from_nanos(self.rto.as_nanos().saturating_mul(2));
+        self.rto =
+            Duration::from_nanos(self.rto.as_nanos().saturating_mul(2)).min(self.cfg.rto_max);
         self.send_now = true;
         Ok(())
     }
@@ -617,6 +626,22 @@ mod tests {
             c.handle_timeout(t + Duration::from_secs(12)),
             Err(SetupError::TimedOut)
         );
+        // The doubling stops at RTO.Max: 3, 6, 10, 10 s with RTO.Max 10 s.
+        let mut c = Connector::new(
+            SetupConfig {
+                rto_max: Duration::from_secs(10),
+                ..cfg(1)
+            },
+            1,
+        );
+        let mut t = Time::ZERO;
+        for want in [3, 6, 10, 10] {
+            c.poll_transmit(t);
+            let next = c.poll_timeout().unwrap();
+            assert_eq!(next, t + Duration::from_secs(want));
+            t = next;
+            c.handle_timeout(t).unwrap();
+        }
         // A packet under another tag is counted and ignored.
         let mut c = Connector::new(cfg(1), 1);
         c.poll_transmit(Time::ZERO);

@@ -7,7 +7,8 @@
 //! state cookie, the transfer, graceful shutdown.
 //!
 //! [`relay`] impairs real paths with the simulator's link model; [`replay`] runs a
-//! simulator scenario over real sockets through such relays.
+//! simulator scenario over real sockets through such relays. [`source`] and [`sink`]
+//! stream a file from and to disk, the sink durably (fsync and rename on completion).
 //!
 //! Not yet here (see the real-runtime issue): pcap output of real runs, live progress,
 //! sub-millisecond pacing timers.
@@ -15,6 +16,8 @@
 pub mod io;
 pub mod relay;
 pub mod replay;
+pub mod sink;
+pub mod source;
 pub mod transfer;
 
 /// The UDP port of SCTP-over-UDP encapsulation (RFC 6951 §5.1, IANA "sctp-tunneling").

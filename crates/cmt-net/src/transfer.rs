@@ -16,15 +16,19 @@ use cmt_core::params::Params;
 use cmt_core::rev::RevConfig;
 use cmt_core::rtx;
 use cmt_core::sched;
-use cmt_core::setup::{Connector, Established, ListenOutcome, Listener, SetupConfig};
+use cmt_core::setup::{
+    Connector, Established, ListenOutcome, Listener, SetupConfig, CAUSE_OUT_OF_RESOURCE,
+    CAUSE_USER_INITIATED_ABORT,
+};
 use cmt_core::wire::chunk_type;
 use cmt_core::{
-    Algorithms, Association, Chunk, Config, Event, Observer, Packet, PathId, Payload, SendKind,
-    Time,
+    Algorithms, Association, Chunk, Closing, Config, Event, Observer, Packet, PathId, Payload,
+    SendKind, Time,
 };
-use sha2::{Digest, Sha256};
 
 use crate::io::{Arrival, Sockets};
+use crate::sink::Sink;
+use crate::source::Source;
 
 /// Algorithms and buffer of a transfer.
 #[derive(Clone, Debug)]
@@ -55,10 +59,58 @@ pub struct Options {
     pub abort: Option<std::sync::Arc<tokio::sync::Notify>>,
     /// Called about every 250 ms with the bytes done so far and the per-path counters.
     pub progress: Option<fn(u64, &[PathCount])>,
+    /// The receiver gives up when nothing has come from an established peer for this
+    /// long (seconds). The default, 130 s, is twice RTO.Max plus 10 s: a live sender,
+    /// even backed off to RTO.Max, retransmits or sends a HEARTBEAT well within it — a
+    /// sender that vanished (its ABORT lost, its host gone) does not.
+    pub peer_silence_s: f64,
     /// Capacity of path i in bytes/s when the operator knows it (the sender then gives it
     /// to the scheduler as the simulator does, e.g. for JAPS's `bandwidth = "oracle"`);
     /// empty: unknown.
     pub capacities: Vec<Option<f64>>,
+}
+
+impl Options {
+    /// Checks every option before a packet is sent (so a mistake never leaves a peer
+    /// waiting on a half-built association); the error names the option.
+    pub fn validate(&self) -> Result<(), String> {
+        if !self.timeout_s.is_finite() || self.timeout_s <= 0.0 {
+            return Err(format!(
+                "timeout {}: give a positive, finite number of seconds",
+                self.timeout_s
+            ));
+        }
+        if !self.peer_silence_s.is_finite() || self.peer_silence_s <= 0.0 {
+            return Err(format!(
+                "peer silence {}: give a positive, finite number of seconds",
+                self.peer_silence_s
+            ));
+        }
+        let p = Params::default();
+        sched::by_name(&self.scheduler, &p).map_err(|e| format!("scheduler: {}", e.0))?;
+        rtx::by_name(&self.rtx, &p).map_err(|e| format!("rtx: {}", e.0))?;
+        cc::by_name(&self.cc, &p).map_err(|e| format!("cc: {}", e.0))?;
+        let cfg = Config {
+            mtu: self.mtu,
+            ip_header_len: crate::IPV4_UDP_OVERHEAD,
+            rbuf: self.rbuf,
+            ..Config::default()
+        };
+        cfg.validate()
+    }
+
+    /// The whole-transfer time limit, from `from`.
+    fn deadline(&self, from: Time) -> Time {
+        Time::from_nanos(
+            from.as_nanos()
+                .saturating_add((self.timeout_s * 1e9) as u64),
+        )
+    }
+}
+
+/// The earlier of an optional timer and a deadline.
+fn until(timer: Option<Time>, deadline: Time) -> Option<Time> {
+    Some(timer.map_or(deadline, |t| t.min(deadline)))
 }
 
 impl Default for Options {
@@ -74,6 +126,7 @@ impl Default for Options {
             pcap: None,
             abort: None,
             progress: None,
+            peer_silence_s: 130.0,
             capacities: Vec::new(),
         }
     }
@@ -154,10 +207,6 @@ impl Report {
     pub fn goodput_mbps(&self) -> f64 {
         self.bytes as f64 * 8.0 / self.seconds.max(1e-9) / 1e6
     }
-}
-
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whether both ends announced the receiver-driven chunk types.
@@ -374,9 +423,32 @@ pub async fn send(
     data: Bytes,
     o: &Options,
 ) -> Result<Report, String> {
+    send_from(locals, remotes, Source::memory(data), o).await
+}
+
+/// Sends the file at `path`, read as the transfer goes: memory stays bounded whatever
+/// the file's size.
+pub async fn send_file(
+    locals: &[SocketAddr],
+    remotes: &[SocketAddr],
+    path: &Path,
+    o: &Options,
+) -> Result<Report, String> {
+    send_from(locals, remotes, Source::file(path)?, o).await
+}
+
+/// Sends everything `src` yields, writing it into the association in pieces while less
+/// than a window's worth is unacknowledged.
+async fn send_from(
+    locals: &[SocketAddr],
+    remotes: &[SocketAddr],
+    mut src: Source,
+    o: &Options,
+) -> Result<Report, String> {
     if locals.is_empty() || remotes.is_empty() {
         return Err("give at least one local and one remote address".into());
     }
+    o.validate()?;
     let mut socks = Sockets::bind(locals).await.map_err(|e| e.to_string())?;
     if o.pcap.is_some() {
         socks.start_capture();
@@ -384,10 +456,11 @@ pub async fn send(
     let seed = rand::random();
     let mut conn = Connector::new(setup_config(o, &socks.local_addrs()), seed);
     let mut rejected = 0u64;
+    let setup_deadline = o.deadline(Time::ZERO);
     let est = loop {
         let now = socks.now();
-        if now.as_nanos() as f64 > o.timeout_s * 1e9 {
-            return Err("no answer to INIT".into());
+        if now >= setup_deadline {
+            return Err(format!("no answer to INIT within {} s", o.timeout_s));
         }
         if let Some(p) = conn.poll_transmit(now) {
             socks
@@ -395,7 +468,7 @@ pub async fn send(
                 .await
                 .map_err(|e| e.to_string())?;
         }
-        match next(&mut socks, conn.poll_timeout(), o).await {
+        match next(&mut socks, until(conn.poll_timeout(), setup_deadline), o).await {
             Wake::Packet(Arrival { packet: Ok(p), .. }) => match conn.handle_packet(&p) {
                 Ok(Some(est)) => break est,
                 Ok(None) => {}
@@ -421,15 +494,27 @@ pub async fn send(
         assoc.set_destination_capacity(PathId(i), *c);
     }
     let start = socks.now();
-    let sha = hex(&Sha256::digest(&data));
-    let total = data.len() as u64;
-    assoc.write(Payload::Bytes(data));
+    let total = src.len();
+    // Unacknowledged bytes the sender keeps in memory: twice the receive buffer,
+    // within 1–32 MiB; pieces are whole chunks, so no write leaves a short one.
+    let window = (2 * o.rbuf as u64).clamp(1 << 20, 32 << 20);
+    let piece = assoc.max_payload() as usize * 64;
     let mut ticker = Ticker::new();
     loop {
-        if assoc.unacked_bytes() == 0 {
+        while !src.is_done() && assoc.unacked_bytes() < window {
+            match src.next_piece(piece) {
+                Ok(b) => assoc.write(Payload::Bytes(b)),
+                Err(e) => {
+                    assoc.abort(socks.now(), Some(CAUSE_USER_INITIATED_ABORT));
+                    let _ = flush(&mut socks, &mut assoc, &routes).await;
+                    return Err(e);
+                }
+            }
+        }
+        if src.is_done() && assoc.unacked_bytes() == 0 {
             assoc.close();
         }
-        let done = total - assoc.unacked_bytes().min(total);
+        let done = src.read() - assoc.unacked_bytes().min(src.read());
         ticker.tick(socks.now(), done, &assoc.observer().paths, o);
         flush(&mut socks, &mut assoc, &routes)
             .await
@@ -440,10 +525,11 @@ pub async fn send(
         if assoc.is_failed() {
             return Err(failure(&assoc));
         }
-        if (socks.now().as_nanos() - start.as_nanos()) as f64 > o.timeout_s * 1e9 {
-            return Err("transfer timed out".into());
+        if socks.now() >= o.deadline(start) {
+            return Err(format!("transfer timed out after {} s", o.timeout_s));
         }
-        match next(&mut socks, ticker.wake(assoc.poll_timeout(), o), o).await {
+        let wake = until(ticker.wake(assoc.poll_timeout(), o), o.deadline(start));
+        match next(&mut socks, wake, o).await {
             Wake::Packet(Arrival {
                 local,
                 packet: Ok(p),
@@ -459,7 +545,7 @@ pub async fn send(
     Ok(Report {
         bytes: total,
         seconds,
-        sha256: sha,
+        sha256: src.sha256(),
         paths: assoc.observer().paths.clone(),
         rejected: rejected + assoc.stats().bad_vtag,
         receiver_rates,
@@ -479,6 +565,10 @@ pub async fn receive(listen: &[SocketAddr], out: &Path, o: &Options) -> Result<R
 
 /// As [`receive`], on sockets already bound (tests bind port 0 and read the ports).
 pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<Report, String> {
+    o.validate()?;
+    // Where the data goes is checked before anyone connects; until the commit below the
+    // destination keeps whatever it held.
+    let mut sink = Sink::create(out)?;
     if o.pcap.is_some() {
         socks.start_capture();
     }
@@ -486,10 +576,12 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     let key: [u8; 32] = rand::random();
     let mut listener = Listener::new(setup_config(o, &listen), key, rand::random());
     let mut rejected = 0u64;
+    let setup_deadline = o.deadline(socks.now());
     let (est, arrived_on, from, peer_port, cookie_ack) = loop {
-        let a = match next(&mut socks, None, o).await {
+        let a = match next(&mut socks, Some(setup_deadline), o).await {
             Wake::Packet(a) => a,
-            _ => return Err("aborted before a peer connected".into()),
+            Wake::Timer => return Err(format!("no sender associated within {} s", o.timeout_s)),
+            Wake::Abort => return Err("aborted before a peer connected".into()),
         };
         let Ok(p) = a.packet else {
             rejected += 1;
@@ -517,26 +609,46 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     let local_vtag = est.init.local_vtag;
     let receiver_rates = negotiated_receiver_rates(o, &est);
     let mut assoc = association(o, n, est.init, receiver_rates)?;
-    let mut file = Vec::new();
     let start = socks.now();
+    let mut heard = start;
     let mut ticker = Ticker::new();
+    let mut sha = None;
     loop {
-        ticker.tick(socks.now(), file.len() as u64, &assoc.observer().paths, o);
+        ticker.tick(socks.now(), sink.bytes(), &assoc.observer().paths, o);
+        if let Err(e) = store(&mut assoc, &mut sink, &mut sha) {
+            // The sender must not believe the file arrived: ABORT, "out of resource".
+            assoc.abort(socks.now(), Some(CAUSE_OUT_OF_RESOURCE));
+            let _ = flush(&mut socks, &mut assoc, &routes).await;
+            return Err(e);
+        }
         flush(&mut socks, &mut assoc, &routes)
             .await
             .map_err(|e| e.to_string())?;
-        while let Some(p) = assoc.read() {
-            if let Payload::Bytes(b) = p {
-                file.extend_from_slice(&b);
-            }
-        }
         if assoc.is_closed() {
             break;
         }
         if assoc.is_failed() {
             return Err(failure(&assoc));
         }
-        match next(&mut socks, ticker.wake(assoc.poll_timeout(), o), o).await {
+        if socks.now() >= o.deadline(start) {
+            return Err(format!("transfer timed out after {} s", o.timeout_s));
+        }
+        let silent_until = Time::from_nanos(
+            heard
+                .as_nanos()
+                .saturating_add((o.peer_silence_s * 1e9) as u64),
+        );
+        if socks.now() >= silent_until {
+            return Err(format!(
+                "the sender went silent: nothing from it for {} s",
+                o.peer_silence_s
+            ));
+        }
+        let wake = until(
+            ticker.wake(assoc.poll_timeout(), o),
+            o.deadline(start).min(silent_until),
+        );
+        match next(&mut socks, wake, o).await {
             Wake::Packet(Arrival {
                 local,
                 from,
@@ -555,6 +667,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
                 }
                 if p.vtag == local_vtag {
                     routes.latch(local, from);
+                    heard = socks.now();
                 }
                 deliver(&mut assoc, socks.now(), routes.path_of(local), p)
             }
@@ -564,17 +677,35 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         }
     }
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
-    std::fs::write(out, &file).map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
     write_capture(&socks, o)?;
+    let sha256 = sha.ok_or("the association closed before the peer's SHUTDOWN")?;
     Ok(Report {
-        bytes: file.len() as u64,
+        bytes: sink.bytes(),
         seconds,
-        sha256: hex(&Sha256::digest(&file)),
+        sha256,
         paths: assoc.observer().paths.clone(),
         rejected: rejected + assoc.stats().bad_vtag,
         receiver_rates,
         routes: routes.addresses(&socks),
     })
+}
+
+/// Moves delivered data into the sink; once the peer has asked to shut down (so every
+/// byte has arrived) and before our SHUTDOWN ACK goes out, commits the file durably.
+fn store(
+    assoc: &mut Association<Counters>,
+    sink: &mut Sink,
+    sha: &mut Option<String>,
+) -> Result<(), String> {
+    while let Some(p) = assoc.read() {
+        if let Payload::Bytes(b) = p {
+            sink.write(&b)?;
+        }
+    }
+    if sha.is_none() && assoc.closing() == Closing::Received {
+        *sha = Some(sink.commit()?);
+    }
+    Ok(())
 }
 
 /// Hands a packet to the association, counting DATA arrivals per path.
@@ -588,7 +719,16 @@ fn deliver(assoc: &mut Association<Counters>, now: Time, path: PathId, p: Packet
 /// Why a failed association failed, for the user.
 fn failure(assoc: &Association<Counters>) -> String {
     if assoc.peer_aborted() {
-        "the peer aborted the association".into()
+        match assoc.peer_abort_cause() {
+            Some(CAUSE_OUT_OF_RESOURCE) => {
+                "the peer aborted the association: out of resource (the receiver could not store the data)".into()
+            }
+            Some(CAUSE_USER_INITIATED_ABORT) => {
+                "the peer aborted the association (user-initiated)".into()
+            }
+            Some(c) => format!("the peer aborted the association (error cause {c})"),
+            None => "the peer aborted the association".into(),
+        }
     } else {
         "the association failed: the peer stopped answering".into()
     }

@@ -52,7 +52,7 @@ fn options(a: &AlgArgs) -> Options {
         abort: None,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
             .then_some(show as fn(u64, &[_])),
-        capacities: Vec::new(),
+        ..Options::default()
     }
 }
 
@@ -160,10 +160,9 @@ fn print(r: &Report, role: &str) {
 
 pub fn send(file: &Path, local: &[String], remote: &[String], a: &AlgArgs) -> Result<(), String> {
     let (local, remote) = (parse(local, "local")?, parse(remote, "remote")?);
-    let data = std::fs::read(file).map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
     let r = runtime()?.block_on(async {
         let o = abort_on_ctrl_c(options(a));
-        transfer::send(&local, &remote, data.into(), &o).await
+        transfer::send_file(&local, &remote, file, &o).await
     })?;
     print(&r, "sent");
     if let Some(p) = &a.summary {

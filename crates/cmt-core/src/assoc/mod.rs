@@ -174,6 +174,8 @@ pub struct Association<O: Observer = ()> {
     failed: bool,
     /// The peer ended the association with an ABORT.
     peer_aborted: bool,
+    /// The error cause of the peer's ABORT, if it gave one.
+    peer_abort_cause: Option<u16>,
     stats: AssocStats,
     /// Graceful shutdown state.
     closing: shutdown::Closing,
@@ -247,6 +249,7 @@ impl<O: Observer> Association<O> {
             assoc_errors: 0,
             failed: false,
             peer_aborted: false,
+            peer_abort_cause: None,
             stats: AssocStats::default(),
             closing: shutdown::Closing::Open,
             t2: None,
@@ -306,6 +309,14 @@ impl<O: Observer> Association<O> {
     /// True when the failure was the peer's ABORT (RFC 9260 §9.1), not our timers.
     pub fn peer_aborted(&self) -> bool {
         self.peer_aborted
+    }
+    /// The error cause code the peer's ABORT carried (RFC 9260 §3.3.10).
+    pub fn peer_abort_cause(&self) -> Option<u16> {
+        self.peer_abort_cause
+    }
+    /// Largest user payload of one DATA chunk (writes in multiples of it fill packets).
+    pub fn max_payload(&self) -> u32 {
+        self.cfg.max_payload()
     }
     /// Bytes written by the application and not yet cumulatively acknowledged
     /// (`u64::MAX` for a backlogged source).
@@ -390,9 +401,10 @@ impl<O: Observer> Association<O> {
                 Chunk::ShutdownComplete => self.on_shutdown_complete(now),
                 Chunk::Heartbeat(info) => self.ctrl.push_back((path, Chunk::HeartbeatAck(info))),
                 Chunk::HeartbeatAck(info) => self.on_heartbeat_ack(now, info),
-                Chunk::Abort { .. } => {
+                Chunk::Abort { cause } => {
                     if !self.failed {
                         self.peer_aborted = true;
+                        self.peer_abort_cause = cause;
                         self.fail(now);
                     }
                 }
