@@ -53,6 +53,9 @@ pub mod chunk_type {
     pub const ROUND_INFO: u8 = 0xB0;
     /// Rate advert (project extension, skip if unknown).
     pub const RATE_ADVERT: u8 = 0xB1;
+    /// File digest (project extension, skip if unknown): the receiving application's
+    /// length and SHA-256 of what it stored, bundled with its SHUTDOWN ACK.
+    pub const FILE_DIGEST: u8 = 0xB2;
 }
 
 /// INIT parameter types.

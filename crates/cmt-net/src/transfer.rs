@@ -27,7 +27,7 @@ use cmt_core::{
 };
 
 use crate::io::{Arrival, Sockets};
-use crate::sink::Sink;
+use crate::sink::{hex, Sink};
 use crate::source::Source;
 
 /// Algorithms and buffer of a transfer.
@@ -200,6 +200,10 @@ pub struct Report {
     pub receiver_rates: bool,
     /// Path i's (local, remote) addresses.
     pub routes: Vec<(SocketAddr, SocketAddr)>,
+    /// Sender: the receiver confirmed it stored exactly these bytes (same length and
+    /// SHA-256, a FILE-DIGEST bundled with its SHUTDOWN ACK). Receiver: it sent that
+    /// confirmation. False with a peer that does not support FILE-DIGEST.
+    pub confirmed: bool,
 }
 
 impl Report {
@@ -263,9 +267,13 @@ fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
         rbuf: o.rbuf,
         addresses: locals.iter().map(|a| a.ip()).collect(),
         extensions: if o.receiver_rates {
-            vec![chunk_type::ROUND_INFO, chunk_type::RATE_ADVERT]
+            vec![
+                chunk_type::ROUND_INFO,
+                chunk_type::RATE_ADVERT,
+                chunk_type::FILE_DIGEST,
+            ]
         } else {
-            Vec::new()
+            vec![chunk_type::FILE_DIGEST]
         },
         ..SetupConfig::default()
     }
@@ -448,6 +456,14 @@ async fn send_from(
     if locals.is_empty() || remotes.is_empty() {
         return Err("give at least one local and one remote address".into());
     }
+    if locals.len() != remotes.len() {
+        return Err(format!(
+            "{} local and {} remote addresses: path i pairs local address i with remote \
+             address i, so give as many of each",
+            locals.len(),
+            remotes.len()
+        ));
+    }
     o.validate()?;
     let mut socks = Sockets::bind(locals).await.map_err(|e| e.to_string())?;
     if o.pcap.is_some() {
@@ -489,6 +505,8 @@ async fn send_from(
         remotes[0].port(),
     );
     let receiver_rates = negotiated_receiver_rates(o, &est);
+    let confirm = est.peer_extensions.contains(&chunk_type::FILE_DIGEST);
+    let mut digest = None;
     let mut assoc = association(o, n, est.init, receiver_rates)?;
     for (i, c) in o.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
@@ -534,7 +552,12 @@ async fn send_from(
                 local,
                 packet: Ok(p),
                 ..
-            }) => deliver(&mut assoc, socks.now(), routes.path_of(local), p),
+            }) => {
+                deliver(&mut assoc, socks.now(), routes.path_of(local), p);
+                if let Some(d) = assoc.take_extension_chunks().iter().find_map(parse_digest) {
+                    digest = Some(d);
+                }
+            }
             Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
             Wake::Timer => assoc.handle_timeout(socks.now()),
             Wake::Abort => return Err(abort(&mut socks, &mut assoc, &routes, o).await),
@@ -542,10 +565,14 @@ async fn send_from(
     }
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
     write_capture(&socks, o)?;
+    if confirm {
+        check_digest((total, &src.sha256()), digest)?;
+    }
     Ok(Report {
         bytes: total,
         seconds,
         sha256: src.sha256(),
+        confirmed: confirm,
         paths: assoc.observer().paths.clone(),
         rejected: rejected + assoc.stats().bad_vtag,
         receiver_rates,
@@ -608,6 +635,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     let n = routes.paths.len();
     let local_vtag = est.init.local_vtag;
     let receiver_rates = negotiated_receiver_rates(o, &est);
+    let confirm = est.peer_extensions.contains(&chunk_type::FILE_DIGEST);
     let mut assoc = association(o, n, est.init, receiver_rates)?;
     let start = socks.now();
     let mut heard = start;
@@ -615,7 +643,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     let mut sha = None;
     loop {
         ticker.tick(socks.now(), sink.bytes(), &assoc.observer().paths, o);
-        if let Err(e) = store(&mut assoc, &mut sink, &mut sha) {
+        if let Err(e) = store(&mut assoc, &mut sink, &mut sha, confirm) {
             // The sender must not believe the file arrived: ABORT, "out of resource".
             assoc.abort(socks.now(), Some(CAUSE_OUT_OF_RESOURCE));
             let _ = flush(&mut socks, &mut assoc, &routes).await;
@@ -683,11 +711,55 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         bytes: sink.bytes(),
         seconds,
         sha256,
+        confirmed: confirm,
         paths: assoc.observer().paths.clone(),
         rejected: rejected + assoc.stats().bad_vtag,
         receiver_rates,
         routes: routes.addresses(&socks),
     })
+}
+
+/// The FILE-DIGEST chunk: 8 bytes of length (big-endian) and the 32-byte SHA-256.
+fn digest_chunk(len: u64, sha_hex: &str) -> Chunk {
+    let mut value = len.to_be_bytes().to_vec();
+    value.extend(
+        (0..sha_hex.len() / 2)
+            .filter_map(|i| u8::from_str_radix(&sha_hex[2 * i..2 * i + 2], 16).ok()),
+    );
+    Chunk::Unknown {
+        chunk_type: chunk_type::FILE_DIGEST,
+        flags: 0,
+        value: value.into(),
+    }
+}
+
+/// Length and SHA-256 (hex) of a FILE-DIGEST chunk, if well formed.
+fn parse_digest(c: &Chunk) -> Option<(u64, String)> {
+    match c {
+        Chunk::Unknown {
+            chunk_type: chunk_type::FILE_DIGEST,
+            value,
+            ..
+        } if value.len() == 40 => {
+            let len = u64::from_be_bytes(value[..8].try_into().ok()?);
+            Some((len, hex(&value[8..])))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the receiver's digest confirms what was sent; the error says what differs.
+fn check_digest(sent: (u64, &str), got: Option<(u64, String)>) -> Result<(), String> {
+    match got {
+        None => {
+            Err("the receiver closed without confirming what it stored (no FILE-DIGEST)".into())
+        }
+        Some((len, sha)) if len == sent.0 && sha == sent.1 => Ok(()),
+        Some((len, sha)) => Err(format!(
+            "the receiver stored {len} bytes with SHA-256 {sha}; {} bytes with {} were sent",
+            sent.0, sent.1
+        )),
+    }
 }
 
 /// Moves delivered data into the sink; once the peer has asked to shut down (so every
@@ -696,6 +768,7 @@ fn store(
     assoc: &mut Association<Counters>,
     sink: &mut Sink,
     sha: &mut Option<String>,
+    confirm: bool,
 ) -> Result<(), String> {
     while let Some(p) = assoc.read() {
         if let Payload::Bytes(b) = p {
@@ -703,7 +776,11 @@ fn store(
         }
     }
     if sha.is_none() && assoc.closing() == Closing::Received {
-        *sha = Some(sink.commit()?);
+        let digest = sink.commit()?;
+        if confirm {
+            assoc.bundle_with_shutdown_ack(digest_chunk(sink.bytes(), &digest));
+        }
+        *sha = Some(digest);
     }
     Ok(())
 }
@@ -830,5 +907,23 @@ mod tests {
         let mut one = Routes::new(2, vec![(1, sa("127.0.0.1:4001"))], 7);
         one.latch(0, sa("127.0.0.9:1"));
         assert_eq!(one.paths, vec![(1, sa("127.0.0.1:4001"))]);
+    }
+
+    #[test]
+    fn a_file_digest_round_trips_and_any_difference_is_named() {
+        let sha = "ab".repeat(32);
+        let c = digest_chunk(1234, &sha);
+        assert_eq!(parse_digest(&c), Some((1234, sha.clone())));
+        assert!(check_digest((1234, &sha), parse_digest(&c)).is_ok());
+        let e = check_digest((1235, &sha), parse_digest(&c)).unwrap_err();
+        assert!(
+            e.contains("stored 1234 bytes") && e.contains("1235 bytes"),
+            "{e}"
+        );
+        let other = "cd".repeat(32);
+        let e = check_digest((1234, &other), parse_digest(&c)).unwrap_err();
+        assert!(e.contains(&sha) && e.contains(&other), "{e}");
+        let e = check_digest((1234, &sha), None).unwrap_err();
+        assert!(e.contains("without confirming"), "{e}");
     }
 }

@@ -105,6 +105,15 @@ async fn bad_options_are_refused_before_any_packet_is_sent() {
             .unwrap_err();
         assert!(e.contains(want), "{want}: {e}");
     }
+    let e = send(
+        &[a("127.0.1.2:0"), a("127.0.1.3:0")],
+        &[remote],
+        Bytes::from_static(b"x"),
+        &Options::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(e.contains("2 local and 1 remote"), "{e}");
     let mut buf = [0u8; 2048];
     let got = tokio::time::timeout(Duration::from_millis(200), watch.recv_from(&mut buf)).await;
     assert!(got.is_err(), "a packet was sent despite bad options");

@@ -155,6 +155,8 @@ async fn a_completed_transfer_replaces_the_old_file_with_every_byte() {
     .await;
     let (sent, got) = (sent.unwrap(), got.unwrap());
     assert_eq!(sent.sha256, got.sha256);
+    // The receiver's FILE-DIGEST (length and SHA-256 with its SHUTDOWN ACK) matched.
+    assert!(sent.confirmed && got.confirmed);
     assert_eq!(std::fs::read(&out).unwrap(), payload);
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
 }

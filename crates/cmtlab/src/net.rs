@@ -111,6 +111,7 @@ fn summary_json(r: &Report, role: &str, a: &AlgArgs) -> serde_json::Value {
         "sha256": r.sha256,
         "rejected_packets": r.rejected,
         "receiver_rates": r.receiver_rates,
+        "confirmed": r.confirmed,
         "paths": r.paths.iter().enumerate().map(|(i, p)| serde_json::json!({
             "name": format!("path{i}"),
             "local": r.routes.get(i).map(|a| a.0.to_string()),
@@ -152,6 +153,16 @@ fn print(r: &Report, role: &str) {
     }
     if r.receiver_rates {
         println!("  receiver-driven rate control: on (negotiated)");
+    }
+    if r.confirmed {
+        println!(
+            "  {}",
+            if role == "sent" {
+                "confirmed: the receiver stored every byte (its length and SHA-256 match)"
+            } else {
+                "stored durably and confirmed to the sender (length and SHA-256)"
+            }
+        );
     }
     if r.rejected > 0 {
         println!("  {} packets rejected (malformed or wrong tag)", r.rejected);

@@ -145,6 +145,11 @@ pub struct Association<O: Observer = ()> {
     snd: SendState,
     rcv: RecvState,
     ctrl: VecDeque<(PathId, Chunk)>,
+    /// A chunk the application asked to bundle with our SHUTDOWN ACK (and its
+    /// retransmissions), e.g. a FILE-DIGEST.
+    shutdown_ack_extra: Option<Chunk>,
+    /// FILE-DIGEST chunks received, for the application.
+    extension_in: Vec<Chunk>,
     /// The latest time an input or poll gave (for path views outside a call).
     now: Time,
     /// Receiver-driven CMT, receiver side (when `cfg.rev` is set).
@@ -234,6 +239,8 @@ impl<O: Observer> Association<O> {
             sched: algs.scheduler,
             rtx_policy: algs.rtx,
             ctrl: VecDeque::new(),
+            shutdown_ack_extra: None,
+            extension_in: Vec::new(),
             now: Time::ZERO,
             rev_rx,
             round: u32::MAX,
@@ -313,6 +320,15 @@ impl<O: Observer> Association<O> {
     /// The error cause code the peer's ABORT carried (RFC 9260 §3.3.10).
     pub fn peer_abort_cause(&self) -> Option<u16> {
         self.peer_abort_cause
+    }
+    /// Bundles `chunk` with every SHUTDOWN ACK this endpoint sends from now on (in front
+    /// of it, so a peer that closes on the SHUTDOWN ACK has read it first).
+    pub fn bundle_with_shutdown_ack(&mut self, chunk: Chunk) {
+        self.shutdown_ack_extra = Some(chunk);
+    }
+    /// FILE-DIGEST chunks the peer sent, oldest first (the core does not interpret them).
+    pub fn take_extension_chunks(&mut self) -> Vec<Chunk> {
+        std::mem::take(&mut self.extension_in)
     }
     /// Largest user payload of one DATA chunk (writes in multiples of it fill packets).
     pub fn max_payload(&self) -> u32 {
@@ -421,6 +437,10 @@ impl<O: Observer> Association<O> {
                         value,
                     },
                 )),
+                c @ Chunk::Unknown {
+                    chunk_type: crate::wire::chunk_type::FILE_DIGEST,
+                    ..
+                } => self.extension_in.push(c),
                 _ => self.stats.bogus_chunks += 1,
             }
         }

@@ -285,10 +285,15 @@ impl<O: Observer> Association<O> {
             return Some(Transmit { path, packet });
         }
         let (path, chunk) = self.ctrl.pop_front()?;
-        Some(Transmit {
-            path,
-            packet: self.packet(chunk),
-        })
+        let packet = match (&chunk, &self.shutdown_ack_extra) {
+            (Chunk::ShutdownAck, Some(extra)) => {
+                let mut p = self.packet(extra.clone());
+                p.chunks.push(chunk);
+                p
+            }
+            _ => self.packet(chunk),
+        };
+        Some(Transmit { path, packet })
     }
 
     /// Candidate destinations for retransmissions: ACTIVE paths, or every path when none
