@@ -58,12 +58,17 @@ pub mod chunk_type {
     pub const FILE_DIGEST: u8 = 0xB2;
 }
 
-/// INIT parameter types.
-mod param_type {
+/// Parameter types (RFC 9260 §3.2.1, RFC 5061 §4.2.7).
+pub mod param_type {
+    /// Heartbeat Info (in HEARTBEAT and HEARTBEAT ACK).
     pub const HEARTBEAT_INFO: u16 = 1;
+    /// IPv4 Address.
     pub const IPV4: u16 = 5;
+    /// IPv6 Address.
     pub const IPV6: u16 = 6;
+    /// State Cookie.
     pub const STATE_COOKIE: u16 = 7;
+    /// Supported Extensions.
     pub const SUPPORTED_EXTENSIONS: u16 = 0x8008;
 }
 

@@ -19,6 +19,7 @@ pub mod replay;
 pub mod sink;
 pub mod source;
 pub mod transfer;
+pub mod trust;
 
 /// The UDP port of SCTP-over-UDP encapsulation (RFC 6951 §5.1, IANA "sctp-tunneling").
 pub const SCTP_UDP_PORT: u16 = 9899;

@@ -29,6 +29,7 @@ use cmt_core::{
 use crate::io::{Arrival, Sockets};
 use crate::sink::{hex, Sink};
 use crate::source::Source;
+use crate::trust::Trust;
 
 /// Algorithms and buffer of a transfer.
 #[derive(Clone, Debug)]
@@ -507,6 +508,9 @@ async fn send_from(
     let receiver_rates = negotiated_receiver_rates(o, &est);
     let confirm = est.peer_extensions.contains(&chunk_type::FILE_DIGEST);
     let mut digest = None;
+    let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
+    // Only the addresses we send to speak for the receiver until another answers a probe.
+    let mut trust = Trust::new(remotes.iter().copied());
     let mut assoc = association(o, n, est.init, receiver_rates)?;
     for (i, c) in o.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
@@ -550,10 +554,27 @@ async fn send_from(
         match next(&mut socks, wake, o).await {
             Wake::Packet(Arrival {
                 local,
+                from,
                 packet: Ok(p),
                 ..
             }) => {
-                deliver(&mut assoc, socks.now(), routes.path_of(local), p);
+                let now = socks.now();
+                let admitted = if p.vtag == local_vtag {
+                    admit(
+                        &mut socks,
+                        &mut trust,
+                        (local, from),
+                        p,
+                        peer_vtag,
+                        routes.peer_port,
+                    )
+                    .await
+                } else {
+                    vec![(local, p)] // the core counts and drops it
+                };
+                for (l, p) in admitted {
+                    deliver(&mut assoc, now, routes.path_of(l), p);
+                }
                 if let Some(d) = assoc.take_extension_chunks().iter().find_map(parse_digest) {
                     digest = Some(d);
                 }
@@ -574,7 +595,7 @@ async fn send_from(
         sha256: src.sha256(),
         confirmed: confirm,
         paths: assoc.observer().paths.clone(),
-        rejected: rejected + assoc.stats().bad_vtag,
+        rejected: rejected + assoc.stats().bad_vtag + trust.dropped,
         receiver_rates,
         routes: routes.addresses(&socks),
     })
@@ -636,6 +657,16 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     let local_vtag = est.init.local_vtag;
     let receiver_rates = negotiated_receiver_rates(o, &est);
     let confirm = est.peer_extensions.contains(&chunk_type::FILE_DIGEST);
+    let peer_vtag = est.init.peer_vtag;
+    // The handshake's source and the addresses the peer's INIT listed (at the same
+    // port) speak for it; any other source must first answer a probe.
+    let mut trust = Trust::new(
+        std::iter::once(from).chain(
+            est.peer_addresses
+                .iter()
+                .map(|ip| SocketAddr::new(*ip, from.port())),
+        ),
+    );
     let mut assoc = association(o, n, est.init, receiver_rates)?;
     let start = socks.now();
     let mut heard = start;
@@ -685,6 +716,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
             }) => {
                 // Our COOKIE ACK got lost: answer the repeated COOKIE ECHO again.
                 if p.vtag == local_vtag
+                    && trust.is_confirmed(from)
                     && matches!(p.chunks.first(), Some(Chunk::CookieEcho { .. }))
                 {
                     socks
@@ -693,11 +725,26 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
                         .map_err(|e| e.to_string())?;
                     continue;
                 }
-                if p.vtag == local_vtag {
-                    routes.latch(local, from);
-                    heard = socks.now();
+                if p.vtag != local_vtag {
+                    // The core counts and drops a packet under another tag.
+                    deliver(&mut assoc, socks.now(), routes.path_of(local), p);
+                    continue;
                 }
-                deliver(&mut assoc, socks.now(), routes.path_of(local), p)
+                let now = socks.now();
+                for (l, p) in admit(
+                    &mut socks,
+                    &mut trust,
+                    (local, from),
+                    p,
+                    peer_vtag,
+                    routes.peer_port,
+                )
+                .await
+                {
+                    routes.latch(l, from);
+                    heard = now;
+                    deliver(&mut assoc, now, routes.path_of(l), p);
+                }
             }
             Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
             Wake::Timer => assoc.handle_timeout(socks.now()),
@@ -713,7 +760,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         sha256,
         confirmed: confirm,
         paths: assoc.observer().paths.clone(),
-        rejected: rejected + assoc.stats().bad_vtag,
+        rejected: rejected + assoc.stats().bad_vtag + trust.dropped,
         receiver_rates,
         routes: routes.addresses(&socks),
     })
@@ -783,6 +830,29 @@ fn store(
         *sha = Some(digest);
     }
     Ok(())
+}
+
+/// Passes a packet under the association's tag through the source check: the packets
+/// to deliver now (a confirmed source's, or those held for a source that just answered
+/// its probe); a probe goes to a new source. Rejections are counted in `trust.dropped`.
+async fn admit(
+    socks: &mut Sockets,
+    trust: &mut Trust,
+    (local, from): (usize, SocketAddr),
+    p: Packet,
+    peer_vtag: u32,
+    peer_port: u16,
+) -> Vec<(usize, Packet)> {
+    let out = trust.on_packet(local, from, p, socks.now());
+    if let Some(probe) = out.probe {
+        let probe = Packet {
+            vtag: peer_vtag,
+            chunks: vec![probe],
+        };
+        // A failing send is a lost probe; the next packet from there probes again.
+        let _ = socks.send(local, from, peer_port, &probe).await;
+    }
+    out.deliver
 }
 
 /// Hands a packet to the association, counting DATA arrivals per path.

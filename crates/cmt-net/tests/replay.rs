@@ -42,11 +42,14 @@ async fn a_scenario_runs_over_loopback_relays_and_strict_round_robin_alternates(
     let r = replay(&built, &dir("ok")).await.unwrap();
     let m = r.metrics();
     assert_eq!(m["delivered_bytes"], 300.0 * 1024.0);
-    // Strict alternation: both paths carry the same number of DATA packets (± the
-    // chunks in flight at the end and retransmissions), so the 1 Mbit/s path paces the
-    // transfer: goodput near 2 × 1 Mbit/s of payload, far below the 5 Mbit/s of both.
+    // Strict alternation: both paths carry the same number of DATA packets, so the
+    // 1 Mbit/s path paces the transfer: goodput near 2 × 1 Mbit/s of payload, far below
+    // the 5 Mbit/s of both — except for the fast path's head start while the slow one
+    // is confirmed (its HEARTBEAT, held at the receiver until the relay's address
+    // answers a probe, then answered): about three slow round trips, ≤ 150 ms, at most
+    // 4 Mbit/s · 150 ms ≈ 50 chunks of 1444 bytes.
     let (f, s) = (m["paths.fast.sent_packets"], m["paths.slow.sent_packets"]);
-    assert!((f - s).abs() <= 0.1 * s + 4.0, "fast {f} slow {s}");
+    assert!(f >= s - 4.0 && f - s <= 0.1 * s + 50.0, "fast {f} slow {s}");
     let g = m["goodput_mbps"];
     assert!(g > 1.0 && g < 2.0, "goodput {g} Mbit/s");
     assert!(m["ftt_s"] > 300.0 * 1024.0 * 8.0 / 2e6, "{m:?}");
