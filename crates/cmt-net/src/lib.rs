@@ -27,3 +27,6 @@ pub const SCTP_UDP_PORT: u16 = 9899;
 /// Bytes of IPv4 + UDP header in front of an encapsulated SCTP packet: what a real path
 /// charges per packet, for `Config::ip_header_len` in runtime associations.
 pub const IPV4_UDP_OVERHEAD: u32 = 20 + 8;
+
+/// Bytes of IPv6 + UDP header in front of an encapsulated SCTP packet.
+pub const IPV6_UDP_OVERHEAD: u32 = 40 + 8;

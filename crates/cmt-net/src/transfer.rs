@@ -65,6 +65,9 @@ pub struct Options {
     /// even backed off to RTO.Max, retransmits or sends a HEARTBEAT well within it — a
     /// sender that vanished (its ABORT lost, its host gone) does not.
     pub peer_silence_s: f64,
+    /// Receiver: only INITs from these addresses start an association (empty: anyone);
+    /// others get no answer.
+    pub peers: Vec<IpAddr>,
     /// Capacity of path i in bytes/s when the operator knows it (the sender then gives it
     /// to the scheduler as the simulator does, e.g. for JAPS's `bandwidth = "oracle"`);
     /// empty: unknown.
@@ -75,6 +78,12 @@ impl Options {
     /// Checks every option before a packet is sent (so a mistake never leaves a peer
     /// waiting on a half-built association); the error names the option.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_for(crate::IPV4_UDP_OVERHEAD)
+    }
+
+    /// [`validate`](Self::validate) for paths whose IP + UDP headers take `overhead`
+    /// bytes (48 over IPv6).
+    fn validate_for(&self, overhead: u32) -> Result<(), String> {
         if !self.timeout_s.is_finite() || self.timeout_s <= 0.0 {
             return Err(format!(
                 "timeout {}: give a positive, finite number of seconds",
@@ -93,7 +102,7 @@ impl Options {
         cc::by_name(&self.cc, &p).map_err(|e| format!("cc: {}", e.0))?;
         let cfg = Config {
             mtu: self.mtu,
-            ip_header_len: crate::IPV4_UDP_OVERHEAD,
+            ip_header_len: overhead,
             rbuf: self.rbuf,
             ..Config::default()
         };
@@ -106,6 +115,16 @@ impl Options {
             from.as_nanos()
                 .saturating_add((self.timeout_s * 1e9) as u64),
         )
+    }
+}
+
+/// IP + UDP header bytes of the largest kind among `addrs`: 48 if any is IPv6, else 28.
+/// One value per association: chunk sizes are the same on every path.
+fn overhead_of(addrs: &[SocketAddr]) -> u32 {
+    if addrs.iter().any(|a| a.is_ipv6()) {
+        crate::IPV6_UDP_OVERHEAD
+    } else {
+        crate::IPV4_UDP_OVERHEAD
     }
 }
 
@@ -128,6 +147,7 @@ impl Default for Options {
             abort: None,
             progress: None,
             peer_silence_s: 130.0,
+            peers: Vec::new(),
             capacities: Vec::new(),
         }
     }
@@ -229,6 +249,7 @@ fn association(
     paths: usize,
     init: cmt_core::AssocInit,
     receiver_rates: bool,
+    overhead: u32,
 ) -> Result<Association<Counters>, String> {
     let p = Params::default();
     let sched = sched::by_name(&o.scheduler, &p).map_err(|e| e.0)?;
@@ -241,7 +262,7 @@ fn association(
     let cc = cc::by_name(cc_name, &p).map_err(|e| e.0)?;
     let cfg = Config {
         mtu: o.mtu,
-        ip_header_len: crate::IPV4_UDP_OVERHEAD,
+        ip_header_len: overhead,
         rbuf: o.rbuf,
         confirm_paths: true,
         // CMT-PF (docs/algorithms.md §1.6): a path that times out twice in a row gets no new data
@@ -465,7 +486,8 @@ async fn send_from(
             remotes.len()
         ));
     }
-    o.validate()?;
+    let overhead = overhead_of(locals);
+    o.validate_for(overhead)?;
     let mut socks = Sockets::bind(locals).await.map_err(|e| e.to_string())?;
     if o.pcap.is_some() {
         socks.start_capture();
@@ -511,7 +533,7 @@ async fn send_from(
     let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     // Only the addresses we send to speak for the receiver until another answers a probe.
     let mut trust = Trust::new(remotes.iter().copied());
-    let mut assoc = association(o, n, est.init, receiver_rates)?;
+    let mut assoc = association(o, n, est.init, receiver_rates, overhead)?;
     for (i, c) in o.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
     }
@@ -613,7 +635,8 @@ pub async fn receive(listen: &[SocketAddr], out: &Path, o: &Options) -> Result<R
 
 /// As [`receive`], on sockets already bound (tests bind port 0 and read the ports).
 pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<Report, String> {
-    o.validate()?;
+    let overhead = overhead_of(&socks.local_addrs());
+    o.validate_for(overhead)?;
     // Where the data goes is checked before anyone connects; until the commit below the
     // destination keeps whatever it held.
     let mut sink = Sink::create(out)?;
@@ -635,6 +658,10 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
             rejected += 1;
             continue;
         };
+        if !o.peers.is_empty() && !o.peers.contains(&a.from.ip()) {
+            rejected += 1;
+            continue;
+        }
         match listener.handle(socks.now(), &p) {
             ListenOutcome::Reply(r) => socks
                 .send(a.local, a.from, a.src_port, &r)
@@ -667,7 +694,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
                 .map(|ip| SocketAddr::new(*ip, from.port())),
         ),
     );
-    let mut assoc = association(o, n, est.init, receiver_rates)?;
+    let mut assoc = association(o, n, est.init, receiver_rates, overhead)?;
     let start = socks.now();
     let mut heard = start;
     let mut ticker = Ticker::new();

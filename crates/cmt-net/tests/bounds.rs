@@ -118,3 +118,30 @@ async fn bad_options_are_refused_before_any_packet_is_sent() {
     let got = tokio::time::timeout(Duration::from_millis(200), watch.recv_from(&mut buf)).await;
     assert!(got.is_err(), "a packet was sent despite bad options");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_restricted_to_its_peers_does_not_answer_anyone_else() {
+    let socks = Sockets::bind(&[a("127.0.0.1:0")]).await.unwrap();
+    let listen = socks.local_addrs()[0];
+    let rx = Options {
+        timeout_s: 1.5,
+        peers: vec!["127.0.0.99".parse().unwrap()],
+        ..Options::default()
+    };
+    let server = tokio::spawn(async move { receive_on(socks, &out("peers"), &rx).await });
+    let tx = Options {
+        timeout_s: 1.0,
+        ..Options::default()
+    };
+    let e = send(
+        &[a("127.0.1.7:0")],
+        &[listen],
+        Bytes::from_static(b"hi"),
+        &tx,
+    )
+    .await
+    .unwrap_err();
+    assert!(e.contains("no answer to INIT"), "sender: {e}");
+    let e = server.await.unwrap().unwrap_err();
+    assert!(e.contains("no sender associated"), "receiver: {e}");
+}

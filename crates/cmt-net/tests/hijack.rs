@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use cmt_core::wire::{decode, encode};
 use cmt_core::packet::{DataChunk, DataFlags};
+use cmt_core::wire::{decode, encode};
 use cmt_core::{Chunk, Packet, Payload};
 use cmt_net::io::Sockets;
 use cmt_net::relay::{parse_spec, run_path};

@@ -99,13 +99,17 @@ enum Command {
         /// Where the file goes.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// Accept an association only from these IP addresses, e.g. `127.0.1.1,127.0.1.2`
+        /// (default: anyone).
+        #[arg(long, value_delimiter = ',')]
+        peer: Vec<String>,
         #[command(flatten)]
         algs: net::AlgArgs,
     },
     /// Impair real paths in userspace with the simulator's link model (runs until
     /// interrupted).
     Relay {
-        /// One per path: `LISTEN>TARGET[,rate=R][,delay=D][,jitter=D][,loss=P][,queue=N][,gilbert=markov1pct]`.
+        /// One per path: `LISTEN>TARGET[,rate=R][,delay=D][,jitter=D][,jitter_model=half-normal][,loss=P][,queue=N|unlimited][,gilbert=markov1pct][,trace=FILE]`.
         #[arg(long = "path", required = true)]
         paths: Vec<String>,
         /// Seed of the loss and jitter streams.
@@ -152,7 +156,12 @@ fn main() -> ExitCode {
             remote,
             algs,
         } => net::send(&file, &local, &remote, &algs),
-        Command::Recv { listen, out, algs } => net::recv(&listen, &out, &algs),
+        Command::Recv {
+            listen,
+            out,
+            peer,
+            algs,
+        } => net::recv(&listen, &out, &peer, &algs),
         Command::Relay { paths, seed } => net::relay(&paths, seed),
         Command::Plot { dir } => sweep::plot(&dir),
         Command::Reproduce {

@@ -182,10 +182,19 @@ pub fn send(file: &Path, local: &[String], remote: &[String], a: &AlgArgs) -> Re
     Ok(())
 }
 
-pub fn recv(listen: &[String], out: &Path, a: &AlgArgs) -> Result<(), String> {
+pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Result<(), String> {
     let listen = parse(listen, "listen")?;
+    let peers = peers
+        .iter()
+        .map(|p| {
+            p.trim()
+                .parse::<std::net::IpAddr>()
+                .map_err(|_| format!("--peer: `{p}` is not an IP address like 127.0.1.1"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let r = runtime()?.block_on(async {
-        let o = abort_on_ctrl_c(options(a));
+        let mut o = abort_on_ctrl_c(options(a));
+        o.peers = peers;
         transfer::receive(&listen, out, &o).await
     })?;
     print(&r, "received");
