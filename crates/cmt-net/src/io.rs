@@ -130,7 +130,7 @@ impl Sockets {
         }
     }
 
-    /// Starts recording every datagram sent and received (IPv4 only) as pcap.
+    /// Starts recording every datagram sent and received (IPv4 and IPv6) as pcap.
     pub fn start_capture(&mut self) {
         self.capture = cmt_core::pcap::file_header().to_vec();
     }
@@ -180,16 +180,24 @@ impl Sockets {
     }
 }
 
-/// Appends a datagram to a capture (IPv4 only: pcap records here are IPv4 + UDP).
+/// Appends a datagram to a capture, as IPv4 or IPv6 + UDP.
 fn record(capture: &mut Vec<u8>, t: Time, from: SocketAddr, to: SocketAddr, bytes: &[u8]) {
-    if let (SocketAddr::V4(f), SocketAddr::V4(d)) = (from, to) {
-        cmt_core::pcap::record(
+    match (from, to) {
+        (SocketAddr::V4(f), SocketAddr::V4(d)) => cmt_core::pcap::record(
             capture,
             t.as_nanos(),
             (*f.ip(), f.port()),
             (*d.ip(), d.port()),
             bytes,
-        );
+        ),
+        (SocketAddr::V6(f), SocketAddr::V6(d)) => cmt_core::pcap::record_v6(
+            capture,
+            t.as_nanos(),
+            (*f.ip(), f.port()),
+            (*d.ip(), d.port()),
+            bytes,
+        ),
+        _ => {}
     }
 }
 

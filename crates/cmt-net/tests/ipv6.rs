@@ -49,14 +49,28 @@ async fn a_file_crosses_ipv6_loopback_in_datagrams_that_fit_the_mtu() {
     let out2 = out.clone();
     let server = tokio::spawn(async move { receive_on(rx, &out2, &Options::default()).await });
     let payload: Vec<u8> = (0..400_000u32).map(|i| (i ^ (i >> 7)) as u8).collect();
-    let sent = send(
-        &[a("[::1]:0")],
-        &[front],
-        Bytes::from(payload.clone()),
-        &Options::default(),
-    )
-    .await
-    .unwrap();
+    let cap = dir.join("send.pcap");
+    let tx = Options {
+        pcap: Some(cap.clone()),
+        ..Options::default()
+    };
+    let sent = send(&[a("[::1]:0")], &[front], Bytes::from(payload.clone()), &tx)
+        .await
+        .unwrap();
+    // The capture holds IPv6 records that decode as SCTP, DATA included.
+    let records = cmt_core::pcap::read(&std::fs::read(&cap).unwrap()).unwrap();
+    assert!(records.iter().all(|r| r.src.0.is_ipv6()));
+    let data = records
+        .iter()
+        .filter_map(|r| cmt_core::wire::decode(&r.sctp).ok())
+        .filter(|d| {
+            d.packet
+                .chunks
+                .iter()
+                .any(|c| matches!(c, cmt_core::Chunk::Data(_)))
+        })
+        .count();
+    assert!(data > 250, "{data} DATA packets in the capture");
     let got = server.await.unwrap().unwrap();
     relay.abort();
     assert_eq!(std::fs::read(&out).unwrap(), payload);

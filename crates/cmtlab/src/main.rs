@@ -82,7 +82,8 @@ enum Command {
     Send {
         /// The file.
         file: PathBuf,
-        /// Local addresses, one per path, e.g. `127.0.1.1:0,127.0.1.2:0`.
+        /// Local addresses, one per path, e.g. `127.0.1.1:0,127.0.1.2:0`, or interface
+        /// names (`wlan0,eth1`: each one's first IPv4 address).
         #[arg(long, value_delimiter = ',', required = true)]
         local: Vec<String>,
         /// The receiver's addresses, in the same order, e.g. `127.0.0.1:9899,127.0.0.2:9899`.

@@ -66,6 +66,48 @@ fn parse(list: &[String], flag: &str) -> Result<Vec<SocketAddr>, String> {
         .collect()
 }
 
+/// `--local` entries: an address (`127.0.1.1:0`), or an interface name with an optional
+/// port (`wlan0`, `eth1:5000`), which stands for the interface's first IPv4 address (its
+/// first IPv6 address when it has no IPv4 one).
+fn parse_locals(list: &[String]) -> Result<Vec<SocketAddr>, String> {
+    let ifaces = if_addrs::get_if_addrs().unwrap_or_default();
+    list.iter()
+        .map(|e| {
+            let e = e.trim();
+            if let Ok(a) = e.parse::<SocketAddr>() {
+                return Ok(a);
+            }
+            let (name, port) = match e.rsplit_once(':') {
+                Some((n, p)) => (
+                    n,
+                    p.parse::<u16>()
+                        .map_err(|_| format!("--local: `{e}`: `{p}` is not a port"))?,
+                ),
+                None => (e, 0),
+            };
+            let mine: Vec<std::net::IpAddr> = ifaces
+                .iter()
+                .filter(|i| i.name == name)
+                .map(|i| i.ip())
+                .collect();
+            let ip = mine
+                .iter()
+                .find(|a| a.is_ipv4())
+                .or_else(|| mine.first())
+                .ok_or_else(|| {
+                    let mut names: Vec<&str> = ifaces.iter().map(|i| i.name.as_str()).collect();
+                    names.dedup();
+                    format!(
+                        "--local: `{e}` is neither an address like 127.0.1.1:0 nor an interface \
+                         with an address (interfaces: {})",
+                        names.join(", ")
+                    )
+                })?;
+            Ok(SocketAddr::new(*ip, port))
+        })
+        .collect()
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -170,7 +212,7 @@ fn print(r: &Report, role: &str) {
 }
 
 pub fn send(file: &Path, local: &[String], remote: &[String], a: &AlgArgs) -> Result<(), String> {
-    let (local, remote) = (parse(local, "local")?, parse(remote, "remote")?);
+    let (local, remote) = (parse_locals(local)?, parse(remote, "remote")?);
     let r = runtime()?.block_on(async {
         let o = abort_on_ctrl_c(options(a));
         transfer::send_file(&local, &remote, file, &o).await
@@ -224,4 +266,22 @@ pub fn relay(paths: &[String], seed: u64) -> Result<(), String> {
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_locals;
+
+    #[test]
+    fn local_entries_may_name_an_interface_with_an_optional_port() {
+        let v = |s: &[&str]| parse_locals(&s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        assert_eq!(v(&["127.0.1.1:0"]).unwrap()[0].to_string(), "127.0.1.1:0");
+        // Loopback is "lo" on Linux and carries 127.0.0.1.
+        assert_eq!(v(&["lo"]).unwrap()[0].to_string(), "127.0.0.1:0");
+        assert_eq!(v(&["lo:5000"]).unwrap()[0].to_string(), "127.0.0.1:5000");
+        let e = v(&["wlan9"]).unwrap_err();
+        assert!(e.contains("`wlan9`") && e.contains("lo"), "{e}");
+        let e = v(&["lo:port"]).unwrap_err();
+        assert!(e.contains("`port` is not a port"), "{e}");
+    }
 }

@@ -14,7 +14,10 @@ use cmt_core::Chunk;
 fn data_sent(pcap: &[u8], path_of: impl Fn([u8; 4]) -> Option<usize>) -> Vec<(u64, usize)> {
     let (mut out, mut first) = (Vec::new(), None);
     for r in cmt_core::pcap::read(pcap).unwrap() {
-        if let (Some(path), Ok(d)) = (path_of(r.src.0.octets()), cmt_core::wire::decode(&r.sctp)) {
+        let std::net::IpAddr::V4(src) = r.src.0 else {
+            continue;
+        };
+        if let (Some(path), Ok(d)) = (path_of(src.octets()), cmt_core::wire::decode(&r.sctp)) {
             for c in d.packet.chunks {
                 if let Chunk::Data(data) = c {
                     let f = *first.get_or_insert(data.tsn);
