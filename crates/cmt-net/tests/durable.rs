@@ -202,3 +202,55 @@ async fn a_receiver_whose_sender_vanished_gives_up_after_the_documented_silence(
     assert_eq!(std::fs::read(&out).unwrap(), b"kept");
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
 }
+
+/// A 512 KB tmpfs at a fresh directory, or `None` (with a message) where mounting is not
+/// allowed (not root, no tmpfs).
+fn small_fs(name: &str) -> Option<PathBuf> {
+    let d = dir(name);
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs"])
+        .arg(&d)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!(
+            "skipped: cannot mount a tmpfs at {} (needs root)",
+            d.display()
+        );
+        return None;
+    }
+    Some(d)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_file_system_fails_the_sender_and_keeps_the_old_file() {
+    let Some(fs) = small_fs("full") else { return };
+    let out = fs.join("out.bin");
+    std::fs::write(&out, b"the previous version").unwrap();
+    // 2 MB into 512 KB: the receiver's writes fail with "no space" mid-transfer.
+    let (sent, got) = transfer_through_relay(
+        19415,
+        out.clone(),
+        data(2_000_000),
+        "50Mbps",
+        Options::default(),
+        || {},
+    )
+    .await;
+    let left: Vec<_> = std::fs::read_dir(&fs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let old = std::fs::read(&out).unwrap();
+    let _ = std::process::Command::new("umount").arg(&fs).status();
+    let e = sent.unwrap_err();
+    assert!(e.contains("out of resource"), "sender: {e}");
+    let e = got.unwrap_err();
+    assert!(e.contains("cannot write"), "receiver: {e}");
+    assert_eq!(old, b"the previous version");
+    assert_eq!(
+        left,
+        vec![std::ffi::OsString::from("out.bin")],
+        "no temporary file left"
+    );
+}
