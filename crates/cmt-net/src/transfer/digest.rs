@@ -1,0 +1,72 @@
+//! FILE-DIGEST: the receiver's confirmation of what it stored (length and SHA-256).
+
+use cmt_core::wire::chunk_type;
+use cmt_core::Chunk;
+
+use crate::sink::hex;
+
+/// The FILE-DIGEST chunk: 8 bytes of length (big-endian) and the 32-byte SHA-256.
+pub(super) fn digest_chunk(len: u64, sha_hex: &str) -> Chunk {
+    let mut value = len.to_be_bytes().to_vec();
+    value.extend(
+        (0..sha_hex.len() / 2)
+            .filter_map(|i| u8::from_str_radix(&sha_hex[2 * i..2 * i + 2], 16).ok()),
+    );
+    Chunk::Unknown {
+        chunk_type: chunk_type::FILE_DIGEST,
+        flags: 0,
+        value: value.into(),
+    }
+}
+
+/// Length and SHA-256 (hex) of a FILE-DIGEST chunk, if well formed.
+pub(super) fn parse_digest(c: &Chunk) -> Option<(u64, String)> {
+    match c {
+        Chunk::Unknown {
+            chunk_type: chunk_type::FILE_DIGEST,
+            value,
+            ..
+        } if value.len() == 40 => {
+            let len = u64::from_be_bytes(value[..8].try_into().ok()?);
+            Some((len, hex(&value[8..])))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the receiver's digest confirms what was sent; the error says what differs.
+pub(super) fn check_digest(sent: (u64, &str), got: Option<(u64, String)>) -> Result<(), String> {
+    match got {
+        None => {
+            Err("the receiver closed without confirming what it stored (no FILE-DIGEST)".into())
+        }
+        Some((len, sha)) if len == sent.0 && sha == sent.1 => Ok(()),
+        Some((len, sha)) => Err(format!(
+            "the receiver stored {len} bytes with SHA-256 {sha}; {} bytes with {} were sent",
+            sent.0, sent.1
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_digest_round_trips_and_any_difference_is_named() {
+        let sha = "ab".repeat(32);
+        let c = digest_chunk(1234, &sha);
+        assert_eq!(parse_digest(&c), Some((1234, sha.clone())));
+        assert!(check_digest((1234, &sha), parse_digest(&c)).is_ok());
+        let e = check_digest((1235, &sha), parse_digest(&c)).unwrap_err();
+        assert!(
+            e.contains("stored 1234 bytes") && e.contains("1235 bytes"),
+            "{e}"
+        );
+        let other = "cd".repeat(32);
+        let e = check_digest((1234, &other), parse_digest(&c)).unwrap_err();
+        assert!(e.contains(&sha) && e.contains(&other), "{e}");
+        let e = check_digest((1234, &sha), None).unwrap_err();
+        assert!(e.contains("without confirming"), "{e}");
+    }
+}

@@ -1,0 +1,22 @@
+//! Moving one file over several UDP paths: the sender connects (INIT … COOKIE ACK),
+//! writes the file, closes gracefully when everything is acknowledged; the receiver
+//! listens, accepts one association, writes what arrives in order to a file and returns
+//! when the peer has shut down. On the sending side path i pairs local address i with
+//! remote address i; the accepting side pairs its addresses with the peer's (see
+//! [`pair_remotes`]) and then answers each path from wherever its packets come (relays,
+//! NATs). The runtime confirms paths before use (RFC 9260 §5.4) and runs CMT-PF, so a
+//! path that dies mid-transfer stops getting new data after its second timeout.
+
+mod digest;
+mod options;
+mod recv;
+mod report;
+mod routes;
+mod send;
+mod session;
+
+pub use options::Options;
+pub use recv::{receive, receive_on};
+pub use report::{Counters, PathCount, Report};
+pub use routes::pair_remotes;
+pub use send::{send, send_file};

@@ -1,0 +1,128 @@
+//! The options of a transfer, checked before any packet is sent.
+
+use std::net::{IpAddr, SocketAddr};
+
+use cmt_core::cc;
+use cmt_core::params::Params;
+use cmt_core::rtx;
+use cmt_core::sched;
+use cmt_core::{Config, Time};
+
+use super::report::PathCount;
+
+/// Algorithms and buffer of a transfer.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Scheduler name (as in scenario files).
+    pub scheduler: String,
+    /// Retransmission policy name.
+    pub rtx: String,
+    /// Congestion control name.
+    pub cc: String,
+    /// Receive buffer, bytes.
+    pub rbuf: u32,
+    /// Path MTU including IPv4 + UDP headers.
+    pub mtu: u32,
+    /// Give up after this long (seconds).
+    pub timeout_s: f64,
+    /// Ask for receiver-driven rate control (docs/algorithms.md §2–3). Both ends must ask: each
+    /// announces the round-info and rate-advert chunk types in its INIT / INIT ACK
+    /// (Supported Extensions, RFC 5061 §4.2.7) only when asked, and the mode is on only
+    /// when both announced them. Otherwise the association runs standard SCTP CMT and
+    /// the `receiver` congestion control falls back to `reno`.
+    pub receiver_rates: bool,
+    /// Write every datagram sent and received to this pcap file.
+    pub pcap: Option<std::path::PathBuf>,
+    /// When notified (e.g. on Ctrl-C), abort: an established association sends an ABORT
+    /// (RFC 9260 §9.1) so the peer stops at once instead of timing out, and the transfer
+    /// returns an error.
+    pub abort: Option<std::sync::Arc<tokio::sync::Notify>>,
+    /// Called about every 250 ms with the bytes done so far and the per-path counters.
+    pub progress: Option<fn(u64, &[PathCount])>,
+    /// The receiver gives up when nothing has come from an established peer for this
+    /// long (seconds). The default, 130 s, is twice RTO.Max plus 10 s: a live sender,
+    /// even backed off to RTO.Max, retransmits or sends a HEARTBEAT well within it — a
+    /// sender that vanished (its ABORT lost, its host gone) does not.
+    pub peer_silence_s: f64,
+    /// Receiver: only INITs from these addresses start an association (empty: anyone);
+    /// others get no answer.
+    pub peers: Vec<IpAddr>,
+    /// Capacity of path i in bytes/s when the operator knows it (the sender then gives it
+    /// to the scheduler as the simulator does, e.g. for JAPS's `bandwidth = "oracle"`);
+    /// empty: unknown.
+    pub capacities: Vec<Option<f64>>,
+}
+
+impl Options {
+    /// Checks every option before a packet is sent (so a mistake never leaves a peer
+    /// waiting on a half-built association); the error names the option.
+    pub fn validate(&self) -> Result<(), String> {
+        self.validate_for(crate::IPV4_UDP_OVERHEAD)
+    }
+
+    /// [`validate`](Self::validate) for paths whose IP + UDP headers take `overhead`
+    /// bytes (48 over IPv6).
+    pub(super) fn validate_for(&self, overhead: u32) -> Result<(), String> {
+        if !self.timeout_s.is_finite() || self.timeout_s <= 0.0 {
+            return Err(format!(
+                "timeout {}: give a positive, finite number of seconds",
+                self.timeout_s
+            ));
+        }
+        if !self.peer_silence_s.is_finite() || self.peer_silence_s <= 0.0 {
+            return Err(format!(
+                "peer silence {}: give a positive, finite number of seconds",
+                self.peer_silence_s
+            ));
+        }
+        let p = Params::default();
+        sched::by_name(&self.scheduler, &p).map_err(|e| format!("scheduler: {}", e.0))?;
+        rtx::by_name(&self.rtx, &p).map_err(|e| format!("rtx: {}", e.0))?;
+        cc::by_name(&self.cc, &p).map_err(|e| format!("cc: {}", e.0))?;
+        let cfg = Config {
+            mtu: self.mtu,
+            ip_header_len: overhead,
+            rbuf: self.rbuf,
+            ..Config::default()
+        };
+        cfg.validate()
+    }
+
+    /// The whole-transfer time limit, from `from`.
+    pub(super) fn deadline(&self, from: Time) -> Time {
+        Time::from_nanos(
+            from.as_nanos()
+                .saturating_add((self.timeout_s * 1e9) as u64),
+        )
+    }
+}
+
+/// IP + UDP header bytes of the largest kind among `addrs`: 48 if any is IPv6, else 28.
+/// One value per association: chunk sizes are the same on every path.
+pub(super) fn overhead_of(addrs: &[SocketAddr]) -> u32 {
+    if addrs.iter().any(|a| a.is_ipv6()) {
+        crate::IPV6_UDP_OVERHEAD
+    } else {
+        crate::IPV4_UDP_OVERHEAD
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            scheduler: "round-robin".into(),
+            rtx: "rtx-cwnd".into(),
+            cc: "reno".into(),
+            rbuf: 4 << 20,
+            mtu: 1500,
+            timeout_s: 600.0,
+            receiver_rates: false,
+            pcap: None,
+            abort: None,
+            progress: None,
+            peer_silence_s: 130.0,
+            peers: Vec::new(),
+            capacities: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! What the runtime counts per path and what a finished transfer reports.
+
+use std::net::SocketAddr;
+
+use cmt_core::{Event, Observer, PathId, SendKind, Time};
+
+/// Per-path counters kept by the runtime's observer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PathCount {
+    /// DATA packets sent.
+    pub sent_packets: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub sent_bytes: u64,
+    /// DATA packets retransmitted.
+    pub retransmissions: u64,
+    /// Packets carrying DATA that arrived on this path's local address.
+    pub received_data_packets: u64,
+}
+
+/// The observer of a runtime association.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    /// Per path.
+    pub paths: Vec<PathCount>,
+    /// Bytes delivered in order.
+    pub delivered: u64,
+}
+
+impl Counters {
+    pub(super) fn path(&mut self, path: PathId) -> &mut PathCount {
+        if self.paths.len() <= path.0 {
+            self.paths.resize(path.0 + 1, PathCount::default());
+        }
+        &mut self.paths[path.0]
+    }
+}
+
+impl Observer for Counters {
+    fn event(&mut self, _now: Time, e: &Event) {
+        match *e {
+            Event::DataSent {
+                path, bytes, kind, ..
+            } => {
+                let p = self.path(path);
+                p.sent_packets += 1;
+                p.sent_bytes += bytes as u64;
+                if matches!(kind, SendKind::FastRetransmit | SendKind::TimeoutRetransmit) {
+                    p.retransmissions += 1;
+                }
+            }
+            Event::Delivered { bytes, .. } => self.delivered += bytes as u64,
+            _ => {}
+        }
+    }
+}
+
+/// What a finished transfer reports.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Payload bytes moved.
+    pub bytes: u64,
+    /// Seconds from the first packet to the graceful close.
+    pub seconds: f64,
+    /// SHA-256 of the data, hex.
+    pub sha256: String,
+    /// Per path counters (sender side: what it sent).
+    pub paths: Vec<PathCount>,
+    /// Packets that did not parse or carried a wrong verification tag.
+    pub rejected: u64,
+    /// Whether receiver-driven rate control was negotiated (see
+    /// [`Options::receiver_rates`](super::Options::receiver_rates)).
+    pub receiver_rates: bool,
+    /// Path i's (local, remote) addresses.
+    pub routes: Vec<(SocketAddr, SocketAddr)>,
+    /// Sender: the receiver confirmed it stored exactly these bytes (same length and
+    /// SHA-256, a FILE-DIGEST bundled with its SHUTDOWN ACK). Receiver: it sent that
+    /// confirmation. False with a peer that does not support FILE-DIGEST.
+    pub confirmed: bool,
+}
+
+impl Report {
+    /// Goodput in Mbit/s.
+    pub fn goodput_mbps(&self) -> f64 {
+        self.bytes as f64 * 8.0 / self.seconds.max(1e-9) / 1e6
+    }
+}

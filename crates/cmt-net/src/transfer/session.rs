@@ -1,0 +1,244 @@
+//! The machinery both ends share: the association, the wait for the next event, sending
+//! what the core has, admitting arrivals through the source check, aborting.
+
+use std::net::SocketAddr;
+
+use cmt_core::cc;
+use cmt_core::params::Params;
+use cmt_core::rev::RevConfig;
+use cmt_core::rtx;
+use cmt_core::sched;
+use cmt_core::setup::{
+    Established, SetupConfig, CAUSE_OUT_OF_RESOURCE, CAUSE_USER_INITIATED_ABORT,
+};
+use cmt_core::wire::chunk_type;
+use cmt_core::{Algorithms, Association, Chunk, Config, Packet, PathId, Time};
+
+use super::{
+    options::Options,
+    report::{Counters, PathCount},
+    routes::Routes,
+};
+use crate::io::{Arrival, Sockets};
+use crate::trust::Trust;
+
+/// The earlier of an optional timer and a deadline.
+pub(super) fn until(timer: Option<Time>, deadline: Time) -> Option<Time> {
+    Some(timer.map_or(deadline, |t| t.min(deadline)))
+}
+
+/// Whether both ends announced the receiver-driven chunk types.
+pub(super) fn negotiated_receiver_rates(o: &Options, est: &Established) -> bool {
+    o.receiver_rates
+        && [chunk_type::ROUND_INFO, chunk_type::RATE_ADVERT]
+            .iter()
+            .all(|t| est.peer_extensions.contains(t))
+}
+
+/// The association of a transfer over `paths` paths, with the options' algorithms;
+/// `receiver_rates` as negotiated.
+pub(super) fn association(
+    o: &Options,
+    paths: usize,
+    init: cmt_core::AssocInit,
+    receiver_rates: bool,
+    overhead: u32,
+) -> Result<Association<Counters>, String> {
+    let p = Params::default();
+    let sched = sched::by_name(&o.scheduler, &p).map_err(|e| e.0)?;
+    let rtx = rtx::by_name(&o.rtx, &p).map_err(|e| e.0)?;
+    // Without rate adverts the receiver-driven allowance has nothing to follow.
+    let cc_name = match o.cc.as_str() {
+        "receiver" if !receiver_rates => "reno",
+        name => name,
+    };
+    let cc = cc::by_name(cc_name, &p).map_err(|e| e.0)?;
+    let cfg = Config {
+        mtu: o.mtu,
+        ip_header_len: overhead,
+        rbuf: o.rbuf,
+        confirm_paths: true,
+        // CMT-PF (docs/algorithms.md §1.6): a path that times out twice in a row gets no new data
+        // until a HEARTBEAT on it is answered, so a path that died mid-transfer does not
+        // hold chunks hostage for its backed-off RTO (1 + 2 + … + 32 s). PFMR 1, not
+        // CMT-PF's 0: a lone timeout, common when minRTT bursts onto the slower path,
+        // then does not park a live path (measured through the relay, 2 × 20 Mbit/s:
+        // minRTT 21 Mbit/s with PFMR 0, 34–37 with PFMR 1, 34 without PF).
+        pf_enabled: true,
+        pfmr: 1,
+        rev: receiver_rates.then(RevConfig::default),
+        ..Config::default()
+    };
+    let algs = Algorithms {
+        scheduler: sched.build(paths),
+        rtx: rtx.build(),
+        cc: cc.as_ref(),
+    };
+    Association::new(cfg, paths, algs, init, Counters::default())
+}
+
+pub(super) fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
+    SetupConfig {
+        rbuf: o.rbuf,
+        addresses: locals.iter().map(|a| a.ip()).collect(),
+        extensions: if o.receiver_rates {
+            vec![
+                chunk_type::ROUND_INFO,
+                chunk_type::RATE_ADVERT,
+                chunk_type::FILE_DIGEST,
+            ]
+        } else {
+            vec![chunk_type::FILE_DIGEST]
+        },
+        ..SetupConfig::default()
+    }
+}
+
+/// Sends every transmit the association has now.
+pub(super) async fn flush(
+    socks: &mut Sockets,
+    assoc: &mut Association<Counters>,
+    routes: &Routes,
+) -> std::io::Result<()> {
+    let now = socks.now();
+    while let Some(t) = assoc.poll_transmit(now) {
+        let (local, remote) = routes.paths[t.path.0.min(routes.paths.len() - 1)];
+        // A failing interface is a lost packet to the protocol, not the end of the
+        // transfer: the other paths carry on.
+        let _ = socks.send(local, remote, routes.peer_port, &t.packet).await;
+    }
+    Ok(())
+}
+
+/// Progress reports at most every 250 ms.
+pub(super) struct Ticker {
+    every: Time,
+    next: Time,
+}
+
+impl Ticker {
+    pub(super) fn new() -> Self {
+        Ticker {
+            every: Time::from_nanos(250_000_000),
+            next: Time::ZERO,
+        }
+    }
+    /// The sooner of `timer` and the next report (when reporting).
+    pub(super) fn wake(&self, timer: Option<Time>, o: &Options) -> Option<Time> {
+        match (timer, o.progress.is_some()) {
+            (Some(t), true) => Some(t.min(self.next)),
+            (None, true) => Some(self.next),
+            (t, false) => t,
+        }
+    }
+    pub(super) fn tick(&mut self, now: Time, done: u64, paths: &[PathCount], o: &Options) {
+        if let Some(f) = o.progress {
+            if now >= self.next {
+                f(done, paths);
+                self.next = Time::from_nanos(now.as_nanos() + self.every.as_nanos());
+            }
+        }
+    }
+}
+
+/// What ended a wait.
+pub(super) enum Wake {
+    /// A datagram arrived.
+    Packet(Arrival),
+    /// The timer asked for expired.
+    Timer,
+    /// The user asked to abort.
+    Abort,
+}
+
+/// Waits for the next arrival, the association's next timer or the user's abort.
+pub(super) async fn next(socks: &mut Sockets, timer: Option<Time>, o: &Options) -> Wake {
+    let deadline = timer.map(|t| socks.instant(t));
+    tokio::select! {
+        a = socks.recv() => Wake::Packet(a),
+        _ = async {
+            match deadline {
+                Some(d) => crate::io::sleep_precisely_until(d).await,
+                None => std::future::pending().await,
+            }
+        } => Wake::Timer,
+        _ = async {
+            match &o.abort {
+                Some(n) => n.notified().await,
+                None => std::future::pending().await,
+            }
+        } => Wake::Abort,
+    }
+}
+
+/// Aborts an established association: the ABORT goes out, the capture is written.
+pub(super) async fn abort(
+    socks: &mut Sockets,
+    assoc: &mut Association<Counters>,
+    routes: &Routes,
+    o: &Options,
+) -> String {
+    assoc.abort(socks.now(), None);
+    let _ = flush(socks, assoc, routes).await;
+    if let Err(e) = write_capture(socks, o) {
+        return e;
+    }
+    "aborted: ABORT sent to the peer".into()
+}
+
+pub(super) fn write_capture(socks: &Sockets, o: &Options) -> Result<(), String> {
+    if let (Some(path), Some(bytes)) = (&o.pcap, socks.capture()) {
+        std::fs::write(path, bytes)
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Passes a packet under the association's tag through the source check: the packets
+/// to deliver now (a confirmed source's, or those held for a source that just answered
+/// its probe); a probe goes to a new source. Rejections are counted in `trust.dropped`.
+pub(super) async fn admit(
+    socks: &mut Sockets,
+    trust: &mut Trust,
+    (local, from): (usize, SocketAddr),
+    p: Packet,
+    peer_vtag: u32,
+    peer_port: u16,
+) -> Vec<(usize, Packet)> {
+    let out = trust.on_packet(local, from, p, socks.now());
+    if let Some(probe) = out.probe {
+        let probe = Packet {
+            vtag: peer_vtag,
+            chunks: vec![probe],
+        };
+        // A failing send is a lost probe; the next packet from there probes again.
+        let _ = socks.send(local, from, peer_port, &probe).await;
+    }
+    out.deliver
+}
+
+/// Hands a packet to the association, counting DATA arrivals per path.
+pub(super) fn deliver(assoc: &mut Association<Counters>, now: Time, path: PathId, p: Packet) {
+    if p.chunks.iter().any(|c| matches!(c, Chunk::Data(_))) {
+        assoc.observer_mut().path(path).received_data_packets += 1;
+    }
+    assoc.handle_packet(now, path, p)
+}
+
+/// Why a failed association failed, for the user.
+pub(super) fn failure(assoc: &Association<Counters>) -> String {
+    if assoc.peer_aborted() {
+        match assoc.peer_abort_cause() {
+            Some(CAUSE_OUT_OF_RESOURCE) => {
+                "the peer aborted the association: out of resource (the receiver could not store the data)".into()
+            }
+            Some(CAUSE_USER_INITIATED_ABORT) => {
+                "the peer aborted the association (user-initiated)".into()
+            }
+            Some(c) => format!("the peer aborted the association (error cause {c})"),
+            None => "the peer aborted the association".into(),
+        }
+    } else {
+        "the association failed: the peer stopped answering".into()
+    }
+}
