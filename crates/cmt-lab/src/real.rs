@@ -88,14 +88,7 @@ fn run_plan(
         let values: BTreeMap<String, f64> = match std::fs::read(&file) {
             Ok(b) => serde_json::from_slice(&b).map_err(|e| LabError::at(&here, e))?,
             Err(_) => {
-                let built = cmt_sim::load_str_in(
-                    &plan.base_text,
-                    &plan.base_name,
-                    Some(&plan.base_name),
-                    &r.overrides,
-                    Some(Path::new(&plan.base_dir)),
-                )
-                .map_err(|e| LabError::at(&here, e.to_string()))?;
+                let built = plan.scenario(r).map_err(|e| LabError::at(&here, e))?;
                 let v = runner(&built, &out.join("scratch")).map_err(|e| {
                     LabError::at(&here, format!("real run {} ({}): {e}", r.index, r.id))
                 })?;

@@ -121,6 +121,18 @@ fn range_values(
 }
 
 impl Plan {
+    /// The scenario of run `r`: the base with the run's overrides.
+    pub fn scenario(&self, r: &RunSpec) -> Result<cmt_sim::Built, String> {
+        cmt_sim::load_str_in(
+            &self.base_text,
+            &self.base_name,
+            Some(&self.base_name),
+            &r.overrides,
+            Some(std::path::Path::new(&self.base_dir)),
+        )
+        .map_err(|e| e.to_string())
+    }
+
     /// Reads a sweep file and its base scenario, expands and validates the grid.
     pub fn load(path: &Path) -> Result<Plan, LabError> {
         Plan::load_with(path, |_| {})

@@ -61,14 +61,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn simulate(plan: &Plan, r: &RunSpec) -> Result<RunRecord, String> {
-    let built = cmt_sim::load_str_in(
-        &plan.base_text,
-        &plan.base_name,
-        Some(&plan.base_name),
-        &r.overrides,
-        Some(Path::new(&plan.base_dir)),
-    )
-    .map_err(|e| e.to_string())?;
+    let built = plan.scenario(r)?;
     let mut sim = cmt_sim::Simulation::new(built)?;
     let start = Instant::now();
     sim.run(&mut |_| {});

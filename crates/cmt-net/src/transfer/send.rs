@@ -185,13 +185,14 @@ pub(super) async fn send_from(
     }
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
     write_capture(&socks, o)?;
+    let sha256 = src.sha256();
     if confirm {
-        check_digest((total, &src.sha256()), digest)?;
+        check_digest((total, &sha256), digest)?;
     }
     Ok(Report {
         bytes: total,
         seconds,
-        sha256: src.sha256(),
+        sha256,
         confirmed: confirm,
         paths: assoc.observer().paths.clone(),
         rejected: rejected + assoc.stats().bad_vtag + trust.dropped,
