@@ -17,10 +17,14 @@
 //! * [`assoc`] — the association: send and receive halves, SACK processing with CMT's
 //!   SFR / CUC / DAC, timers, CMT-PF.
 //! * [`event`] — the observer interface every protocol event goes through.
+//! * [`wire`], [`setup`], [`auth`], [`pcap`] — what the real runtime adds around the
+//!   association: the packet format, association setup, authenticated chunks
+//!   (RFC 4895) and capture framing.
 //!
 //! Algorithms follow `docs/algorithms.md` of the project; doc comments cite the section.
 
 pub mod assoc;
+pub mod auth;
 pub mod cc;
 pub mod config;
 pub mod event;

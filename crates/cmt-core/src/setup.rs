@@ -14,6 +14,13 @@
 //!
 //! Verification tags (§8.5): INIT carries tag 0; every later packet carries the tag the
 //! receiver chose; packets with a wrong tag are dropped (and counted by the caller).
+//!
+//! With [`SetupConfig::auth`] set, both sides also announce RFC 4895 authentication
+//! (RANDOM, CHUNKS, HMAC-ALGO and the AUTH chunk type among the supported extensions),
+//! the listener keeps both announcements in the cookie, and [`Established::auth`]
+//! carries the association's [`Session`]. A peer that does not announce it is refused:
+//! the listener answers its INIT with an ABORT (Protocol Violation), the connector
+//! gives up with [`SetupError::AuthUnsupported`].
 
 use std::net::IpAddr;
 
@@ -24,6 +31,7 @@ use rand_chacha::ChaCha8Rng;
 use sha2::Sha256;
 
 use crate::assoc::AssocInit;
+use crate::auth::{AuthConfig, Offer, Session, RANDOM_LEN};
 use crate::packet::{Chunk, InitChunk, InitParam, Packet};
 use crate::time::{Duration, Time};
 use crate::wire::chunk_type;
@@ -38,7 +46,7 @@ pub const CAUSE_OUT_OF_RESOURCE: u16 = 4;
 /// Error cause "User-Initiated Abort" (RFC 9260 §3.3.10.12).
 pub const CAUSE_USER_INITIATED_ABORT: u16 = 12;
 
-const COOKIE_VERSION: u8 = 1;
+const COOKIE_VERSION: u8 = 2;
 const MAC_LEN: usize = 32;
 
 /// What an endpoint announces in its INIT / INIT ACK.
@@ -60,6 +68,8 @@ pub struct SetupConfig {
     pub max_init_retrans: u32,
     /// Valid.Cookie.Life.
     pub cookie_lifetime: Duration,
+    /// RFC 4895 authentication, required of the peer when set.
+    pub auth: Option<AuthConfig>,
 }
 
 impl Default for SetupConfig {
@@ -73,6 +83,7 @@ impl Default for SetupConfig {
             rto_max: Duration::from_secs(60),
             max_init_retrans: 8,
             cookie_lifetime: Duration::from_secs(60),
+            auth: None,
         }
     }
 }
@@ -86,9 +97,11 @@ pub struct Established {
     pub peer_addresses: Vec<IpAddr>,
     /// Extension chunk types the peer announced.
     pub peer_extensions: Vec<u8>,
+    /// The RFC 4895 session, when authentication was configured (and so negotiated).
+    pub auth: Option<Session>,
 }
 
-fn params(cfg: &SetupConfig) -> Vec<InitParam> {
+fn params(cfg: &SetupConfig, auth: Option<&Offer>) -> Vec<InitParam> {
     let mut p: Vec<InitParam> = cfg
         .addresses
         .iter()
@@ -97,10 +110,31 @@ fn params(cfg: &SetupConfig) -> Vec<InitParam> {
             IpAddr::V6(v) => InitParam::Ipv6(*v),
         })
         .collect();
-    if !cfg.extensions.is_empty() {
-        p.push(InitParam::SupportedExtensions(cfg.extensions.clone()));
+    let mut ext = cfg.extensions.clone();
+    if let Some(offer) = auth {
+        ext.push(chunk_type::AUTH);
+        p.extend(offer.params());
+    }
+    if !ext.is_empty() {
+        p.push(InitParam::SupportedExtensions(ext));
     }
     p
+}
+
+/// The peer's RFC 4895 announcement, if it supports AUTH and announced it completely.
+fn peer_offer(init: &InitChunk, extensions: &[u8]) -> Option<Offer> {
+    extensions
+        .contains(&chunk_type::AUTH)
+        .then(|| Offer::from_params(&init.params))
+        .flatten()
+}
+
+/// Our announcement, with a fresh RANDOM, when authentication is configured.
+fn local_offer(cfg: &SetupConfig, rng: &mut ChaCha8Rng) -> Option<Offer> {
+    let auth = cfg.auth.as_ref()?;
+    let mut random = [0u8; RANDOM_LEN];
+    rng.fill(&mut random[..]);
+    Some(Offer::local(random, auth))
 }
 
 fn peer_info(init: &InitChunk) -> (Vec<IpAddr>, Vec<u8>) {
@@ -153,6 +187,8 @@ struct Cookie {
     peer_rwnd: u32,
     peer_addresses: Vec<IpAddr>,
     peer_extensions: Vec<u8>,
+    /// RFC 4895 key vectors, (ours, the peer's), when authentication was negotiated.
+    auth: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl Cookie {
@@ -183,6 +219,12 @@ impl Cookie {
         }
         b.push(self.peer_extensions.len().min(255) as u8);
         b.extend(self.peer_extensions.iter().take(255));
+        if let Some((ours, theirs)) = &self.auth {
+            for v in [ours, theirs] {
+                b.extend_from_slice(&(v.len().min(u16::MAX as usize) as u16).to_be_bytes());
+                b.extend(v.iter().take(u16::MAX as usize));
+            }
+        }
         b
     }
 
@@ -212,6 +254,14 @@ impl Cookie {
         }
         let e = take(1)?[0] as usize;
         let peer_extensions = take(e)?.to_vec();
+        let mut vector = || {
+            let n = u16::from_be_bytes(take(2)?.try_into().ok()?) as usize;
+            Some(take(n)?.to_vec())
+        };
+        let auth = match vector() {
+            Some(ours) => Some((ours, vector()?)),
+            None => None,
+        };
         Some(Cookie {
             created_ns,
             local_vtag: u[0],
@@ -221,6 +271,7 @@ impl Cookie {
             peer_rwnd: u[4],
             peer_addresses,
             peer_extensions,
+            auth,
         })
     }
 }
@@ -264,6 +315,16 @@ impl Listener {
             ));
         }
         let (peer_addresses, peer_extensions) = peer_info(init);
+        let ours = local_offer(&self.cfg, &mut self.rng);
+        let theirs = peer_offer(init, &peer_extensions);
+        if ours.is_some() && theirs.is_none() {
+            // Authentication is required and the peer cannot do it.
+            return ListenOutcome::Reply(abort(init.initiate_tag, CAUSE_PROTOCOL_VIOLATION));
+        }
+        let auth = ours
+            .as_ref()
+            .zip(theirs.as_ref())
+            .map(|(o, t)| (o.key_vector(), t.key_vector()));
         let cookie = Cookie {
             created_ns: now.as_nanos(),
             local_vtag: self.rng.gen_range(1..=u32::MAX),
@@ -273,12 +334,13 @@ impl Listener {
             peer_rwnd: init.a_rwnd,
             peer_addresses,
             peer_extensions,
+            auth,
         };
         let mut body = cookie.body();
         let mut mac = self.mac();
         mac.update(&body);
         body.extend_from_slice(&mac.finalize().into_bytes());
-        let mut p = params(&self.cfg);
+        let mut p = params(&self.cfg, ours.as_ref());
         p.push(InitParam::StateCookie(Bytes::from(body)));
         ListenOutcome::Reply(Packet {
             vtag: init.initiate_tag,
@@ -313,6 +375,19 @@ impl Listener {
         if age > self.cfg.cookie_lifetime.as_nanos() {
             return ListenOutcome::Drop("stale cookie");
         }
+        let auth = match (&self.cfg.auth, &c.auth) {
+            (None, _) => None,
+            (Some(cfg), Some((ours, theirs))) => {
+                let session = Offer::from_key_vector(ours)
+                    .zip(Offer::from_key_vector(theirs))
+                    .and_then(|(o, t)| Session::new(&cfg.key, &o, &t));
+                match session {
+                    Some(s) => Some(s),
+                    None => return ListenOutcome::Drop("cookie's authentication state unusable"),
+                }
+            }
+            (Some(_), None) => return ListenOutcome::Drop("cookie without authentication"),
+        };
         let est = Established {
             init: AssocInit {
                 local_vtag: c.local_vtag,
@@ -324,6 +399,7 @@ impl Listener {
             },
             peer_addresses: c.peer_addresses,
             peer_extensions: c.peer_extensions,
+            auth,
         };
         let ack = Packet {
             vtag: c.peer_vtag,
@@ -337,7 +413,11 @@ impl Listener {
 #[derive(Clone, Debug, PartialEq)]
 enum State {
     CookieWait,
-    CookieEchoed { cookie: Bytes, peer: InitChunk },
+    CookieEchoed {
+        cookie: Bytes,
+        peer: InitChunk,
+        auth: Option<Session>,
+    },
     Done,
     Failed,
 }
@@ -351,6 +431,25 @@ pub enum SetupError {
     Aborted(Option<u16>),
     /// The INIT ACK was unusable (no cookie, zero tag).
     BadInitAck,
+    /// Authentication is configured and the peer does not announce RFC 4895 support.
+    AuthUnsupported,
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SetupError::TimedOut => write!(f, "no answer to INIT"),
+            SetupError::Aborted(Some(c)) => {
+                write!(f, "the peer refused the association (cause {c})")
+            }
+            SetupError::Aborted(None) => write!(f, "the peer refused the association"),
+            SetupError::BadInitAck => write!(f, "unusable INIT ACK (no cookie or a zero tag)"),
+            SetupError::AuthUnsupported => write!(
+                f,
+                "the peer does not support SCTP authentication (RFC 4895), which the key requires"
+            ),
+        }
+    }
 }
 
 /// The active side.
@@ -364,6 +463,8 @@ pub struct Connector {
     t1: Option<Time>,
     rto: Duration,
     retries: u32,
+    /// Our RFC 4895 announcement, when authentication is configured.
+    offer: Option<Offer>,
     /// Packets with a wrong verification tag that were dropped.
     pub bad_vtag: u64,
 }
@@ -376,6 +477,7 @@ impl Connector {
             tag: rng.gen_range(1..=u32::MAX),
             initial_tsn: rng.gen(),
             seed: rng.gen(),
+            offer: local_offer(&cfg, &mut rng),
             rto: cfg.rto_initial,
             cfg,
             state: State::CookieWait,
@@ -395,7 +497,7 @@ impl Connector {
                 outbound_streams: self.cfg.streams,
                 inbound_streams: self.cfg.streams,
                 initial_tsn: self.initial_tsn,
-                params: params(&self.cfg),
+                params: params(&self.cfg, self.offer.as_ref()),
             })],
         }
     }
@@ -408,7 +510,7 @@ impl Connector {
         self.t1 = Some(now + self.rto);
         match &self.state {
             State::CookieWait => Some(self.init_packet()),
-            State::CookieEchoed { cookie, peer } => Some(Packet {
+            State::CookieEchoed { cookie, peer, .. } => Some(Packet {
                 vtag: peer.initiate_tag,
                 chunks: vec![Chunk::CookieEcho {
                     cookie: cookie.clone(),
@@ -460,17 +562,32 @@ impl Connector {
                     self.state = State::Failed;
                     return Err(SetupError::BadInitAck);
                 };
+                let auth = match (&self.cfg.auth, &self.offer) {
+                    (Some(cfg), Some(ours)) => {
+                        let (_, ext) = peer_info(ack);
+                        let session = peer_offer(ack, &ext)
+                            .and_then(|theirs| Session::new(&cfg.key, ours, &theirs));
+                        if session.is_none() {
+                            self.state = State::Failed;
+                            return Err(SetupError::AuthUnsupported);
+                        }
+                        session
+                    }
+                    _ => None,
+                };
                 self.state = State::CookieEchoed {
                     cookie,
                     peer: ack.clone(),
+                    auth,
                 };
                 self.send_now = true;
                 self.retries = 0;
                 self.rto = self.cfg.rto_initial;
                 Ok(None)
             }
-            (Some(Chunk::CookieAck), State::CookieEchoed { peer, .. }) => {
+            (Some(Chunk::CookieAck), State::CookieEchoed { peer, auth, .. }) => {
                 let (peer_addresses, peer_extensions) = peer_info(peer);
+                let auth = auth.clone();
                 let est = Established {
                     init: AssocInit {
                         local_vtag: self.tag,
@@ -482,6 +599,7 @@ impl Connector {
                     },
                     peer_addresses,
                     peer_extensions,
+                    auth,
                 };
                 self.state = State::Done;
                 self.t1 = None;
@@ -509,8 +627,12 @@ mod tests {
 
     /// Runs INIT → INIT ACK → COOKIE ECHO → COOKIE ACK.
     fn handshake() -> (Established, Established) {
-        let mut c = Connector::new(cfg(1), 1);
-        let mut l = Listener::new(cfg(2), [7; 32], 2);
+        handshake_with(cfg(1), cfg(2))
+    }
+
+    fn handshake_with(client: SetupConfig, server: SetupConfig) -> (Established, Established) {
+        let mut c = Connector::new(client, 1);
+        let mut l = Listener::new(server, [7; 32], 2);
         let now = Time::from_nanos(1_000_000);
         let init = c.poll_transmit(now).unwrap();
         let ListenOutcome::Reply(ack) = l.handle(now, &init) else {
@@ -536,6 +658,76 @@ mod tests {
         assert_eq!(c.peer_addresses, cfg(2).addresses);
         assert_eq!(s.peer_addresses, cfg(1).addresses);
         assert_eq!(s.peer_extensions, vec![0xB0, 0xB1]);
+    }
+
+    fn with_key(last: u8, key: &[u8]) -> SetupConfig {
+        SetupConfig {
+            auth: Some(AuthConfig::with_key(key.to_vec())),
+            ..cfg(last)
+        }
+    }
+
+    /// A DATA packet signed by `from` and checked by `to`: the chunks left.
+    fn signed_data_survives(from: &Session, to: &Session) -> bool {
+        use crate::packet::{DataChunk, DataFlags, Payload};
+        let mut p = Packet {
+            vtag: 1,
+            chunks: vec![Chunk::Data(DataChunk {
+                tsn: 1,
+                sid: 0,
+                ssn: 0,
+                ppid: 0,
+                flags: DataFlags::from_bits(3),
+                payload: Payload::Bytes(Bytes::from_static(b"payload")),
+            })],
+        };
+        let mut raw = Vec::new();
+        crate::wire::encode(&p, 1, 2, &mut raw);
+        assert!(from.sign(&mut raw));
+        p = crate::wire::decode(&raw).unwrap().packet;
+        to.check(&raw, &mut p);
+        p.chunks.len() == 1
+    }
+
+    #[test]
+    fn with_a_shared_key_both_ends_derive_one_session_through_the_cookie() {
+        let (c, s) = handshake_with(with_key(1, b"k1"), with_key(2, b"k1"));
+        let (ca, sa) = (c.auth.unwrap(), s.auth.unwrap());
+        assert!(c.peer_extensions.contains(&chunk_type::AUTH));
+        assert!(signed_data_survives(&ca, &sa));
+        assert!(signed_data_survives(&sa, &ca));
+        // Different endpoint keys: the handshake cannot tell, every DATA is dropped.
+        let (c, s) = handshake_with(with_key(1, b"k1"), with_key(2, b"k2"));
+        assert!(!signed_data_survives(&c.auth.unwrap(), &s.auth.unwrap()));
+    }
+
+    #[test]
+    fn a_peer_without_authentication_is_refused_by_an_end_that_requires_it() {
+        // Our listener requires it: the INIT is answered with an ABORT.
+        let mut l = Listener::new(with_key(2, b"k"), [7; 32], 2);
+        let mut c = Connector::new(cfg(1), 1);
+        let init = c.poll_transmit(Time::ZERO).unwrap();
+        let ListenOutcome::Reply(r) = l.handle(Time::ZERO, &init) else {
+            panic!("an answer expected")
+        };
+        assert_eq!(
+            r.chunks,
+            vec![Chunk::Abort {
+                cause: Some(CAUSE_PROTOCOL_VIOLATION)
+            }]
+        );
+        // Our connector requires it: the INIT ACK ends the attempt.
+        let mut l = Listener::new(cfg(2), [7; 32], 2);
+        let mut c = Connector::new(with_key(1, b"k"), 1);
+        let init = c.poll_transmit(Time::ZERO).unwrap();
+        let ListenOutcome::Reply(ack) = l.handle(Time::ZERO, &init) else {
+            panic!("INIT ACK expected")
+        };
+        assert_eq!(c.handle_packet(&ack), Err(SetupError::AuthUnsupported));
+        // Neither requires it: no session, and no AUTH parameters on the wire.
+        let (c, s) = handshake();
+        assert!(c.auth.is_none() && s.auth.is_none());
+        assert!(!c.peer_extensions.contains(&chunk_type::AUTH));
     }
 
     #[test]

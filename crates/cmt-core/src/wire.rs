@@ -49,6 +49,8 @@ pub mod chunk_type {
     pub const COOKIE_ACK: u8 = 11;
     /// SHUTDOWN COMPLETE.
     pub const SHUTDOWN_COMPLETE: u8 = 14;
+    /// AUTH (RFC 4895; see [`crate::auth`]).
+    pub const AUTH: u8 = crate::auth::AUTH_CHUNK;
     /// Round info (project extension, skip if unknown).
     pub const ROUND_INFO: u8 = 0xB0;
     /// Rate advert (project extension, skip if unknown).
@@ -241,8 +243,16 @@ pub fn encode(packet: &Packet, src_port: u16, dst_port: u16, out: &mut Vec<u8>) 
             } => put_chunk(out, *chunk_type, *flags, |o| o.extend_from_slice(value)),
         }
     }
-    let crc = crc32c::crc32c(out);
+    let crc = checksum(out);
     out[8..12].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// The CRC32c of an encoded packet, computed with its checksum field taken as zero
+/// (the caller stores it little-endian at bytes 8..12).
+pub fn checksum(pkt: &[u8]) -> u32 {
+    let mut c = crc32c::crc32c(&pkt[..8]);
+    c = crc32c::crc32c_append(c, &[0; 4]);
+    crc32c::crc32c_append(c, &pkt[COMMON_HEADER_LEN..])
 }
 
 /// A bounds-checked reader over one slice, reporting offsets relative to the packet.
@@ -408,10 +418,7 @@ pub fn decode(buf: &[u8]) -> Result<Datagram, WireError> {
     let vtag = r.u32("shorter than the common header")?;
     let stored = r.bytes(4, "shorter than the common header")?;
     let stored = u32::from_le_bytes([stored[0], stored[1], stored[2], stored[3]]);
-    let mut check = crc32c::crc32c(&buf[..8]);
-    check = crc32c::crc32c_append(check, &[0; 4]);
-    check = crc32c::crc32c_append(check, &buf[COMMON_HEADER_LEN..]);
-    if check != stored {
+    if checksum(buf) != stored {
         return Err(WireError {
             offset: 8,
             what: "bad CRC32c checksum",

@@ -3,7 +3,7 @@
 //! bindings of `usrsctp-sys` (which builds the bundled sources with cmake).
 //!
 //! Only what the interop tests need: one-to-one (`SOCK_STREAM`) IPv4 sockets with the
-//! blocking calls, RFC 6951 UDP encapsulation, and the CMT switch. usrsctp keeps global
+//! blocking calls, RFC 6951 UDP encapsulation, the CMT switch and RFC 4895 keys. usrsctp keeps global
 //! state: [`init`] once per process, from the thread whose network namespace its UDP
 //! socket and its address list should come from.
 
@@ -184,6 +184,40 @@ impl Socket {
             assoc_value: on as u32,
         };
         self.setsockopt("set CMT", sys::IPPROTO_SCTP, SCTP_CMT_ON_OFF, &v)
+    }
+
+    /// Sets the endpoint-pair shared key number 0 (RFC 4895) for the associations this
+    /// socket starts or accepts from now on (`SCTP_AUTH_KEY`).
+    pub fn set_auth_key(&self, key: &[u8]) -> io::Result<()> {
+        // struct sctp_authkey: assoc id (u32), key number (u16), key length (u16), key.
+        let len = u16::try_from(key.len()).map_err(|_| io::Error::other("key too long"))?;
+        let mut opt = Vec::with_capacity(8 + key.len());
+        opt.extend_from_slice(&sys::SCTP_FUTURE_ASSOC.to_ne_bytes());
+        opt.extend_from_slice(&0u16.to_ne_bytes());
+        opt.extend_from_slice(&len.to_ne_bytes());
+        opt.extend_from_slice(key);
+        // SAFETY: `opt` is a live, packed sctp_authkey of the length passed.
+        let rc = unsafe {
+            sys::usrsctp_setsockopt(
+                self.0,
+                sys::IPPROTO_SCTP as i32,
+                sys::SCTP_AUTH_KEY as i32,
+                opt.as_ptr() as *const std::ffi::c_void,
+                opt.len() as sys::socklen_t,
+            )
+        };
+        check("set SCTP_AUTH_KEY", rc)
+    }
+
+    /// Requires the peer to authenticate chunks of type `chunk` (`SCTP_AUTH_CHUNK`:
+    /// added to this endpoint's CHUNKS list; there is no way to remove it again).
+    pub fn require_auth(&self, chunk: u8) -> io::Result<()> {
+        self.setsockopt(
+            "set SCTP_AUTH_CHUNK",
+            sys::IPPROTO_SCTP,
+            sys::SCTP_AUTH_CHUNK,
+            &chunk, // struct sctp_authchunk { uint8_t sauth_chunk; }
+        )
     }
 
     /// Makes the next close send an ABORT instead of shutting down (SO_LINGER 0).

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use cmt_core::auth::{AuthConfig, AUTH_CHUNK};
 use cmt_core::packet::{Chunk, InitParam};
 use cmt_interop::netns::{self, NsThread};
 use cmt_interop::usrsctp;
@@ -162,14 +163,16 @@ fn they_receive(
     })
 }
 
-/// usrsctp connects to `to` (with CMT when `cmt`) and sends `data`, then shuts down —
-/// or, when `abort`, closes with an ABORT. Reports the peer addresses it saw.
+/// usrsctp connects to `to` (with CMT when `cmt`; with RFC 4895 authentication of DATA
+/// and SACK under `key` when given) and sends `data`, then shuts down — or, when
+/// `abort`, closes with an ABORT. Reports the peer addresses it saw.
 fn they_send(
     env: &Env,
     to: SocketAddrV4,
     data: Vec<u8>,
     abort: bool,
     cmt: bool,
+    key: Option<Vec<u8>>,
 ) -> tokio::sync::oneshot::Receiver<std::io::Result<Vec<SocketAddrV4>>> {
     let mine = env.their_addrs(THEIR_CLIENT_PORT);
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -180,6 +183,9 @@ fn they_send(
             // socket.
             s.set_remote_udp_port(to.port())?;
             s.set_cmt(cmt)?;
+            if let Some(k) = &key {
+                require_auth(&s, k)?;
+            }
             s.bind_all(&mine)?;
             s.connect(to)?;
             s.send_all(&data)?;
@@ -216,16 +222,22 @@ fn we_receive(
     d: &[u8],
     abort: bool,
     cmt: bool,
+    key: Option<&[u8]>,
 ) -> Result<FromThem, String> {
     env.rt.block_on(async {
         let locals: Vec<SocketAddr> = (0..paths).map(|i| env.ours(i)).collect();
         let socks = Sockets::bind(&locals).await.map_err(|e| e.to_string())?;
         let mut us = tokio::spawn({
-            let (out, o) = (out.to_path_buf(), env.options());
+            let o = Options {
+                auth: key.map(|k| AuthConfig::with_key(k.to_vec())),
+                ..env.options()
+            };
+            let out = out.to_path_buf();
             async move { receive_on(socks, &out, &o).await }
         });
         let started = Instant::now();
-        let mut them = they_send(env, env.ours_v4(0), d.to_vec(), abort, cmt);
+        let key = key.map(<[u8]>::to_vec);
+        let mut them = they_send(env, env.ours_v4(0), d.to_vec(), abort, cmt, key);
         let usrsctp_result = |t: Result<std::io::Result<_>, _>| match t {
             Ok(Ok(peers)) => Ok(peers),
             Ok(Err(e)) => Err(format!("usrsctp: {e}")),
@@ -256,17 +268,23 @@ fn join<T>(h: std::thread::JoinHandle<std::io::Result<T>>, who: &str) -> Result<
         .map_err(|e| format!("{who}: {e}"))
 }
 
-fn we_connect_and_send_10_mb_then_shut_down(env: &Env) -> Result<String, String> {
-    let d = data(2_654_435_761, 10_000_000);
+/// We send `d` over our first path with options `o` while usrsctp's listener accepts
+/// and reads it to its end: our report and what usrsctp read.
+fn we_send(env: &Env, d: &[u8], o: &Options) -> Result<(Report, Received), String> {
     let them = they_receive(env, |_| {});
     let r = env.rt.block_on(send(
         &[env.ours(0)],
         &[env.theirs(0)],
-        Bytes::from(d.clone()),
-        &env.options(),
+        Bytes::from(d.to_vec()),
+        o,
     ))?;
+    Ok((r, join(them, "usrsctp")?))
+}
+
+fn we_connect_and_send_10_mb_then_shut_down(env: &Env) -> Result<String, String> {
+    let d = data(2_654_435_761, 10_000_000);
     // Our send returns after SHUTDOWN COMPLETE; usrsctp's read ends at our SHUTDOWN.
-    let got = join(them, "usrsctp")?;
+    let (r, got) = we_send(env, &d, &env.options())?;
     check(got.data.len() == d.len(), || {
         format!("usrsctp got {} of {} bytes", got.data.len(), d.len())
     })?;
@@ -281,7 +299,7 @@ fn we_connect_and_send_10_mb_then_shut_down(env: &Env) -> Result<String, String>
 fn they_connect_and_send_10_mb_then_shut_down(env: &Env) -> Result<String, String> {
     let d = data(40_503, 10_000_000);
     let out = env.dir.join("from-usrsctp.bin");
-    let r = we_receive(env, 1, &out, &d, false, false)?.ours?;
+    let r = we_receive(env, 1, &out, &d, false, false, None)?.ours?;
     check(r.sha256 == sha(&d), || "SHA-256 differs".into())?;
     check(std::fs::read(&out).map_err(|e| e.to_string())? == d, || {
         "file differs".into()
@@ -295,7 +313,7 @@ fn they_connect_and_send_10_mb_then_shut_down(env: &Env) -> Result<String, Strin
 
 fn they_abort_mid_transfer(env: &Env) -> Result<String, String> {
     let out = env.dir.join("aborted.bin");
-    let got = we_receive(env, 1, &out, &data(7, 2_000_000), true, false)?;
+    let got = we_receive(env, 1, &out, &data(7, 2_000_000), true, false, None)?;
     let (err, took) = (got.ours.err(), got.took);
     check(
         err.as_deref()
@@ -367,14 +385,7 @@ fn extensions_are_negotiated_and_fall_back(env: &Env) -> Result<String, String> 
         pcap: Some(cap.clone()),
         ..env.options()
     };
-    let them = they_receive(env, |_| {});
-    let r = env.rt.block_on(send(
-        &[env.ours(0)],
-        &[env.theirs(0)],
-        Bytes::from(d.clone()),
-        &o,
-    ))?;
-    let got = join(them, "usrsctp")?;
+    let (r, got) = we_send(env, &d, &o)?;
     check(got.data == d, || "data differs".into())?;
     check(!r.receiver_rates, || {
         "receiver-driven mode on with a peer that lacks it".into()
@@ -582,7 +593,15 @@ fn multihomed_cmt_both_ways(env: &Env) -> Result<String, String> {
         balanced(&sent, "our DATA packets per path")?;
         // usrsctp → us: its CMT over both of our addresses.
         let d = data(97, 10_000_000);
-        let got = we_receive(env, 2, &env.dir.join("multihomed.bin"), &d, false, true)?;
+        let got = we_receive(
+            env,
+            2,
+            &env.dir.join("multihomed.bin"),
+            &d,
+            false,
+            true,
+            None,
+        )?;
         let (rr, peers) = (got.ours?, got.peers);
         check(rr.sha256 == sha(&d), || {
             "data differs (usrsctp → us)".into()
@@ -595,7 +614,7 @@ fn multihomed_cmt_both_ways(env: &Env) -> Result<String, String> {
         // Control: the same transfer with usrsctp's CMT off keeps its data on the
         // primary path (so the split above is CMT's doing, not our pairing's).
         let d = data(98, 2_000_000);
-        let off = we_receive(env, 2, &env.dir.join("cmt-off.bin"), &d, false, false)?.ours?;
+        let off = we_receive(env, 2, &env.dir.join("cmt-off.bin"), &d, false, false, None)?.ours?;
         let single: Vec<u64> = off.paths.iter().map(|p| p.received_data_packets).collect();
         check(off.sha256 == sha(&d), || "data differs (CMT off)".into())?;
         check(
@@ -610,6 +629,154 @@ fn multihomed_cmt_both_ways(env: &Env) -> Result<String, String> {
     })();
     env.listener.set_cmt(false).map_err(|e| e.to_string())?;
     result
+}
+
+/// Gives usrsctp socket `s` the endpoint key `key` and makes it require DATA and SACK
+/// authenticated (both are kept for the socket's life).
+fn require_auth(s: &usrsctp::Socket, key: &[u8]) -> std::io::Result<()> {
+    s.set_auth_key(key)?;
+    s.require_auth(0)?; // DATA
+    s.require_auth(3) // SACK
+}
+
+/// The key both stacks are given in the authentication tests.
+const KEY: &[u8] = b"a key both ends were given out of band";
+
+/// Per direction of a capture, the packets with DATA or SACK, those whose first DATA or
+/// SACK comes after an AUTH chunk, and the HMAC identifiers the AUTH chunks used.
+#[derive(Debug, Default)]
+struct Signed {
+    carrying: usize,
+    signed: usize,
+    hmac_ids: Vec<u16>,
+}
+
+fn signed_by_direction(cap: &std::path::Path) -> Result<(Signed, Signed), String> {
+    let records = cmt_core::pcap::read(&std::fs::read(cap).map_err(|e| e.to_string())?)?;
+    let (mut ours, mut theirs) = (Signed::default(), Signed::default());
+    for rec in &records {
+        let chunks = cmt_core::wire::decode(&rec.sctp)
+            .map_err(|e| e.to_string())?
+            .packet
+            .chunks;
+        let Some(first) = chunks
+            .iter()
+            .position(|c| matches!(c, Chunk::Data(_) | Chunk::Sack(_)))
+        else {
+            continue;
+        };
+        let side = if rec.src.1 == OUR_PORT {
+            &mut ours
+        } else {
+            &mut theirs
+        };
+        side.carrying += 1;
+        let auth = chunks.iter().take(first).find_map(|c| match c {
+            Chunk::Unknown {
+                chunk_type: AUTH_CHUNK,
+                value,
+                ..
+            } if value.len() >= 4 => Some(u16::from_be_bytes([value[2], value[3]])),
+            _ => None,
+        });
+        if let Some(id) = auth {
+            side.signed += 1;
+            if !side.hmac_ids.contains(&id) {
+                side.hmac_ids.push(id);
+            }
+        }
+    }
+    Ok((ours, theirs))
+}
+
+/// RFC 4895 with a shared key, both ways: usrsctp requires DATA and SACK
+/// authenticated and so do we. usrsctp delivering our data proves it verified our
+/// HMACs; our receiver storing its data proves we verified its HMACs; the capture shows
+/// that every packet with DATA or SACK carried an AUTH chunk in front of them.
+fn authenticated_both_ways_with_a_shared_key(env: &Env) -> Result<String, String> {
+    require_auth(&env.listener, KEY).map_err(|e| e.to_string())?;
+    // Us → usrsctp.
+    let d = data(4_242, 4_000_000);
+    let cap = env.dir.join("auth.pcap");
+    let o = Options {
+        auth: Some(AuthConfig::with_key(KEY.to_vec())),
+        pcap: Some(cap.clone()),
+        ..env.options()
+    };
+    let (r, got) = we_send(env, &d, &o)?;
+    check(got.data == d, || "data differs (us → usrsctp)".into())?;
+    let (ours, theirs) = signed_by_direction(&cap)?;
+    check(ours.carrying > 1000 && ours.signed == ours.carrying, || {
+        format!("our packets: {ours:?}")
+    })?;
+    check(
+        theirs.carrying > 100 && theirs.signed == theirs.carrying,
+        || format!("usrsctp's packets: {theirs:?}"),
+    )?;
+    let wireshark = tshark_verdict(
+        &cap,
+        cmt_core::pcap::read(&std::fs::read(&cap).map_err(|e| e.to_string())?)?.len(),
+    )?;
+    // usrsctp → us.
+    let d = data(2_424, 4_000_000);
+    let rr = we_receive(
+        env,
+        1,
+        &env.dir.join("auth.bin"),
+        &d,
+        false,
+        false,
+        Some(KEY),
+    )?
+    .ours?;
+    check(rr.sha256 == sha(&d), || {
+        "data differs (usrsctp → us)".into()
+    })?;
+    Ok(format!(
+        "us → usrsctp {:.0} Mbit/s, {}/{} of our DATA packets signed (HMAC ids {:?}), {}/{} of usrsctp's SACKs (ids {:?}); usrsctp → us {:.0} Mbit/s; {wireshark}",
+        r.goodput_mbps(),
+        ours.signed,
+        ours.carrying,
+        ours.hmac_ids,
+        theirs.signed,
+        theirs.carrying,
+        theirs.hmac_ids,
+        rr.goodput_mbps()
+    ))
+}
+
+/// With another key than usrsctp's, none of our DATA is accepted: usrsctp reads no
+/// byte, our sender gives up at its time limit and its ABORT ends usrsctp's read.
+fn a_wrong_key_gets_no_byte_into_usrsctp(env: &Env) -> Result<String, String> {
+    require_auth(&env.listener, KEY).map_err(|e| e.to_string())?;
+    let seen = Arc::new(AtomicU64::new(0));
+    let seen2 = seen.clone();
+    let them = they_receive(env, move |total| {
+        seen2.store(total as u64, Ordering::Relaxed)
+    });
+    let o = Options {
+        auth: Some(AuthConfig::with_key(b"not the key".to_vec())),
+        timeout_s: 4.0,
+        ..env.options()
+    };
+    let ours = env.rt.block_on(send(
+        &[env.ours(0)],
+        &[env.theirs(0)],
+        Bytes::from(data(5, 500_000)),
+        &o,
+    ));
+    let e = ours
+        .err()
+        .ok_or("our sender succeeded with the wrong key")?;
+    check(e.contains("timed out"), || format!("our sender: {e}"))?;
+    let theirs = them.join().map_err(|_| "usrsctp: thread panicked")?;
+    let bytes = seen.load(Ordering::Relaxed);
+    check(bytes == 0, || format!("usrsctp read {bytes} bytes"))?;
+    check(theirs.is_err(), || "usrsctp's read ended normally".into())?;
+    Ok(format!(
+        "our sender: \"{e}\"; usrsctp read 0 bytes, then \"{}\"",
+        theirs.err().map(|e| e.to_string()).unwrap_or_default()
+    ))
 }
 
 /// Two paths, each with at least a fifth of the packets.
@@ -651,6 +818,15 @@ const TESTS: &[(&str, Test)] = &[
         an_unknown_extension_chunk_is_skipped_by_the_peer,
     ),
     ("multihomed_cmt_both_ways", multihomed_cmt_both_ways),
+    // Last: usrsctp's listener keeps the key and the required chunks it is given.
+    (
+        "authenticated_both_ways_with_a_shared_key",
+        authenticated_both_ways_with_a_shared_key,
+    ),
+    (
+        "a_wrong_key_gets_no_byte_into_usrsctp",
+        a_wrong_key_gets_no_byte_into_usrsctp,
+    ),
 ];
 
 fn main() {

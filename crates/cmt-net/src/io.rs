@@ -1,13 +1,16 @@
 //! The IO edge: one UDP socket per local address, read by polling them all from the
 //! association's own task (no reader tasks: dropping [`Sockets`] closes every socket at
 //! once, so its ports are free again), and the clock. Everything else is the sans-IO
-//! core.
+//! core. Once an association authenticates (RFC 4895), packets are signed after
+//! encoding and checked before they are handed on, so the core never sees an AUTH
+//! chunk.
 
 use std::net::SocketAddr;
 use std::task::Poll;
 use std::time::Instant;
 
-use cmt_core::wire::{decode, encode};
+use cmt_core::auth::Session;
+use cmt_core::wire::{decode, encode, WireError};
 use cmt_core::{Packet, Time};
 use tokio::io::ReadBuf;
 use tokio::net::UdpSocket;
@@ -54,6 +57,7 @@ pub struct Sockets {
     /// The socket polled first next time (rotates, so no socket starves the others).
     first: usize,
     capture: Vec<u8>,
+    auth: Option<Session>,
 }
 
 impl Sockets {
@@ -86,6 +90,7 @@ impl Sockets {
             rbuf: vec![0u8; 65_536],
             first: 0,
             capture: Vec::new(),
+            auth: None,
         })
     }
 
@@ -121,13 +126,33 @@ impl Sockets {
                 &self.rbuf[..len],
             );
         }
-        let d = decode(&self.rbuf[..len]);
+        let raw = &self.rbuf[..len];
+        let d = decode(raw);
+        let src_port = d.as_ref().map_or(0, |d| d.src_port);
+        let packet = d.and_then(|d| {
+            let mut p = d.packet;
+            match self.auth.as_ref().and_then(|a| a.check(raw, &mut p)) {
+                // A legitimate peer never sends what we discard: refuse the packet.
+                Some(_) => Err(WireError {
+                    offset: 0,
+                    what: "chunks that must be authenticated (RFC 4895) are not",
+                }),
+                None => Ok(p),
+            }
+        });
         Arrival {
             local,
             from,
-            src_port: d.as_ref().map_or(0, |d| d.src_port),
-            packet: d.map(|d| d.packet),
+            src_port,
+            packet,
         }
+    }
+
+    /// From now on, signs what is sent and checks what arrives with `auth` (RFC 4895).
+    /// Returns the bytes an AUTH chunk adds to a packet, for the MTU budget.
+    pub fn authenticate(&mut self, auth: Option<Session>) -> u32 {
+        self.auth = auth;
+        self.auth.as_ref().map_or(0, |a| a.overhead() as u32)
     }
 
     /// Starts recording every datagram sent and received (IPv4 and IPv6) as pcap.
@@ -171,6 +196,9 @@ impl Sockets {
         packet: &Packet,
     ) -> std::io::Result<()> {
         encode(packet, self.sctp_port(), dst_port, &mut self.buf);
+        if let Some(a) = &self.auth {
+            a.sign(&mut self.buf);
+        }
         self.sockets[local].send_to(&self.buf, to).await?;
         if !self.capture.is_empty() {
             let t = self.now();

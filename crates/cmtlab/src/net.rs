@@ -37,10 +37,38 @@ pub struct AlgArgs {
     /// apply to a real run).
     #[arg(long, value_name = "FILE")]
     summary: Option<std::path::PathBuf>,
+    /// Authenticate DATA and SACK with SCTP-AUTH (RFC 4895, HMAC-SHA-256) under the
+    /// key in FILE (its bytes verbatim, 1–4096 of them); both ends give the same file,
+    /// and a peer without SCTP-AUTH is refused.
+    #[arg(long, value_name = "FILE")]
+    key: Option<std::path::PathBuf>,
 }
 
-fn options(a: &AlgArgs) -> Options {
-    Options {
+/// The longest key accepted from `--key` (RFC 4895 sets no limit; HMAC hashes a key
+/// longer than its block first, so more bytes add nothing but cost).
+const MAX_KEY: usize = 4096;
+
+fn read_key(p: &Path) -> Result<Vec<u8>, String> {
+    let key = std::fs::read(p).map_err(|e| format!("--key {}: {e}", p.display()))?;
+    if key.is_empty() {
+        return Err(format!("--key {}: the file is empty", p.display()));
+    }
+    if key.len() > MAX_KEY {
+        return Err(format!(
+            "--key {}: {} bytes; a key has at most {MAX_KEY}",
+            p.display(),
+            key.len()
+        ));
+    }
+    Ok(key)
+}
+
+fn options(a: &AlgArgs) -> Result<Options, String> {
+    let auth = match &a.key {
+        Some(p) => Some(cmt_core::auth::AuthConfig::with_key(read_key(p)?)),
+        None => None,
+    };
+    Ok(Options {
         scheduler: a.scheduler.clone(),
         rtx: a.rtx.clone(),
         cc: a.cc.clone(),
@@ -52,8 +80,9 @@ fn options(a: &AlgArgs) -> Options {
         abort: None,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
             .then_some(show as fn(u64, &[_])),
+        auth,
         ..Options::default()
-    }
+    })
 }
 
 fn parse(list: &[String], flag: &str) -> Result<Vec<SocketAddr>, String> {
@@ -214,7 +243,7 @@ fn print(r: &Report, role: &str) {
 pub fn send(file: &Path, local: &[String], remote: &[String], a: &AlgArgs) -> Result<(), String> {
     let (local, remote) = (parse_locals(local)?, parse(remote, "remote")?);
     let r = runtime()?.block_on(async {
-        let o = abort_on_ctrl_c(options(a));
+        let o = abort_on_ctrl_c(options(a)?);
         transfer::send_file(&local, &remote, file, &o).await
     })?;
     print(&r, "sent");
@@ -235,7 +264,7 @@ pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Res
         })
         .collect::<Result<Vec<_>, _>>()?;
     let r = runtime()?.block_on(async {
-        let mut o = abort_on_ctrl_c(options(a));
+        let mut o = abort_on_ctrl_c(options(a)?);
         o.peers = peers;
         transfer::receive(&listen, out, &o).await
     })?;

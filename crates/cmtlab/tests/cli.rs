@@ -25,6 +25,10 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
     )
     .unwrap();
     let missing = dir.join("missing.toml");
+    let empty_key = dir.join("empty.key");
+    std::fs::write(&empty_key, b"").unwrap();
+    let huge_key = dir.join("huge.key");
+    std::fs::write(&huge_key, vec![7u8; 4097]).unwrap();
     let demo = repo("scenarios/demo.toml");
     let rbuf_sweep = repo("scenarios/studies/demo/rbuf.toml");
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -79,6 +83,44 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
         (
             vec!["recv", "--listen", "192.0.2.1:9899", "--out", "/tmp/x"],
             "cannot bind 192.0.2.1:9899",
+        ),
+        (
+            vec![
+                "recv",
+                "--listen",
+                "127.0.0.1:0",
+                "--out",
+                "/tmp/x",
+                "--key",
+                empty_key.to_str().unwrap(),
+            ],
+            "empty.key: the file is empty",
+        ),
+        (
+            vec![
+                "send",
+                &demo,
+                "--local",
+                "127.0.0.1:0",
+                "--remote",
+                "127.0.0.1:9",
+                "--key",
+                huge_key.to_str().unwrap(),
+            ],
+            "4097 bytes; a key has at most 4096",
+        ),
+        (
+            vec![
+                "send",
+                &demo,
+                "--local",
+                "127.0.0.1:0",
+                "--remote",
+                "127.0.0.1:9",
+                "--key",
+                missing.to_str().unwrap(),
+            ],
+            "--key",
         ),
         (
             vec!["relay", "--path", "127.0.0.1:1>127.0.0.1:2,delay=soon"],

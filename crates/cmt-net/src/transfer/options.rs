@@ -51,6 +51,10 @@ pub struct Options {
     /// to the scheduler as the simulator does, e.g. for JAPS's `bandwidth = "oracle"`);
     /// empty: unknown.
     pub capacities: Vec<Option<f64>>,
+    /// RFC 4895 authentication with a pre-shared endpoint key (`--key FILE`): DATA,
+    /// SACK and the file digest must then carry an AUTH chunk, and a peer that does not
+    /// support it is refused. Both ends must hold the same key.
+    pub auth: Option<cmt_core::auth::AuthConfig>,
 }
 
 impl Options {
@@ -75,13 +79,17 @@ impl Options {
                 self.peer_silence_s
             ));
         }
+        if self.auth.as_ref().is_some_and(|a| a.key.is_empty()) {
+            return Err("key: the key is empty (give at least one byte)".into());
+        }
         let p = Params::default();
         sched::by_name(&self.scheduler, &p).map_err(|e| format!("scheduler: {}", e.0))?;
         rtx::by_name(&self.rtx, &p).map_err(|e| format!("rtx: {}", e.0))?;
         cc::by_name(&self.cc, &p).map_err(|e| format!("cc: {}", e.0))?;
         let cfg = Config {
             mtu: self.mtu,
-            ip_header_len: overhead,
+            // Room for an AUTH chunk (the largest: HMAC-SHA-256) in every packet.
+            ip_header_len: overhead + self.auth.as_ref().map_or(0, |_| AUTH_CHUNK_MAX),
             rbuf: self.rbuf,
             ..Config::default()
         };
@@ -96,6 +104,9 @@ impl Options {
         )
     }
 }
+
+/// The largest AUTH chunk (HMAC-SHA-256: 8 + 32 bytes).
+pub(super) const AUTH_CHUNK_MAX: u32 = 40;
 
 /// IP + UDP header bytes of the largest kind among `addrs`: 48 if any is IPv6, else 28.
 /// One value per association: chunk sizes are the same on every path.
@@ -123,6 +134,7 @@ impl Default for Options {
             peer_silence_s: 130.0,
             peers: Vec::new(),
             capacities: Vec::new(),
+            auth: None,
         }
     }
 }

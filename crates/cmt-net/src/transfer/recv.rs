@@ -13,8 +13,8 @@ use super::{
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
     session::{
-        abort, admit, association, deliver, failure, flush, negotiated_receiver_rates, next,
-        setup_config, until, write_capture, Ticker, Wake,
+        abort, admit, association, deliver, failure, flush, give_up, negotiated_receiver_rates,
+        next, setup_config, until, write_capture, Ticker, Wake,
     },
 };
 use crate::io::{Arrival, Sockets};
@@ -92,6 +92,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
                 .map(|ip| SocketAddr::new(*ip, from.port())),
         ),
     );
+    let overhead = overhead + socks.authenticate(est.auth.clone());
     let mut assoc = association(o, n, est.init, receiver_rates, overhead)?;
     let start = socks.now();
     let mut heard = start;
@@ -115,7 +116,8 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
             return Err(failure(&assoc));
         }
         if socks.now() >= o.deadline(start) {
-            return Err(format!("transfer timed out after {} s", o.timeout_s));
+            let why = format!("transfer timed out after {} s", o.timeout_s);
+            return Err(give_up(&mut socks, &mut assoc, &routes, why).await);
         }
         let silent_until = Time::from_nanos(
             heard

@@ -15,8 +15,8 @@ use super::{
     report::Report,
     routes::Routes,
     session::{
-        abort, admit, association, deliver, failure, flush, negotiated_receiver_rates, next,
-        setup_config, until, write_capture, Ticker, Wake,
+        abort, admit, association, deliver, failure, flush, give_up, negotiated_receiver_rates,
+        next, setup_config, until, write_capture, Ticker, Wake,
     },
 };
 use crate::io::{Arrival, Sockets};
@@ -88,13 +88,13 @@ pub(super) async fn send_from(
             Wake::Packet(Arrival { packet: Ok(p), .. }) => match conn.handle_packet(&p) {
                 Ok(Some(est)) => break est,
                 Ok(None) => {}
-                Err(e) => return Err(format!("setup failed: {e:?}")),
+                Err(e) => return Err(format!("setup failed: {e}")),
             },
             Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
             Wake::Abort => return Err("aborted before the association was set up".into()),
             Wake::Timer => conn
                 .handle_timeout(socks.now())
-                .map_err(|e| format!("setup failed: {e:?}"))?,
+                .map_err(|e| format!("setup failed: {e}"))?,
         }
     };
     let n = locals.len().min(remotes.len());
@@ -110,6 +110,7 @@ pub(super) async fn send_from(
     let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     // Only the addresses we send to speak for the receiver until another answers a probe.
     let mut trust = Trust::new(remotes.iter().copied());
+    let overhead = overhead + socks.authenticate(est.auth.clone());
     let mut assoc = association(o, n, est.init, receiver_rates, overhead)?;
     for (i, c) in o.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
@@ -147,7 +148,8 @@ pub(super) async fn send_from(
             return Err(failure(&assoc));
         }
         if socks.now() >= o.deadline(start) {
-            return Err(format!("transfer timed out after {} s", o.timeout_s));
+            let why = format!("transfer timed out after {} s", o.timeout_s);
+            return Err(give_up(&mut socks, &mut assoc, &routes, why).await);
         }
         let wake = until(ticker.wake(assoc.poll_timeout(), o), o.deadline(start));
         match next(&mut socks, wake, o).await {

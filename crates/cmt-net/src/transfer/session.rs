@@ -90,6 +90,7 @@ pub(super) fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
         } else {
             vec![chunk_type::FILE_DIGEST]
         },
+        auth: o.auth.clone(),
         ..SetupConfig::default()
     }
 }
@@ -184,6 +185,19 @@ pub(super) async fn abort(
         return e;
     }
     "aborted: ABORT sent to the peer".into()
+}
+
+/// Gives up on an established association for a local reason (a time limit): an ABORT
+/// with cause "User-Initiated Abort" tells the peer at once, and `why` is returned.
+pub(super) async fn give_up(
+    socks: &mut Sockets,
+    assoc: &mut Association<Counters>,
+    routes: &Routes,
+    why: String,
+) -> String {
+    assoc.abort(socks.now(), Some(CAUSE_USER_INITIATED_ABORT));
+    let _ = flush(socks, assoc, routes).await;
+    why
 }
 
 pub(super) fn write_capture(socks: &Sockets, o: &Options) -> Result<(), String> {
