@@ -10,6 +10,7 @@ use std::task::Poll;
 use std::time::Instant;
 
 use cmt_core::auth::Session;
+use cmt_core::pcap::Pcap;
 use cmt_core::wire::{decode, encode, WireError};
 use cmt_core::{Packet, Time};
 use tokio::io::ReadBuf;
@@ -56,7 +57,7 @@ pub struct Sockets {
     rbuf: Vec<u8>,
     /// The socket polled first next time (rotates, so no socket starves the others).
     first: usize,
-    capture: Vec<u8>,
+    capture: Option<Pcap<Vec<u8>>>,
     auth: Option<Session>,
 }
 
@@ -89,7 +90,7 @@ impl Sockets {
             buf: Vec::with_capacity(2048),
             rbuf: vec![0u8; 65_536],
             first: 0,
-            capture: Vec::new(),
+            capture: None,
             auth: None,
         })
     }
@@ -116,15 +117,10 @@ impl Sockets {
             Poll::Pending
         })
         .await;
-        if !self.capture.is_empty() {
-            let t = self.now();
-            record(
-                &mut self.capture,
-                t,
-                from,
-                self.locals[local],
-                &self.rbuf[..len],
-            );
+        let t = self.now().as_nanos();
+        if let Some(c) = self.capture.as_mut() {
+            // One socket never mixes address families, the one error `record` has.
+            let _ = c.record(t, from, self.locals[local], &self.rbuf[..len]);
         }
         let raw = &self.rbuf[..len];
         let d = decode(raw);
@@ -157,12 +153,12 @@ impl Sockets {
 
     /// Starts recording every datagram sent and received (IPv4 and IPv6) as pcap.
     pub fn start_capture(&mut self) {
-        self.capture = cmt_core::pcap::file_header().to_vec();
+        self.capture = Pcap::new(Vec::new()).ok();
     }
 
-    /// The capture so far (a pcap file), if capturing.
-    pub fn capture(&self) -> Option<&[u8]> {
-        (!self.capture.is_empty()).then_some(&self.capture[..])
+    /// Ends the capture: the pcap file's bytes, if capturing.
+    pub fn take_capture(&mut self) -> Option<Vec<u8>> {
+        self.capture.take().map(Pcap::into_inner)
     }
 
     /// The local addresses actually bound.
@@ -200,32 +196,11 @@ impl Sockets {
             a.sign(&mut self.buf);
         }
         self.sockets[local].send_to(&self.buf, to).await?;
-        if !self.capture.is_empty() {
-            let t = self.now();
-            record(&mut self.capture, t, self.locals[local], to, &self.buf);
+        let t = self.now().as_nanos();
+        if let Some(c) = self.capture.as_mut() {
+            let _ = c.record(t, self.locals[local], to, &self.buf);
         }
         Ok(())
-    }
-}
-
-/// Appends a datagram to a capture, as IPv4 or IPv6 + UDP.
-fn record(capture: &mut Vec<u8>, t: Time, from: SocketAddr, to: SocketAddr, bytes: &[u8]) {
-    match (from, to) {
-        (SocketAddr::V4(f), SocketAddr::V4(d)) => cmt_core::pcap::record(
-            capture,
-            t.as_nanos(),
-            (*f.ip(), f.port()),
-            (*d.ip(), d.port()),
-            bytes,
-        ),
-        (SocketAddr::V6(f), SocketAddr::V6(d)) => cmt_core::pcap::record_v6(
-            capture,
-            t.as_nanos(),
-            (*f.ip(), f.port()),
-            (*d.ip(), d.port()),
-            bytes,
-        ),
-        _ => {}
     }
 }
 

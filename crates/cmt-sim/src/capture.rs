@@ -4,15 +4,16 @@
 //! 10.0.(p+1).1, its receiver 10.0.(p+1).2; both use UDP port 9899 (RFC 6951).
 
 use std::io::Write;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddr};
 
-use cmt_core::{pcap, wire, Packet, Time};
+use cmt_core::pcap::{self, Pcap};
+use cmt_core::{wire, Packet, Time};
 
 /// An open capture.
 pub struct Capture {
-    out: Box<dyn Write>,
+    /// The open file (taken when finished).
+    out: Option<Pcap<Box<dyn Write>>>,
     scratch: Vec<u8>,
-    record: Vec<u8>,
     error: Option<std::io::Error>,
     /// Packets written.
     pub packets: u64,
@@ -20,12 +21,10 @@ pub struct Capture {
 
 impl Capture {
     /// Starts a capture on `out` (writes the file header).
-    pub fn new(mut out: Box<dyn Write>) -> std::io::Result<Self> {
-        out.write_all(&pcap::file_header())?;
+    pub fn new(out: Box<dyn Write>) -> std::io::Result<Self> {
         Ok(Capture {
-            out,
+            out: Some(Pcap::new(out)?),
             scratch: Vec::new(),
-            record: Vec::new(),
             error: None,
             packets: 0,
         })
@@ -33,32 +32,29 @@ impl Capture {
 
     /// Records a packet sent by `side` (0 = sender, 1 = receiver) on `path` at `now`.
     pub fn packet(&mut self, now: Time, side: usize, path: usize, packet: &Packet) {
-        if self.error.is_some() {
+        let Some(out) = self.out.as_mut().filter(|_| self.error.is_none()) else {
             return;
-        }
+        };
         let net = (path as u8).wrapping_add(1);
         let ends = [Ipv4Addr::new(10, 0, net, 1), Ipv4Addr::new(10, 0, net, 2)];
         let port = pcap::SCTP_UDP_PORT;
         wire::encode(packet, port, port, &mut self.scratch);
-        self.record.clear();
-        pcap::record(
-            &mut self.record,
-            now.as_nanos(),
-            (ends[side], port),
-            (ends[1 - side], port),
-            &self.scratch,
+        let (src, dst) = (
+            SocketAddr::from((ends[side], port)),
+            SocketAddr::from((ends[1 - side], port)),
         );
-        match self.out.write_all(&self.record) {
+        match out.record(now.as_nanos(), src, dst, &self.scratch) {
             Ok(()) => self.packets += 1,
             Err(e) => self.error = Some(e),
         }
     }
 
-    /// Flushes; the first write error, if any.
+    /// Flushes and closes; the first write error, if any. Later packets are ignored.
     pub fn finish(&mut self) -> std::io::Result<()> {
+        let out = self.out.take();
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        self.out.flush()
+        out.map_or(Ok(()), |p| p.into_inner().flush())
     }
 }

@@ -179,7 +179,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         }
     }
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
-    write_capture(&socks, o)?;
+    write_capture(&mut socks, o)?;
     let sha256 = sha.ok_or("the association closed before the peer's SHUTDOWN")?;
     Ok(Report {
         bytes: sink.bytes(),

@@ -186,7 +186,7 @@ pub(super) async fn send_from(
         }
     }
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
-    write_capture(&socks, o)?;
+    write_capture(&mut socks, o)?;
     let sha256 = src.sha256();
     if confirm {
         check_digest((total, &sha256), digest)?;

@@ -200,8 +200,8 @@ pub(super) async fn give_up(
     why
 }
 
-pub(super) fn write_capture(socks: &Sockets, o: &Options) -> Result<(), String> {
-    if let (Some(path), Some(bytes)) = (&o.pcap, socks.capture()) {
+pub(super) fn write_capture(socks: &mut Sockets, o: &Options) -> Result<(), String> {
+    if let (Some(path), Some(bytes)) = (&o.pcap, socks.take_capture()) {
         std::fs::write(path, bytes)
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     }
