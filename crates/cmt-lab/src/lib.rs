@@ -11,6 +11,7 @@
 
 pub mod aggregate;
 pub mod error;
+pub mod headroom;
 pub mod merge;
 pub mod plot;
 pub mod real;

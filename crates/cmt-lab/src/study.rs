@@ -388,6 +388,14 @@ pub fn reproduce_with(
         }
     }
     let _ = writeln!(md, "\n\"Difference\" is (measured − compared with) / compared with, on the means. Runs at different grid points share seeds, so each claim is tested on the per-seed differences (measured − compared with): \"paired Δ\" is their mean with its 95 % CI, \"sign test p\" the two-sided exact sign test of their signs. A claim holds when the paired CI lies on the claimed side of zero (for `~`, inside the tolerance band), is contradicted (**no**) when it lies on the other side, and is **unclear** when it straddles the boundary.\n");
+    let mut headroom = Vec::new();
+    for (plan, _) in &done {
+        headroom.push((
+            plan.name.clone(),
+            crate::headroom::headroom(plan, &out.join(&plan.name))?,
+        ));
+    }
+    md += &crate::headroom::section(&headroom);
     md += &crate::real::section(&real_done, &done, "goodput_mbps");
     if !runs_md.is_empty() {
         let _ = writeln!(md, "## Single runs\n\n{runs_md}");

@@ -225,3 +225,39 @@ fn a_claim_that_leaves_out_an_axis_is_about_the_per_seed_mean_over_it() {
         "overall {overall}, mean of the points {mid}"
     );
 }
+
+#[test]
+fn the_report_gives_each_scenarios_best_configuration_and_its_share_of_the_cc_bound() {
+    // An algorithm axis (scheduler) beside a scenario axis (rbuf): one row per rbuf,
+    // naming the better scheduler. Loss-free paths: the cc-aware bound is the
+    // receive-buffer bound, so both fractions agree.
+    let sweep = format!(
+        "{SWEEP}\n[[axes]]\nkey = \"association.scheduler\"\nvalues = [\"round-robin\", \"minrtt\"]\n"
+    );
+    let d = study_dir("headroom", STUDY);
+    std::fs::write(d.join("sweep.toml"), sweep).unwrap();
+    let study = STUDY.replace(
+        "left = { \"receiver.rbuf\" = \"256KB\" }\nop = \">\"",
+        "left = { \"receiver.rbuf\" = \"256KB\", \"association.scheduler\" = \"minrtt\" }\nop = \">\"",
+    );
+    std::fs::write(d.join("study.toml"), study).unwrap();
+    let out = d.join("out");
+    let report = cmt_lab::study::reproduce(&d, true, 2, &out, &|_, _, _| {}).unwrap();
+    let md = std::fs::read_to_string(report).unwrap();
+    let section = &md[md
+        .find("## How far from the best possible")
+        .expect("section")..];
+    let rows: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("| receiver.rbuf="))
+        .collect();
+    assert_eq!(rows.len(), 2, "{section}");
+    for row in rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert!(cells[2].starts_with("association.scheduler="), "{row}");
+        assert_eq!(cells[3], "reno");
+        let share = |c: &str| c.split(' ').next().unwrap().parse::<f64>().unwrap();
+        assert_eq!(share(cells[6]), share(cells[7]), "{row}");
+        assert!(share(cells[6]) > 10.0 && share(cells[6]) <= 100.0, "{row}");
+    }
+}

@@ -9,7 +9,8 @@
 //! * [`queue`], [`link`], [`loss`], [`traffic`] — the network: event queue, links, loss
 //!   models, background traffic;
 //! * [`world`] — the simulation loop;
-//! * [`recorder`], [`bound`], [`summary`] — metrics, the receive-buffer bound, outputs.
+//! * [`recorder`], [`bound`], [`reno_model`], [`summary`] — metrics, the two bounds
+//!   (receive buffer; congestion-control-aware), outputs.
 
 pub mod bound;
 pub mod capture;
@@ -17,6 +18,7 @@ pub mod link;
 pub mod loss;
 pub mod queue;
 pub mod recorder;
+pub mod reno_model;
 pub mod rng;
 pub mod scenario;
 pub mod summary;

@@ -31,6 +31,18 @@ impl Gilbert {
             h_bad: 1.0,
         }
     }
+    /// Per-packet rate at which loss episodes begin, for the congestion-control-aware
+    /// bound: a loss in the good state, or a visit to the bad state (counted once,
+    /// weighted by its loss probability): `r/(p + r) · (h_G + p·h_B)`. For the simple
+    /// Gilbert model (h_G = 0, h_B = 1) this is the stationary loss over the mean burst
+    /// length 1/r.
+    pub fn episode_rate(&self) -> f64 {
+        if self.p + self.r == 0.0 {
+            return self.h_good;
+        }
+        self.r / (self.p + self.r) * (self.h_good + self.p * self.h_bad)
+    }
+
     /// Long-run fraction of packets lost: `(r·h_G + p·h_B)/(p + r)`.
     pub fn stationary_loss(&self) -> f64 {
         if self.p + self.r == 0.0 {

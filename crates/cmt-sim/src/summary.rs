@@ -115,6 +115,12 @@ pub struct Summary {
     pub bound_mbps: f64,
     /// goodput / bound.
     pub goodput_of_bound: f64,
+    /// Congestion-control-aware bound, Mbit/s (docs/metrics.md).
+    #[serde(default)]
+    pub cc_bound_mbps: f64,
+    /// goodput / congestion-control-aware bound.
+    #[serde(default)]
+    pub goodput_of_cc_bound: f64,
     /// Peak |O3-TSN|.
     pub o3_tsn_peak: u64,
     /// Reordering latency.
@@ -187,6 +193,7 @@ impl Summary {
             lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64
         };
         let bound = sim.bound_mbps(cmt_core::Duration::from_secs_f64(measured));
+        let cc_bound = sim.cc_bound_mbps(cmt_core::Duration::from_secs_f64(measured));
         let goodput = mbps(r.delivered, measured);
         Summary {
             scenario: b.name.clone(),
@@ -202,6 +209,12 @@ impl Summary {
             throughput_mbps: mbps(r.received, measured),
             bound_mbps: bound,
             goodput_of_bound: if bound > 0.0 { goodput / bound } else { 0.0 },
+            cc_bound_mbps: cc_bound,
+            goodput_of_cc_bound: if cc_bound > 0.0 {
+                goodput / cc_bound
+            } else {
+                0.0
+            },
             o3_tsn_peak: r.o3_peak,
             reordering_latency_ms: Latency {
                 mean: mean * 1e-6,
@@ -332,6 +345,8 @@ pub const METRICS: &[&str] = &[
     "throughput_mbps",
     "bound_mbps",
     "goodput_of_bound",
+    "cc_bound_mbps",
+    "goodput_of_cc_bound",
     "delivered_bytes",
     "sim_time_s",
     "o3_tsn_peak",
@@ -407,6 +422,8 @@ impl Summary {
             "throughput_mbps" => self.throughput_mbps,
             "bound_mbps" => self.bound_mbps,
             "goodput_of_bound" => self.goodput_of_bound,
+            "cc_bound_mbps" => self.cc_bound_mbps,
+            "goodput_of_cc_bound" => self.goodput_of_cc_bound,
             "delivered_bytes" => self.delivered_bytes as f64,
             "sim_time_s" => self.sim_time_s,
             "o3_tsn_peak" => self.o3_tsn_peak as f64,

@@ -8,7 +8,6 @@ use std::rc::Rc;
 use cmt_core::{Algorithms, AssocInit, Association, Duration, PathId, Payload, Time};
 use rand::Rng;
 
-use crate::bound::{rbuf_bound, PathCapacity};
 use crate::link::{Finished, InFlight, Link, LinkParams, Offer};
 use crate::loss::LossChain;
 use crate::queue::EventQueue;
@@ -17,6 +16,8 @@ use crate::rng::stream;
 use crate::scenario::{Built, Workload};
 use crate::traffic::Source;
 use crate::units::Spread;
+
+mod bounds;
 
 enum Ev {
     LinkDone(usize),
@@ -41,6 +42,17 @@ pub struct Drawn {
 /// A path's configured forward loss: every link's drawn Bernoulli loss and Gilbert
 /// stationary loss in series (docs/algorithms.md §1.5 "oracle").
 fn configured_loss(built: &Built, drawn: &[Drawn], links: &[usize]) -> f64 {
+    forward_loss(built, drawn, links, crate::loss::Gilbert::stationary_loss)
+}
+
+/// A path's forward loss in series over its links: each link's drawn Bernoulli loss and
+/// `gilbert` of its Gilbert model (a probability per packet).
+fn forward_loss(
+    built: &Built,
+    drawn: &[Drawn],
+    links: &[usize],
+    gilbert: fn(&crate::loss::Gilbert) -> f64,
+) -> f64 {
     let pass: f64 = links
         .iter()
         .map(|&l| {
@@ -48,7 +60,7 @@ fn configured_loss(built: &Built, drawn: &[Drawn], links: &[usize]) -> f64 {
             if !link.loss_direction.applies(false) {
                 return 1.0;
             }
-            let g = link.gilbert.as_ref().map_or(0.0, |g| g.stationary_loss());
+            let g = link.gilbert.as_ref().map_or(0.0, gilbert);
             (1.0 - drawn[l].loss) * (1.0 - g)
         })
         .product();
@@ -319,45 +331,6 @@ impl Simulation {
             ending: None,
             sources,
         })
-    }
-
-    /// The receive-buffer bound for this run's drawn link values, Mbit/s of goodput, for
-    /// a run that measured `over` of simulated time: a link that follows a capacity
-    /// trace counts the capacity the trace offers in that window.
-    pub fn bound_mbps(&self, over: Duration) -> f64 {
-        let cfg = &self.built.config;
-        let payload = cfg.max_payload() as f64;
-        let pkt = (cfg.mtu) as f64;
-        let sack = 20.0 + 12.0 + 16.0 + cfg.ip_header_len as f64;
-        let caps: Vec<PathCapacity> = (0..self.built.paths.len())
-            .map(|p| (&self.routes[2 * p], &self.routes[2 * p + 1]))
-            .map(|(fwd, rev)| {
-                let rate = fwd
-                    .iter()
-                    .map(|&l| {
-                        let p = &self.links[l].params;
-                        p.trace
-                            .as_ref()
-                            .map_or(p.rate_bps as f64, |t| t.mean_rate_bps_over(over))
-                    })
-                    .fold(f64::INFINITY, f64::min);
-                let rate = if rate.is_finite() { rate } else { 0.0 };
-                let mut rtt = 0.0;
-                for &l in fwd {
-                    rtt += self.links[l].params.delay.as_secs_f64()
-                        + pkt * 8.0 / self.links[l].params.rate_bps as f64;
-                }
-                for &l in rev {
-                    rtt += self.links[l].params.delay.as_secs_f64()
-                        + sack * 8.0 / self.links[l].params.rate_bps as f64;
-                }
-                PathCapacity {
-                    goodput_bps: rate / 8.0 * payload / pkt,
-                    rtt_s: rtt,
-                }
-            })
-            .collect();
-        rbuf_bound(&caps, cfg.rbuf as f64) * 8.0 / 1e6
     }
 
     /// Runs to the end. `progress` gets the fraction of simulated time done now and then.

@@ -91,6 +91,14 @@ fn table(s: &Summary) -> String {
                 100.0 * s.goodput_of_bound
             ),
         ),
+        (
+            "cc-aware bound",
+            format!(
+                "{:.3} Mbit/s  (goodput = {:.0} % of it; what Reno could sustain per path under its loss)",
+                s.cc_bound_mbps,
+                100.0 * s.goodput_of_cc_bound
+            ),
+        ),
         ("O3-TSN peak", s.o3_tsn_peak.to_string()),
         (
             "reordering latency",

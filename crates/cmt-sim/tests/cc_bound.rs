@@ -1,0 +1,115 @@
+//! The congestion-control-aware bound against the simulator's own Reno on one path with
+//! random loss, over the range the bound is meant for: loss 0.5–10 %, RTT 20–400 ms.
+//!
+//! Where the band comes from. The model (docs/metrics.md) is a renewal model of SCTP's
+//! AIMD with SACK-based recovery. Its reference is ns-2.35's SCTP: on six points of this
+//! grid (1 % / 20 ms, 2 % / 100 ms, 5 % / 20 ms, 10 % at 20, 100 and 400 ms;
+//! `tools/ns2/diff.py`, four seeds) ns-2 and this simulator agreed within 3 % on goodput
+//! and within 10 % on timeouts, window cuts and fast retransmits, so the simulator's Reno
+//! stands in for the reference here. ±15 % per point is the accuracy the bound is meant
+//! to have — enough to say how far a scheduler is from the best possible, not more than
+//! a fluid model of a sawtooth can promise. The model's known residuals lie inside it — the largest, −14 % at 10 % loss and 20 ms, from the
+//! fluid treatment of the data sent while a lost retransmission waits for its RTO — and
+//! two seeds of 300 s at the point with the fewest loss episodes (0.5 %, 400 ms: about
+//! 40 per run) add about ±5 % of noise to the mean. The mean over the grid tests the
+//! model for bias: within ±5 %.
+
+use cmt_sim::{run_str, Summary};
+
+const ONE_PATH: &str = r#"
+seed = 1
+duration = "300s"
+[receiver]
+rbuf = "64MB"
+[[links]]
+name = "l"
+rate = "1000Mbps"
+delay = "10ms"
+queue = 100000
+loss_direction = "forward"
+[[paths]]
+name = "p"
+links = ["l"]
+"#;
+
+fn run(set: &[String]) -> Summary {
+    run_str(ONE_PATH, set).expect("scenario runs")
+}
+
+#[test]
+fn reno_on_one_lossy_path_lands_within_15_percent_of_the_cc_aware_bound() {
+    let mut ratios = Vec::new();
+    let mut report = String::new();
+    for loss in [0.005, 0.01, 0.02, 0.05, 0.10] {
+        for rtt_ms in [20.0, 100.0, 400.0] {
+            let mut point = Vec::new();
+            for seed in 1..=2 {
+                let s = run(&[
+                    format!("links.l.loss={loss}"),
+                    format!("links.l.delay=\"{}ms\"", rtt_ms / 2.0),
+                    format!("seed={seed}"),
+                ]);
+                assert!(s.cc_bound_mbps > 0.0 && s.cc_bound_mbps.is_finite());
+                // The capacity (1 Gbit/s) never binds: the bound is the model's rate.
+                assert!(s.cc_bound_mbps < 0.5 * s.bound_mbps);
+                point.push(s.goodput_mbps / s.cc_bound_mbps);
+            }
+            let mean = (point[0] + point[1]) / 2.0;
+            report += &format!("loss {loss} rtt {rtt_ms} ms: {mean:.3}\n");
+            ratios.push(mean);
+        }
+    }
+    for r in &ratios {
+        assert!((0.85..=1.15).contains(r), "goodput / cc bound:\n{report}");
+    }
+    let bias = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    assert!((0.95..=1.05).contains(&bias), "mean {bias:.3}:\n{report}");
+}
+
+#[test]
+fn without_loss_the_cc_aware_bound_is_the_receive_buffer_bound() {
+    let s = run(&["links.l.loss=0".into(), "links.l.rate=\"10Mbps\"".into()]);
+    assert_eq!(s.cc_bound_mbps, s.bound_mbps);
+}
+
+#[test]
+fn background_traffic_leaves_the_bound_what_it_did_not_deliver() {
+    // A 10 Mbit/s path without loss beside a 4 Mbit/s open-loop flow and a greedy
+    // TCP-like flow: the bound is the capacity less what both delivered (after
+    // headers), and the association stays below it.
+    let text = r#"
+seed = 1
+duration = "20s"
+[receiver]
+rbuf = "64MB"
+[[links]]
+name = "l"
+rate = "10Mbps"
+delay = "10ms"
+queue = 100
+[[paths]]
+name = "p"
+links = ["l"]
+[[traffic]]
+name = "cbr"
+kind = "cbr"
+links = ["l"]
+rate = "4Mbps"
+size = 1000
+[[traffic]]
+name = "tcp"
+kind = "tcp"
+links = ["l"]
+"#;
+    let s = run_str(text, &[]).unwrap();
+    let taken: f64 = s.background.iter().map(|b| b.delivered_mbps).sum();
+    let left = (10.0 - taken) * 1452.0 / 1500.0;
+    assert!(taken > 4.0, "background delivered {taken} Mbit/s");
+    assert!(
+        (s.cc_bound_mbps - left).abs() < 1e-9,
+        "{} vs {left}",
+        s.cc_bound_mbps
+    );
+    assert!(s.goodput_mbps <= s.cc_bound_mbps);
+    assert!(s.cc_bound_mbps < 0.7 * s.bound_mbps);
+}
