@@ -195,7 +195,8 @@ impl Config {
                 self.mtu
             ));
         }
-        if self.mtu < self.ip_header_len + 12 + 16 + 4 {
+        // In u64: a huge header size must not wrap around past this check.
+        if (self.mtu as u64) < self.ip_header_len as u64 + 12 + 16 + 4 {
             return Err(format!(
                 "mtu {} is too small to carry a DATA chunk",
                 self.mtu
@@ -231,6 +232,18 @@ impl Config {
 mod tests {
     use super::*;
     use crate::packet::data_chunk_len;
+
+    #[test]
+    fn a_huge_ip_header_is_refused_not_wrapped_around() {
+        let c = Config {
+            ip_header_len: u32::MAX,
+            ..Config::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .contains("too small to carry a DATA chunk"));
+    }
 
     #[test]
     fn a_full_data_chunk_with_its_padding_never_exceeds_the_mtu() {

@@ -310,7 +310,8 @@ pub fn reproduce_with(
     let label = file.display().to_string();
     let text = std::fs::read_to_string(&file)
         .map_err(|e| LabError::at(&label, format!("cannot read: {e}")))?;
-    let study: StudyFile = toml::from_str(&text).map_err(|e| LabError::at(&label, e.message()))?;
+    let study: StudyFile = toml::from_str(&text)
+        .map_err(|e| LabError::at(&label, crate::sweep::toml_error(&text, &e)))?;
     if quick && study.quick.is_none() {
         return Err(LabError::at(&label, "has no [quick] settings"));
     }

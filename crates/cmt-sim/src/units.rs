@@ -41,26 +41,52 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((num.parse().ok()?, unit.trim()))
 }
 
-/// A link rate in bits per second ("11Mbps", "2100kbps", "384kbit", or a number in bit/s).
+/// The multiplier to bit/s of a rate unit. Bits are a lowercase `b` (`bps`, `bit/s`,
+/// `bit`, `b/s`), bytes an uppercase `B` (`Bps`, `B/s`: × 8); the prefix `k`, `M` or `G`
+/// (either case) is decimal, as rates are. Anything else — a bare `Mb` or `MB`, which
+/// could be either — is refused.
+fn rate_unit(unit: &str) -> Option<f64> {
+    let (prefix, base) = match unit.chars().next() {
+        Some(c) if unit.len() > 1 && "kKmMgG".contains(c) => (c, &unit[1..]),
+        _ => (' ', unit),
+    };
+    let scale = match prefix.to_ascii_lowercase() {
+        ' ' => 1.0,
+        'k' => 1e3,
+        'm' => 1e6,
+        _ => 1e9,
+    };
+    let per_unit = match base {
+        "" if prefix == ' ' => 1.0,
+        "bps" | "bit/s" | "bit" | "b/s" => 1.0,
+        "Bps" | "B/s" => 8.0,
+        _ => return None,
+    };
+    Some(scale * per_unit)
+}
+
+/// A link rate in bits per second ("11Mbps", "2100kbps", "384kbit", "1.5MB/s" = 12 Mbit/s,
+/// or a number in bit/s).
 pub fn parse_rate(raw: &Raw) -> Result<u64, String> {
     let (x, unit) = match raw {
         Raw::Num(x) => (*x, ""),
         Raw::Text(s) => split_number(s).ok_or_else(|| format!("invalid rate {raw}"))?,
     };
-    let mult = match unit.to_ascii_lowercase().as_str() {
-        "" | "bps" | "bit" | "b/s" => 1.0,
-        "kbps" | "kbit" | "kb" | "kb/s" => 1e3,
-        "mbps" | "mbit" | "mb" | "mb/s" => 1e6,
-        "gbps" | "gbit" | "gb" | "gb/s" => 1e9,
-        _ => {
-            return Err(format!(
-                "invalid rate {raw}: unknown unit `{unit}` (use bps, kbps, Mbps, Gbps)"
-            ))
-        }
-    };
+    let mult = rate_unit(unit).ok_or_else(|| {
+        format!(
+            "invalid rate {raw}: unknown unit `{unit}` (bits: bps, kbps, Mbps, Gbps; \
+             bytes: Bps, kBps, MBps, GBps or B/s, kB/s, MB/s, GB/s)"
+        )
+    })?;
     let bps = x * mult;
     if !bps.is_finite() || bps <= 0.0 {
         return Err(format!("invalid rate {raw}: must be positive"));
+    }
+    if bps < 1.0 {
+        return Err(format!("invalid rate {raw}: below 1 bit/s"));
+    }
+    if bps > 1e15 {
+        return Err(format!("invalid rate {raw}: above 1 Pbit/s"));
     }
     Ok(bps.round() as u64)
 }
@@ -199,6 +225,26 @@ mod tests {
         assert!(parse_rate(&t("5 furlongs"))
             .unwrap_err()
             .contains("unknown unit"));
+    }
+
+    #[test]
+    fn byte_rates_are_bytes_and_ambiguous_units_are_refused() {
+        // An uppercase B is a byte: 8 bits, never silently one.
+        assert_eq!(parse_rate(&t("1MB/s")), Ok(8_000_000));
+        assert_eq!(parse_rate(&t("1MBps")), Ok(8_000_000));
+        assert_eq!(parse_rate(&t("250kB/s")), Ok(2_000_000));
+        assert_eq!(parse_rate(&t("1Mbit/s")), Ok(1_000_000));
+        assert_eq!(parse_rate(&t("1 Gbps")), Ok(1_000_000_000));
+        for bad in ["1Mb", "1MB", "1M", "1mbPS", "1 Mbytes"] {
+            assert!(
+                parse_rate(&t(bad)).unwrap_err().contains("unknown unit"),
+                "{bad}"
+            );
+        }
+        assert!(parse_rate(&t("0.5bps"))
+            .unwrap_err()
+            .contains("below 1 bit/s"));
+        assert!(parse_rate(&Raw::Num(1e300)).unwrap_err().contains("above"));
     }
 
     #[test]

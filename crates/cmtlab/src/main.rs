@@ -1,5 +1,21 @@
 //! `cmtlab` — the command-line program.
 
+/// Prints to stdout like `print!`; a closed pipe (`cmtlab run … | head`) ends the program
+/// quietly instead of panicking.
+macro_rules! say {
+    ($($t:tt)*) => {
+        $crate::stdout_or_exit(format_args!($($t)*))
+    };
+}
+
+/// `println!` through [`say!`].
+macro_rules! sayln {
+    ($($t:tt)*) => {{
+        say!($($t)*);
+        say!("\n");
+    }};
+}
+
 mod net;
 mod real;
 mod run;
@@ -72,6 +88,10 @@ enum Command {
         /// Output directory (default: `out/<study>` or `out/<study>-quick`).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Where to look for studies by name (default: `$CMTLAB_STUDIES`, then
+        /// `scenarios/studies` here, then that of the checkout cmtlab was built from).
+        #[arg(long, value_name = "DIR")]
+        studies: Option<PathBuf>,
     },
     /// Re-draw the figures (and the report of a sweep) from saved results.
     Plot {
@@ -171,13 +191,25 @@ fn main() -> ExitCode {
             real,
             jobs,
             out,
-        } => sweep::reproduce(&study, quick, real, jobs, out),
+            studies,
+        } => sweep::reproduce(&study, studies.as_deref(), quick, real, jobs, out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// Writes to stdout; on a closed pipe exits with status 0 (the reader has what it wanted).
+pub(crate) fn stdout_or_exit(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
         }
     }
 }

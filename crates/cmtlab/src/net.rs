@@ -204,7 +204,7 @@ fn print(r: &Report, role: &str) {
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!();
     }
-    println!(
+    sayln!(
         "{role}: {} bytes in {:.3} s = {:.3} Mbit/s, sha256 {}",
         r.bytes,
         r.seconds,
@@ -217,16 +217,16 @@ fn print(r: &Report, role: &str) {
             .get(i)
             .map(|(l, r)| format!(" ({l} → {r})"))
             .unwrap_or_default();
-        println!(
+        sayln!(
             "  path {i}{route}: sent {} DATA packets, {} bytes, {} retransmissions; received {} DATA packets",
             p.sent_packets, p.sent_bytes, p.retransmissions, p.received_data_packets
         );
     }
     if r.receiver_rates {
-        println!("  receiver-driven rate control: on (negotiated)");
+        sayln!("  receiver-driven rate control: on (negotiated)");
     }
     if r.confirmed {
-        println!(
+        sayln!(
             "  {}",
             if role == "sent" {
                 "confirmed: the receiver stored every byte (its length and SHA-256 match)"
@@ -236,7 +236,7 @@ fn print(r: &Report, role: &str) {
         );
     }
     if r.rejected > 0 {
-        println!("  {} packets rejected (malformed or wrong tag)", r.rejected);
+        sayln!("  {} packets rejected (malformed or wrong tag)", r.rejected);
     }
 }
 
@@ -283,7 +283,7 @@ pub fn relay(paths: &[String], seed: u64) -> Result<(), String> {
     runtime()?.block_on(async move {
         let mut tasks = Vec::new();
         for (i, s) in specs.into_iter().enumerate() {
-            println!("relaying {} → {}", s.listen, s.target);
+            sayln!("relaying {} → {}", s.listen, s.target);
             tasks.push(tokio::spawn(cmt_net::relay::run_path(s, seed + i as u64)));
         }
         for t in tasks {

@@ -48,12 +48,12 @@ pub fn run(
         b.finish_and_clear();
     }
     let summary = Summary::of(&sim, start.elapsed().as_secs_f64());
-    print!("{}", table(&summary));
+    say!("{}", table(&summary));
     if let Some(p) = pcap {
         let n = sim
             .finish_capture()
             .map_err(|e| format!("{}: cannot write: {e}", p.display()))?;
-        println!("{n} packets captured to {}", p.display());
+        sayln!("{n} packets captured to {}", p.display());
     }
     if let Some(p) = json {
         let text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
@@ -64,7 +64,7 @@ pub fn run(
         write_outputs(&sim, &summary, dir)
             .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
         let figures = cmt_lab::plot::plot_run(dir, &summary.scenario).map_err(|e| e.to_string())?;
-        println!(
+        sayln!(
             "results written to {}: summary.json, timeseries.csv, paths.csv, {}",
             dir.display(),
             figures.join(", ")

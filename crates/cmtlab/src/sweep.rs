@@ -25,10 +25,10 @@ pub fn sweep(
     out: Option<PathBuf>,
     shard: Option<&str>,
 ) -> Result<(), String> {
-    let plan = Plan::load(file).map_err(|e| e.to_string())?;
+    let jobs = parallel_runs(jobs)?;
     let shard = shard.map(parse_shard).transpose()?;
+    let plan = Plan::load(file).map_err(|e| e.to_string())?;
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&plan.name));
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = ProgressBar::new(0);
         b.set_style(
@@ -55,7 +55,7 @@ pub fn sweep(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    println!(
+    sayln!(
         "sweep {}: {} runs planned, {} run now, {} already done (jobs {jobs}{})",
         plan.name,
         plan.runs.len(),
@@ -65,12 +65,12 @@ pub fn sweep(
     );
     if outcome.complete {
         cmt_lab::finalize(&plan, &out, &out).map_err(|e| e.to_string())?;
-        println!(
+        sayln!(
             "results in {}: results.csv, runs.jsonl, aggregate.csv, comparisons.csv, report.md",
             out.display()
         );
     } else {
-        println!("not all runs are done yet; finish the other shards, then `cmtlab merge DIR...`");
+        sayln!("not all runs are done yet; finish the other shards, then `cmtlab merge DIR...`");
     }
     Ok(())
 }
@@ -78,7 +78,7 @@ pub fn sweep(
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
     let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
     let plan = cmt_lab::merge::merge(&refs, out).map_err(|e| e.to_string())?;
-    println!(
+    sayln!(
         "merged {} runs of sweep {} into {}",
         plan.runs.len(),
         plan.name,
@@ -91,7 +91,7 @@ pub fn plot(dir: &Path) -> Result<(), String> {
     if dir.join("plan.json").exists() {
         let plan = cmt_lab::merge::read_plan(dir).map_err(|e| e.to_string())?;
         cmt_lab::finalize(&plan, dir, dir).map_err(|e| e.to_string())?;
-        println!(
+        sayln!(
             "re-drew the figures and report.md of sweep {} in {}",
             plan.name,
             dir.display()
@@ -103,7 +103,7 @@ pub fn plot(dir: &Path) -> Result<(), String> {
             .and_then(|v| v["scenario"].as_str().map(String::from))
             .unwrap_or_else(|| "run".into());
         let files = cmt_lab::plot::plot_run(dir, &name).map_err(|e| e.to_string())?;
-        println!("drew {} in {}", files.join(", "), dir.display());
+        sayln!("drew {} in {}", files.join(", "), dir.display());
     } else {
         return Err(format!(
             "{}: neither a sweep output (plan.json) nor a run output (timeseries.csv)",
@@ -115,22 +115,14 @@ pub fn plot(dir: &Path) -> Result<(), String> {
 
 pub fn reproduce(
     study: &str,
+    studies: Option<&Path>,
     quick: bool,
     real: bool,
     jobs: Option<usize>,
     out: Option<PathBuf>,
 ) -> Result<(), String> {
-    let dir = if Path::new(study).join("study.toml").exists() {
-        PathBuf::from(study)
-    } else {
-        PathBuf::from("scenarios/studies").join(study)
-    };
-    if !dir.join("study.toml").exists() {
-        return Err(format!(
-            "{study}: no such study (looked for {}/study.toml)",
-            dir.display()
-        ));
-    }
+    let jobs = parallel_runs(jobs)?;
+    let dir = find_study(study, studies)?;
     let name = dir
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
@@ -138,7 +130,6 @@ pub fn reproduce(
     let out = out.unwrap_or_else(|| {
         PathBuf::from("out").join(format!("{name}{}", if quick { "-quick" } else { "" }))
     });
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = ProgressBar::new(0);
         b.set_style(
@@ -168,6 +159,47 @@ pub fn reproduce(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    println!("study {name}: report in {}", report.display());
+    sayln!("study {name}: report in {}", report.display());
     Ok(())
+}
+
+/// Most parallel runs `--jobs` accepts.
+const MAX_JOBS: usize = 256;
+
+/// `--jobs`, checked: 1 to [`MAX_JOBS`]; by default the number of CPUs.
+fn parallel_runs(jobs: Option<usize>) -> Result<usize, String> {
+    match jobs {
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        Some(j) if (1..=MAX_JOBS).contains(&j) => Ok(j),
+        Some(j) => Err(format!("--jobs {j}: give 1 to {MAX_JOBS} parallel runs")),
+    }
+}
+
+/// The folder of study `study`: a folder holding `study.toml` itself, or a study name
+/// looked up in `--studies DIR`, `$CMTLAB_STUDIES`, `scenarios/studies` under the current
+/// directory, and the `scenarios/studies` of the checkout this binary was built from.
+fn find_study(study: &str, studies: Option<&Path>) -> Result<PathBuf, String> {
+    if Path::new(study).join("study.toml").exists() {
+        return Ok(PathBuf::from(study));
+    }
+    let mut places: Vec<PathBuf> = Vec::new();
+    if let Some(d) = studies {
+        places.push(d.to_path_buf());
+    }
+    if let Some(d) = std::env::var_os("CMTLAB_STUDIES") {
+        places.push(PathBuf::from(d));
+    }
+    places.push(PathBuf::from("scenarios/studies"));
+    places.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/studies"));
+    places
+        .iter()
+        .map(|p| p.join(study))
+        .find(|d| d.join("study.toml").exists())
+        .ok_or_else(|| {
+            let looked: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+            format!(
+                "{study}: no such study (looked in {}; give a study folder or --studies DIR)",
+                looked.join(", ")
+            )
+        })
 }

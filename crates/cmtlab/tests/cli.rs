@@ -30,6 +30,17 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
     let huge_key = dir.join("huge.key");
     std::fs::write(&huge_key, vec![7u8; 4097]).unwrap();
     let demo = repo("scenarios/demo.toml");
+    let sweep_with = |name: &str, body: &str| {
+        let f = dir.join(name);
+        std::fs::write(&f, format!("base = \"{demo}\"\n{body}")).unwrap();
+        f.to_str().unwrap().to_string()
+    };
+    let twice = sweep_with(
+        "twice.toml",
+        "seeds = 2\n[[axes]]\nkey = \"receiver.rbuf\"\nvalues = [\"32KB\", \"64KB\", \"32KB\"]\n",
+    );
+    let many_seeds = sweep_with("seeds.toml", "seeds = 10000000000\n");
+    let syntax = sweep_with("syntax.toml", "seeds = 2\n[[axes]\nkey = 1\n");
     let rbuf_sweep = repo("scenarios/studies/demo/rbuf.toml");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", bad.to_str().unwrap()], "at least one path"),
@@ -122,6 +133,42 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
             ],
             "--key",
         ),
+        (
+            vec!["run", &demo, "--set", "links.wifi-access.rate=\"1MB\""],
+            "unknown unit `MB` (bits: bps",
+        ),
+        (
+            vec!["run", &demo, "--set", "association.ip_header=4294967295"],
+            "too small to carry a DATA chunk",
+        ),
+        (
+            vec!["run", &demo, "--set", "metrics.bin=\"1ns\""],
+            "more than 1000000 bins",
+        ),
+        (
+            vec!["run", &demo, "--set", "duration=\"1e12s\""],
+            "above the limit of 1000000 s",
+        ),
+        (
+            vec![
+                "run",
+                &demo,
+                "--set",
+                "paths.path2-80216.name=\"path1-80211b\"",
+            ],
+            "duplicate path name `path1-80211b`",
+        ),
+        (vec!["sweep", &twice], "value \"32KB\" is listed twice"),
+        (vec!["sweep", &many_seeds], "at most 100000"),
+        (
+            vec!["sweep", &syntax],
+            "line 3, column 7: invalid table header",
+        ),
+        (
+            vec!["sweep", &twice, "--jobs", "0"],
+            "--jobs 0: give 1 to 256",
+        ),
+        (vec!["sweep", &twice, "--jobs", "100000"], "--jobs 100000"),
         (
             vec!["relay", "--path", "127.0.0.1:1>127.0.0.1:2,delay=soon"],
             "--path 127.0.0.1:1>127.0.0.1:2,delay=soon: `delay`",
@@ -359,4 +406,54 @@ right_value = 4.72
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_closed_pipe_ends_the_program_quietly() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cmtlab"))
+        .args([
+            "run",
+            &repo("scenarios/demo.toml"),
+            "--set",
+            "duration=\"5s\"",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // like `| head -0`
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn reproduce_finds_a_study_by_name_from_any_directory() {
+    let dir = std::env::temp_dir().join(format!("cmtlab-anywhere-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cmtlab"))
+        .current_dir(&dir)
+        .args(["reproduce", "demo", "--quick", "--jobs", "2", "--out", "o"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.join("o/report.md").exists());
+    let out = Command::new(env!("CARGO_BIN_EXE_cmtlab"))
+        .current_dir(&dir)
+        .args(["reproduce", "nope", "--studies", "/nonexistent"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains("nope: no such study (looked in /nonexistent,"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

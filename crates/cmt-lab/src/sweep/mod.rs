@@ -4,7 +4,8 @@ mod plan;
 mod run;
 mod spec;
 
-pub use plan::{Axis, CiMethod, Plan, RunSpec};
+pub(crate) use plan::toml_error;
+pub use plan::{Axis, CiMethod, Plan, RunSpec, MAX_RUNS, MAX_SEEDS};
 pub use run::{run_file, run_plan, write_atomic, RunOptions, RunOutcome, RunRecord};
 pub use spec::{
     flatten, ComparisonKind, ComparisonSpec, PaperValues, PlotKind, ReportSpec, Seeds, SweepFile,

@@ -144,7 +144,7 @@ impl Plan {
         let text = std::fs::read_to_string(path)
             .map_err(|e| LabError::at(&label, format!("cannot read file: {e}")))?;
         let mut file: SweepFile = toml::from_str::<toml::Value>(&text)
-            .map_err(|e| LabError::at(&label, e.message().to_string()))
+            .map_err(|e| LabError::at(&label, toml_error(&text, &e)))
             .and_then(|v| {
                 serde_path_to_error::deserialize(v).map_err(|e| {
                     let at = e.path().to_string();
@@ -175,11 +175,31 @@ impl Plan {
     ) -> Result<Plan, LabError> {
         let seeds = match f.seeds {
             Seeds::Count(0) => return Err(LabError::at(label, "field `seeds`: at least one seed")),
+            Seeds::Count(n) if n > MAX_SEEDS => {
+                return Err(LabError::at(
+                    label,
+                    format!("field `seeds`: {n} seeds, at most {MAX_SEEDS}"),
+                ))
+            }
             Seeds::Count(n) => (1..=n).collect(),
             Seeds::List(v) if v.is_empty() => {
                 return Err(LabError::at(label, "field `seeds`: at least one seed"))
             }
-            Seeds::List(v) => v,
+            Seeds::List(v) => {
+                if let Some(d) = v.iter().enumerate().find(|(i, x)| v[..*i].contains(x)) {
+                    return Err(LabError::at(
+                        label,
+                        format!("field `seeds`: seed {} is listed twice", d.1),
+                    ));
+                }
+                if v.len() as u64 > MAX_SEEDS {
+                    return Err(LabError::at(
+                        label,
+                        format!("field `seeds`: {} seeds, at most {MAX_SEEDS}", v.len()),
+                    ));
+                }
+                v
+            }
         };
         let ci = match f.ci.as_deref() {
             None | Some("t") => CiMethod::T,
@@ -201,7 +221,24 @@ impl Plan {
             }
             let mut variants = Vec::new();
             let values = match (&a.values, &a.range, &a.variants) {
-                (Some(v), None, None) if !v.is_empty() => v.iter().map(|x| x.to_string()).collect(),
+                (Some(v), None, None) if !v.is_empty() => {
+                    let values: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+                    if let Some((_, d)) = values
+                        .iter()
+                        .enumerate()
+                        .find(|(j, x)| values[..*j].contains(x))
+                    {
+                        return Err(LabError::at(
+                            label,
+                            format!(
+                                "axes[{i}] `{}`: value {d} is listed twice (each grid point \
+                                 would be run and counted twice)",
+                                a.key
+                            ),
+                        ));
+                    }
+                    values
+                }
                 (None, Some(r), None) => range_values(&a.key, r.from, r.to, r.step, label)?,
                 (None, None, Some(vs)) if !vs.is_empty() => {
                     let mut names: Vec<String> = Vec::with_capacity(vs.len());
@@ -245,6 +282,18 @@ impl Plan {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
 
+        let runs = axes
+            .iter()
+            .try_fold(seeds.len() as u64, |n, a| {
+                n.checked_mul(a.values.len() as u64)
+            })
+            .filter(|&n| n <= MAX_RUNS);
+        if runs.is_none() {
+            return Err(LabError::at(
+                label,
+                format!("the grid times the seeds is more than {MAX_RUNS} runs: split the sweep"),
+            ));
+        }
         // Every grid point must be a valid scenario (checked with the first seed).
         let points = cartesian(&axes);
         let mut path_names = Vec::new();
@@ -452,6 +501,24 @@ impl Plan {
             })
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+/// Most seeds one sweep may list or count.
+pub const MAX_SEEDS: u64 = 100_000;
+/// Most runs (grid points × seeds) one sweep may plan.
+pub const MAX_RUNS: u64 = 1_000_000;
+
+/// A TOML syntax error as one line with its line and column.
+pub(crate) fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |k| k + 1) + 1;
+            format!("line {line}, column {column}: {}", e.message().trim_end())
+        }
+        None => e.message().trim_end().to_string(),
     }
 }
 

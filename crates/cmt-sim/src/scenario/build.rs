@@ -145,6 +145,27 @@ pub struct Built {
 
 pub(super) type BuildError = (String, String);
 
+/// Longest simulated run, `duration` or `time_limit` (about 11.6 days): longer ones are
+/// mistakes (a unit left out), not experiments.
+pub const MAX_SIM_TIME: Duration = Duration::from_secs(1_000_000);
+/// Most time-series bins one run may record (`duration / metrics.bin`).
+pub const MAX_BINS: u64 = 1_000_000;
+
+/// Refuses a simulated time above [`MAX_SIM_TIME`].
+fn at_most_max_time(key: &str, t: Duration) -> Result<Duration, BuildError> {
+    if t > MAX_SIM_TIME {
+        return Err((
+            key.into(),
+            format!(
+                "{} s is above the limit of {} s of simulated time",
+                t.as_secs_f64(),
+                MAX_SIM_TIME.as_secs_f64()
+            ),
+        ));
+    }
+    Ok(t)
+}
+
 /// ns-2.35's `initialSsthresh_` (bytes), whatever the receive window.
 const NS2_INITIAL_SSTHRESH: u64 = 65536;
 
@@ -333,7 +354,7 @@ pub(super) fn build(
 
     let workload = match (&s.duration, &s.file_size) {
         (Some(dur), None) => {
-            let t = field("duration", parse_duration(dur))?;
+            let t = at_most_max_time("duration", field("duration", parse_duration(dur))?)?;
             if t == Duration::ZERO {
                 return Err(("duration".into(), "must be positive".into()));
             }
@@ -346,7 +367,10 @@ pub(super) fn build(
             }
             Workload::File {
                 bytes,
-                limit: opt_dur(&s.time_limit, "time_limit", Duration::from_secs(3600))?,
+                limit: at_most_max_time(
+                    "time_limit",
+                    opt_dur(&s.time_limit, "time_limit", Duration::from_secs(3600))?,
+                )?,
             }
         }
         (Some(_), Some(_)) => {
@@ -468,6 +492,12 @@ pub(super) fn build(
     }
     let mut paths = Vec::with_capacity(s.paths.len());
     for (i, p) in s.paths.iter().enumerate() {
+        if s.paths[..i].iter().any(|q| q.name == p.name) {
+            return Err((
+                format!("paths[{i}].name"),
+                format!("duplicate path name `{}`", p.name),
+            ));
+        }
         if p.links.is_empty() {
             return Err((
                 format!("paths[{i}].links"),
@@ -496,6 +526,20 @@ pub(super) fn build(
     };
     if bin == Duration::ZERO {
         return Err(("metrics.bin".into(), "must be positive".into()));
+    }
+    let run_time = match workload {
+        Workload::Timed(d) => d,
+        Workload::File { limit, .. } => limit,
+    };
+    if run_time.as_nanos() / bin.as_nanos() > MAX_BINS {
+        return Err((
+            "metrics.bin".into(),
+            format!(
+                "{} s bins over {} s of run are more than {MAX_BINS} bins: use a longer bin",
+                bin.as_secs_f64(),
+                run_time.as_secs_f64()
+            ),
+        ));
     }
     let mut events = Vec::with_capacity(s.events.len());
     for (i, e) in s.events.iter().enumerate() {

@@ -37,6 +37,9 @@ pub struct BuiltTraffic {
     pub ack_every: u32,
 }
 
+/// Most copies one `[[traffic]]` entry may ask for (`count`).
+pub const MAX_COUNT: u32 = 1000;
+
 /// A TCP flow's default receive window: large enough never to limit it.
 pub const DEFAULT_WINDOW: u32 = 4 << 20;
 
@@ -74,6 +77,12 @@ pub(super) fn build_traffic(
         let count = t.count.unwrap_or(1);
         if count == 0 {
             return Err((f("count"), "must be at least 1".into()));
+        }
+        if count > MAX_COUNT {
+            return Err((
+                f("count"),
+                format!("{count} copies: at most {MAX_COUNT} per [[traffic]] entry"),
+            ));
         }
         let tcp = t.kind == "tcp";
         if tcp && (t.rate.is_some() || t.load.is_some() || t.stop.is_some()) {
