@@ -2,16 +2,17 @@
 //!
 //! Drives the same [`cmt_core::Association`] the simulator drives, over UDP sockets bound
 //! to several local addresses, with SCTP packets encapsulated in UDP (RFC 6951). tokio
-//! sits at the edge only ([`io`]): sockets, reader tasks and the clock; every protocol
-//! decision is the sans-IO core's. [`transfer`] moves one file: association setup with a
-//! state cookie, the transfer, graceful shutdown.
+//! sits at the edge only ([`io`]): sockets, the clock, pcap capture and SCTP-AUTH
+//! signing and checking (RFC 4895); every protocol decision is the sans-IO core's.
+//! [`transfer`] moves one file: association setup with a state cookie, the transfer with
+//! progress reports, graceful shutdown and the receiver's end-to-end confirmation.
+//! [`trust`] holds packets from unconfirmed source addresses until they answer a probe.
 //!
 //! [`relay`] impairs real paths with the simulator's link model; [`replay`] runs a
 //! simulator scenario over real sockets through such relays. [`source`] and [`sink`]
 //! stream a file from and to disk, the sink durably (fsync and rename on completion).
-//!
-//! Not yet here (see the real-runtime issue): pcap output of real runs, live progress,
-//! sub-millisecond pacing timers.
+//! Timers and pacing run at sub-millisecond precision
+//! ([`io::sleep_precisely_until`]).
 
 pub mod io;
 pub mod relay;

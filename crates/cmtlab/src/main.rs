@@ -29,7 +29,7 @@ use clap::{Parser, Subcommand};
 /// Concurrent multipath transfer lab: simulate CMT schedulers, retransmission policies
 /// and congestion control over heterogeneous paths.
 #[derive(Parser)]
-#[command(name = "cmtlab", version, about)]
+#[command(name = "cmtlab", version, about, after_help = algorithms_help())]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -99,6 +99,7 @@ enum Command {
         dir: PathBuf,
     },
     /// Send a file over several real paths (SCTP packets in UDP, RFC 6951).
+    #[command(after_help = algorithms_help())]
     Send {
         /// The file.
         file: PathBuf,
@@ -113,6 +114,7 @@ enum Command {
         algs: net::AlgArgs,
     },
     /// Receive one file over several real paths.
+    #[command(after_help = algorithms_help())]
     Recv {
         /// Addresses to listen on, one per path, e.g. `127.0.0.1:9899,127.0.0.2:9899`.
         #[arg(long, value_delimiter = ',', required = true)]
@@ -212,4 +214,17 @@ pub(crate) fn stdout_or_exit(args: std::fmt::Arguments<'_>) {
             std::process::exit(0);
         }
     }
+}
+
+/// The algorithm names every registry knows, for `--help`.
+fn algorithms_help() -> String {
+    let wrap = |names: &[&str]| names.join(", ");
+    format!(
+        "Algorithms (scenario keys association.scheduler / .rtx / .cc; send and recv \
+         --scheduler / --rtx / --cc):\n  schedulers: {}\n  retransmission policies: {}\n  \
+         congestion control: {}\nEach is described, with its source, in docs/algorithms.md.",
+        wrap(cmt_core::sched::NAMES),
+        wrap(cmt_core::rtx::NAMES),
+        wrap(cmt_core::cc::NAMES)
+    )
 }

@@ -457,3 +457,22 @@ fn reproduce_finds_a_study_by_name_from_any_directory() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn help_lists_every_registered_algorithm() {
+    for args in [
+        vec!["--help"],
+        vec!["send", "--help"],
+        vec!["recv", "--help"],
+    ] {
+        let out = cmtlab(&args);
+        let help = String::from_utf8_lossy(&out.stdout);
+        for name in cmt_core::sched::NAMES
+            .iter()
+            .chain(cmt_core::rtx::NAMES)
+            .chain(cmt_core::cc::NAMES)
+        {
+            assert!(help.contains(name), "{args:?}: `{name}` missing");
+        }
+    }
+}
