@@ -214,7 +214,7 @@ impl Offer {
     }
 
     fn from_parts(random: Vec<u8>, chunks: Vec<u8>, hmac_bytes: Vec<u8>) -> Option<Offer> {
-        if random.len() != RANDOM_LEN || hmac_bytes.len() % 2 != 0 {
+        if random.len() != RANDOM_LEN || !hmac_bytes.len().is_multiple_of(2) {
             return None;
         }
         let hmacs: Vec<u16> = hmac_bytes

@@ -546,7 +546,7 @@ pub fn decode(buf: &[u8]) -> Result<Datagram, WireError> {
             }
             t::RATE_ADVERT => {
                 let seq = r.u32("truncated rate advert")?;
-                if r.rest() % 8 != 0 {
+                if !r.rest().is_multiple_of(8) {
                     return Err(r.err("rate advert entries are 8 bytes"));
                 }
                 let mut rates = Vec::with_capacity(r.rest() / 8);
