@@ -226,6 +226,28 @@ pub fn numeric(text: &str) -> Option<f64> {
     cmt_sim::units::numeric(&raw)
 }
 
+/// The axes whose values are all quantities and not all bare numbers (`"32KB"`,
+/// `"10Mbps"`, `"1%"`): the tables give each a second, numeric column `<key>_value`
+/// (bytes, bit/s, seconds or a fraction) so that they sort and plot as numbers.
+pub fn labelled_numeric_axes(plan: &Plan) -> Vec<usize> {
+    (0..plan.axes.len())
+        .filter(|&a| {
+            let values = &plan.axes[a].values;
+            plan.axes[a].variants.is_empty()
+                && values.iter().all(|v| numeric(v).is_some())
+                && values.iter().any(|v| v.parse::<f64>().is_err())
+        })
+        .collect()
+}
+
+/// The header and cells of the numeric axis columns of a grid point (see
+/// [`labelled_numeric_axes`]).
+pub fn numeric_axis_cells(plan: &Plan, axes: &[usize], point: &[usize]) -> Vec<String> {
+    axes.iter()
+        .map(|&a| numeric(&plan.axes[a].values[point[a]]).map_or(String::new(), |x| format!("{x}")))
+        .collect()
+}
+
 /// "key=value, …" for the axes not in `skip`, given their indexes in order.
 pub fn series_label(plan: &Plan, skip: &[usize], key: &[usize]) -> String {
     let others: Vec<String> = plan

@@ -71,14 +71,21 @@ fn write_table<'a>(
     let label = path.display().to_string();
     let err = |e: csv::Error| LabError::at(&label, e);
     let mut w = csv::Writer::from_writer(Vec::new());
-    let axes = plan.axes.iter().map(|a| a.key.as_str());
-    w.write_record(axes.chain(header.iter().copied()))
-        .map_err(err)?;
+    let numeric = crate::aggregate::labelled_numeric_axes(plan);
+    let mut head: Vec<String> = plan.axes.iter().map(|a| a.key.clone()).collect();
+    head.extend(
+        numeric
+            .iter()
+            .map(|&a| format!("{}_value", plan.axes[a].key)),
+    );
+    head.extend(header.iter().map(|h| h.to_string()));
+    w.write_record(&head).map_err(err)?;
     for (point, cells) in rows {
         let values = point
             .iter()
             .enumerate()
-            .map(|(a, &v)| plain(&plan.axes[a].values[v]));
+            .map(|(a, &v)| plain(&plan.axes[a].values[v]))
+            .chain(crate::aggregate::numeric_axis_cells(plan, &numeric, point));
         w.write_record(values.chain(cells)).map_err(err)?;
     }
     let bytes = w.into_inner().map_err(|e| LabError::at(&label, e))?;

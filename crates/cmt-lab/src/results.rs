@@ -75,6 +75,12 @@ pub fn write_results(
     let mut csv = csv::Writer::from_writer(BufWriter::new(File::create(&csv_tmp).map_err(io)?));
     let mut header = vec!["run".to_string(), "run_id".into(), "seed".into()];
     header.extend(plan.axes.iter().map(|a| a.key.clone()));
+    let numeric = crate::aggregate::labelled_numeric_axes(plan);
+    header.extend(
+        numeric
+            .iter()
+            .map(|&a| format!("{}_value", plan.axes[a].key)),
+    );
     header.extend(cols.iter().cloned());
     csv.write_record(&header)
         .map_err(|e| LabError::at(&label, e))?;
@@ -88,6 +94,9 @@ pub fn write_results(
                 .enumerate()
                 .map(|(a, &v)| plain(&plan.axes[a].values[v])),
         );
+        row.extend(crate::aggregate::numeric_axis_cells(
+            plan, &numeric, &r.point,
+        ));
         row.extend(cols.iter().map(|c| num(rec.summary.metric(c))));
         csv.write_record(&row)
             .map_err(|e| LabError::at(&label, e))?;

@@ -218,12 +218,19 @@ fn snapshot_of_a_small_sweeps_aggregate_table() {
     let want = std::fs::read_to_string(&snap).expect("snapshot exists (CMTLAB_BLESS=1 to create)");
     assert_eq!(got, want);
     // And it has the expected shape: 2 × 3 grid points × 2 metrics (the comparison and
-    // the report reuse goodput_mbps), each over 3 seeds.
+    // the report reuse goodput_mbps), each over 3 seeds; the rbuf axis ("16KB", …) has a
+    // numeric column in bytes beside it.
     assert_eq!(got.lines().count(), 1 + 6 * 2);
     assert!(got
         .lines()
+        .next()
+        .unwrap()
+        .starts_with("receiver.rbuf,links.fast.loss,receiver.rbuf_value,metric,n,"));
+    assert!(got
+        .lines()
         .skip(1)
-        .all(|l| l.split(',').nth(3) == Some("3")));
+        .all(|l| l.split(',').nth(4) == Some("3")));
+    assert!(got.lines().nth(1).unwrap().starts_with("16KB,0.0,16384,"));
 }
 
 #[test]
