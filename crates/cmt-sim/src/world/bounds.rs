@@ -60,9 +60,9 @@ impl Simulation {
     }
 
     /// The congestion-control-aware bound, Mbit/s of goodput: per path the smaller of
-    /// what background traffic leaves of its capacity and the rate one standard sender
-    /// sustains under its loss (docs/metrics.md), filled under the receive buffer as in
-    /// [`bound_mbps`](Self::bound_mbps).
+    /// what background traffic left of its capacity in this run and the rate one
+    /// standard sender sustains under its loss (docs/metrics.md), filled under the
+    /// receive buffer as in [`bound_mbps`](Self::bound_mbps).
     pub fn cc_bound_mbps(&self, over: Duration) -> f64 {
         let caps: Vec<PathCapacity> = self
             .path_capacities(over)
