@@ -27,7 +27,22 @@ pub fn merge(dirs: &[&Path], out: &Path) -> Result<Plan, LabError> {
     let plan = read_plan(first)?;
     let fp = plan.fingerprint();
     for d in &dirs[1..] {
-        if read_plan(d)?.fingerprint() != fp {
+        let other = read_plan(d)?;
+        if other.build.source != plan.build.source {
+            return Err(LabError::at(
+                &d.display().to_string(),
+                format!(
+                    "was run by another build (source {}, commit {}) than {} (source {}, \
+                     commit {}): rerun the shard with one build",
+                    other.build.source,
+                    other.build.commit,
+                    first.display(),
+                    plan.build.source,
+                    plan.build.commit
+                ),
+            ));
+        }
+        if other.fingerprint() != fp {
             return Err(LabError::at(
                 &d.display().to_string(),
                 format!("belongs to another sweep than {}", first.display()),

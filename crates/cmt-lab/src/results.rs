@@ -39,6 +39,10 @@ pub fn read_run(dir: &Path, id: &str) -> Result<RunRecord, LabError> {
     })
 }
 
+/// The last columns of `results.csv`: which build produced the run, and the
+/// fingerprint of its inputs (scenario text, overrides, trace contents).
+pub const PROVENANCE: [&str; 4] = ["cmtlab_version", "git_commit", "build_source", "inputs"];
+
 /// The metric columns of `results.csv`: every scalar metric, then every per-path one.
 pub fn metric_columns(plan: &Plan) -> Vec<String> {
     let mut cols: Vec<String> = cmt_sim::METRICS.iter().map(|s| s.to_string()).collect();
@@ -82,6 +86,7 @@ pub fn write_results(
             .map(|&a| format!("{}_value", plan.axes[a].key)),
     );
     header.extend(cols.iter().cloned());
+    header.extend(PROVENANCE.iter().map(|c| c.to_string()));
     csv.write_record(&header)
         .map_err(|e| LabError::at(&label, e))?;
     let mut jsonl = BufWriter::new(File::create(&jsonl_tmp).map_err(io)?);
@@ -98,6 +103,13 @@ pub fn write_results(
             plan, &numeric, &r.point,
         ));
         row.extend(cols.iter().map(|c| num(rec.summary.metric(c))));
+        let b = &rec.summary.build;
+        row.extend([
+            b.version.clone(),
+            b.commit.clone(),
+            b.source.clone(),
+            rec.summary.inputs.clone(),
+        ]);
         csv.write_record(&row)
             .map_err(|e| LabError::at(&label, e))?;
 

@@ -351,3 +351,54 @@ fn a_report_at_one_slice_draws_and_fits_only_that_slice() {
         .to_string();
     assert!(err.contains("fixes its own x axis"), "{err}");
 }
+
+#[test]
+fn results_carry_their_build_and_inputs_and_an_edited_trace_gets_new_run_ids() {
+    let d = tmp("provenance");
+    let base = "seed = 1\nduration = \"2s\"\n[[links]]\nname = \"cell\"\ntrace = \"cell.trace\"\n\
+                rate = \"5Mbps\"\ndelay = \"20ms\"\n[[paths]]\nname = \"p\"\nlinks = [\"cell\"]\n";
+    std::fs::write(d.join("base.toml"), base).unwrap();
+    std::fs::write(d.join("cell.trace"), "1\n2\n4\n8\n").unwrap();
+    let sweep = d.join("sweep.toml");
+    std::fs::write(&sweep, "base = \"base.toml\"\nseeds = 2\n").unwrap();
+    let plan = Plan::load(&sweep).unwrap();
+    assert_eq!(plan.build, cmt_sim::build());
+    assert_eq!(plan.build.source.len(), 16);
+    run(&plan, &d.join("o"), 1, None);
+    let rec = cmt_lab::results::read_run(&d.join("o"), &plan.runs[0].id).unwrap();
+    assert_eq!(rec.summary.build, cmt_sim::build());
+    let header = std::fs::read_to_string(d.join("o/results.csv")).unwrap();
+    assert!(header
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with("cmtlab_version,git_commit,build_source,inputs"));
+    // Same path, other contents: other run ids, so a resumed sweep does not reuse them.
+    std::fs::write(d.join("cell.trace"), "1\n3\n4\n8\n").unwrap();
+    let again = Plan::load(&sweep).unwrap();
+    for (a, b) in plan.runs.iter().zip(&again.runs) {
+        assert_ne!(a.id, b.id);
+    }
+}
+
+#[test]
+fn merge_refuses_shards_run_by_another_build() {
+    let d = tmp("builds");
+    let plan = Plan::load(&write_sweep(&d, SWEEP)).unwrap();
+    let (a, b) = (d.join("s0"), d.join("s1"));
+    run(&plan, &a, 1, Some((0, 2)));
+    run(&plan, &b, 1, Some((1, 2)));
+    // Shard 1 as if run by another build of the same sweep.
+    let file = b.join("plan.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let edited = text.replace(&plan.build.source, "0123456789abcdef");
+    assert_ne!(text, edited, "plan.json records the build");
+    std::fs::write(&file, edited).unwrap();
+    let err = cmt_lab::merge::merge(&[a.as_path(), b.as_path()], &d.join("m"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("was run by another build (source 0123456789abcdef"),
+        "{err}"
+    );
+}

@@ -13,6 +13,7 @@
 //!   (receive buffer; congestion-control-aware), outputs.
 
 pub mod bound;
+pub mod build_info;
 pub mod capture;
 pub mod link;
 pub mod loss;
@@ -27,6 +28,7 @@ pub mod traffic;
 pub mod units;
 pub mod world;
 
+pub use build_info::{build, Build};
 pub use scenario::{load_file, load_str, load_str_in, Built, ScenarioError};
 pub use summary::{write_outputs, Summary, METRICS, PATH_METRICS};
 pub use world::{Ending, Simulation};

@@ -156,6 +156,12 @@ pub struct Summary {
     /// Retransmission-destination decisions against RTX-CWND's rule.
     #[serde(default)]
     pub rtx_decisions: RtxDecisions,
+    /// The build that produced this result (version, git commit, source hash).
+    #[serde(default)]
+    pub build: crate::Build,
+    /// Fingerprint of the run's inputs: scenario text, overrides, trace contents.
+    #[serde(default)]
+    pub inputs: String,
 }
 
 fn mbps(bytes: u64, secs: f64) -> f64 {
@@ -273,6 +279,8 @@ impl Summary {
                     }
                 })
                 .collect(),
+            build: crate::build(),
+            inputs: b.inputs.clone(),
             rtx_decisions: {
                 let st = sim.sender_stats();
                 RtxDecisions {

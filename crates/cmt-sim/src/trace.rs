@@ -18,6 +18,16 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// A fingerprint of the trace's contents (FNV-1a of its delivery times), for
+    /// provenance: the same path with other contents gives another one.
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = crate::build_info::FNV_START;
+        for x in self.ms.iter().chain([&self.period_ms]) {
+            crate::build_info::fnv1a(&mut h, &x.to_le_bytes());
+        }
+        h
+    }
+
     /// Parses trace text; the error names the line.
     pub fn parse(text: &str) -> Result<Trace, String> {
         let mut ms = Vec::new();

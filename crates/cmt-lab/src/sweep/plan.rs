@@ -83,6 +83,9 @@ pub struct Plan {
     pub comparisons: Vec<ComparisonSpec>,
     /// Reports.
     pub reports: Vec<ReportSpec>,
+    /// The build that planned (and runs) this sweep; run ids include its source hash.
+    #[serde(default)]
+    pub build: cmt_sim::Build,
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -297,6 +300,7 @@ impl Plan {
         // Every grid point must be a valid scenario (checked with the first seed).
         let points = cartesian(&axes);
         let mut path_names = Vec::new();
+        let mut traces: std::collections::BTreeMap<&[usize], Vec<u64>> = Default::default();
         for p in &points {
             let mut ov = fixed.clone();
             ov.extend(
@@ -323,7 +327,10 @@ impl Plan {
             if path_names.is_empty() {
                 path_names = built.paths.iter().map(|p| p.name.clone()).collect();
             }
+            let t = built.links.iter().filter_map(|l| l.trace.as_ref());
+            traces.insert(&p[..], t.map(|t| t.fingerprint()).collect());
         }
+        let build = cmt_sim::build();
         let metrics = if f.metrics.is_empty() {
             vec!["goodput_mbps".to_string()]
         } else {
@@ -411,6 +418,13 @@ impl Plan {
                     h.push(0);
                     h.extend_from_slice(o.as_bytes());
                 }
+                // The code and the traces too: a rebuilt binary or an edited trace
+                // never reuses a result of another.
+                h.push(0);
+                h.extend_from_slice(build.source.as_bytes());
+                for t in &traces[&p[..]] {
+                    h.extend_from_slice(&t.to_le_bytes());
+                }
                 runs.push(RunSpec {
                     index: runs.len(),
                     id: format!("{:016x}", fnv1a(&h)),
@@ -440,6 +454,7 @@ impl Plan {
             ci,
             comparisons: f.comparisons,
             reports: f.reports,
+            build,
         })
     }
 

@@ -141,6 +141,9 @@ pub struct Built {
     pub traffic: Vec<BuiltTraffic>,
     /// Give the sender each path's configured loss rate (docs/algorithms.md §1.5 "oracle").
     pub oracle_loss: bool,
+    /// Fingerprint of everything this run was built from: the scenario text, the
+    /// overrides and the contents of capacity traces (16 hex digits; set by the loader).
+    pub inputs: String,
 }
 
 pub(super) type BuildError = (String, String);
@@ -607,6 +610,7 @@ pub(super) fn build(
         }
     };
     Ok(Built {
+        inputs: String::new(),
         name: s
             .name
             .clone()

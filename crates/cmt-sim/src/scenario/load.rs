@@ -85,8 +85,28 @@ pub fn load_str_in(
         let field = (path != "." && !path.is_empty()).then_some(path);
         err(label, field, e.into_inner().to_string())
     })?;
-    super::build::build(&scenario, default_name, dir)
-        .map_err(|(field, m)| err(label, Some(field), m))
+    let mut built = super::build::build(&scenario, default_name, dir)
+        .map_err(|(field, m)| err(label, Some(field), m))?;
+    built.inputs = inputs_fingerprint(text, overrides, &built);
+    Ok(built)
+}
+
+/// FNV-1a of the scenario text, the overrides and the traces' contents.
+fn inputs_fingerprint(text: &str, overrides: &[String], built: &Built) -> String {
+    use crate::build_info::{fnv1a, FNV_START};
+    let mut h = FNV_START;
+    let mut eat = |bytes: &[u8]| {
+        fnv1a(&mut h, bytes);
+        fnv1a(&mut h, &[0]);
+    };
+    eat(text.as_bytes());
+    for o in overrides {
+        eat(o.as_bytes());
+    }
+    for t in built.links.iter().filter_map(|l| l.trace.as_ref()) {
+        eat(&t.fingerprint().to_le_bytes());
+    }
+    format!("{h:016x}")
 }
 
 /// The workload is one of `duration` and `file_size`: an override of one replaces the
