@@ -58,8 +58,15 @@ async fn a_scenario_runs_over_loopback_relays_and_strict_round_robin_alternates(
     let chunks = (300.0f64 * 1024.0 / 1444.0).ceil();
     let min_ftt = (chunks - 50.0) / 2.0 / (1e6 / (1472.0 * 8.0));
     let g = m["goodput_mbps"];
-    assert!(m["ftt_s"] >= min_ftt, "ftt {} s below {min_ftt} s", m["ftt_s"]);
-    assert!(g > 1.0 && g <= 300.0 * 1024.0 * 8.0 / min_ftt / 1e6, "goodput {g} Mbit/s");
+    assert!(
+        m["ftt_s"] >= min_ftt,
+        "ftt {} s below {min_ftt} s",
+        m["ftt_s"]
+    );
+    assert!(
+        g > 1.0 && g <= 300.0 * 1024.0 * 8.0 / min_ftt / 1e6,
+        "goodput {g} Mbit/s"
+    );
 }
 
 #[tokio::test]
