@@ -95,23 +95,25 @@ wait_job() {
   fail "job $1 still queued after $limit s: $(squeue 2>&1)"
 }
 
+# Submits the array (sbatch options "$@") and the dependent merge as documented, waits
+# for both, and checks that the merge wrote its output.
+array_then_merge() {
+  local jid mid
+  jid=$(sbatch --parsable "$@" sweep.sbatch)
+  mid=$(sbatch --parsable --dependency=afterok:${jid} --kill-on-invalid-dep=yes merge.sbatch)
+  wait_job "$jid"
+  wait_job "$mid"
+  [ -f results/demo-rbuf/all/aggregate.csv ] ||
+    fail "no merged output; logs: $(tail -n 5 logs/* 2>/dev/null)"
+}
+
 say "submitting the array and the merge as documented"
 mkdir -p logs
-jid=$(sbatch --parsable sweep.sbatch)
-mid=$(sbatch --parsable --dependency=afterok:${jid} --kill-on-invalid-dep=yes merge.sbatch)
-wait_job "$jid"
-wait_job "$mid"
-[ -f results/demo-rbuf/all/aggregate.csv ] ||
-  fail "no merged output; logs: $(tail -n 5 logs/* 2>/dev/null)"
+array_then_merge
 
 say "re-submitting one shard after removing its results, as documented"
 rm -rf results/demo-rbuf/shard-2 results/demo-rbuf/all
-jid=$(sbatch --parsable --array=2 sweep.sbatch)
-mid=$(sbatch --parsable --dependency=afterok:${jid} --kill-on-invalid-dep=yes merge.sbatch)
-wait_job "$jid"
-wait_job "$mid"
-[ -f results/demo-rbuf/all/aggregate.csv ] ||
-  fail "no merged output after the re-submission; logs: $(tail -n 5 logs/* 2>/dev/null)"
+array_then_merge --array=2
 
 say "comparing with an unsharded sweep"
 cmtlab sweep scenarios/studies/demo/rbuf.toml --jobs 2 --out unsharded >/dev/null

@@ -117,10 +117,12 @@ impl Sockets {
             Poll::Pending
         })
         .await;
-        let t = self.now().as_nanos();
-        if let Some(c) = self.capture.as_mut() {
-            // One socket never mixes address families, the one error `record` has.
-            let _ = c.record(t, from, self.locals[local], &self.rbuf[..len]);
+        if self.capture.is_some() {
+            let t = self.now().as_nanos();
+            if let Some(c) = self.capture.as_mut() {
+                // One socket never mixes address families, the one error `record` has.
+                let _ = c.record(t, from, self.locals[local], &self.rbuf[..len]);
+            }
         }
         let raw = &self.rbuf[..len];
         let d = decode(raw);
@@ -196,9 +198,11 @@ impl Sockets {
             a.sign(&mut self.buf);
         }
         self.sockets[local].send_to(&self.buf, to).await?;
-        let t = self.now().as_nanos();
-        if let Some(c) = self.capture.as_mut() {
-            let _ = c.record(t, self.locals[local], to, &self.buf);
+        if self.capture.is_some() {
+            let t = self.now().as_nanos();
+            if let Some(c) = self.capture.as_mut() {
+                let _ = c.record(t, self.locals[local], to, &self.buf);
+            }
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ use super::{
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
     session::{
-        abort, admit, association, deliver, failure, flush, give_up, negotiated_receiver_rates,
+        abort, admit, association, deliver, flush, flush_and_check, negotiated_receiver_rates,
         next, setup_config, until, write_capture, Ticker, Wake,
     },
 };
@@ -106,18 +106,8 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
             let _ = flush(&mut socks, &mut assoc, &routes).await;
             return Err(e);
         }
-        flush(&mut socks, &mut assoc, &routes)
-            .await
-            .map_err(|e| e.to_string())?;
-        if assoc.is_closed() {
+        if flush_and_check(&mut socks, &mut assoc, &routes, o, start).await? {
             break;
-        }
-        if assoc.is_failed() {
-            return Err(failure(&assoc));
-        }
-        if socks.now() >= o.deadline(start) {
-            let why = format!("transfer timed out after {} s", o.timeout_s);
-            return Err(give_up(&mut socks, &mut assoc, &routes, why).await);
         }
         let silent_until = Time::from_nanos(
             heard

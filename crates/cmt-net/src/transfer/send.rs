@@ -15,7 +15,7 @@ use super::{
     report::Report,
     routes::Routes,
     session::{
-        abort, admit, association, deliver, failure, flush, give_up, negotiated_receiver_rates,
+        abort, admit, association, deliver, flush, flush_and_check, negotiated_receiver_rates,
         next, setup_config, until, write_capture, Ticker, Wake,
     },
 };
@@ -138,18 +138,8 @@ pub(super) async fn send_from(
         }
         let done = src.read() - assoc.unacked_bytes().min(src.read());
         ticker.tick(socks.now(), done, &assoc.observer().paths, o);
-        flush(&mut socks, &mut assoc, &routes)
-            .await
-            .map_err(|e| e.to_string())?;
-        if assoc.is_closed() {
+        if flush_and_check(&mut socks, &mut assoc, &routes, o, start).await? {
             break;
-        }
-        if assoc.is_failed() {
-            return Err(failure(&assoc));
-        }
-        if socks.now() >= o.deadline(start) {
-            let why = format!("transfer timed out after {} s", o.timeout_s);
-            return Err(give_up(&mut socks, &mut assoc, &routes, why).await);
         }
         let wake = until(ticker.wake(assoc.poll_timeout(), o), o.deadline(start));
         match next(&mut socks, wake, o).await {

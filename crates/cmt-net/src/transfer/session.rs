@@ -187,9 +187,35 @@ pub(super) async fn abort(
     "aborted: ABORT sent to the peer".into()
 }
 
+/// Sends what the core has, then checks how the association stands: `Ok(true)` once it
+/// has closed, an error when it failed or the transfer's time limit (from `start`) has
+/// passed — then an ABORT tells the peer.
+pub(super) async fn flush_and_check(
+    socks: &mut Sockets,
+    assoc: &mut Association<Counters>,
+    routes: &Routes,
+    o: &Options,
+    start: Time,
+) -> Result<bool, String> {
+    flush(socks, assoc, routes)
+        .await
+        .map_err(|e| e.to_string())?;
+    if assoc.is_closed() {
+        return Ok(true);
+    }
+    if assoc.is_failed() {
+        return Err(failure(assoc));
+    }
+    if socks.now() >= o.deadline(start) {
+        let why = format!("transfer timed out after {} s", o.timeout_s);
+        return Err(give_up(socks, assoc, routes, why).await);
+    }
+    Ok(false)
+}
+
 /// Gives up on an established association for a local reason (a time limit): an ABORT
 /// with cause "User-Initiated Abort" tells the peer at once, and `why` is returned.
-pub(super) async fn give_up(
+async fn give_up(
     socks: &mut Sockets,
     assoc: &mut Association<Counters>,
     routes: &Routes,
@@ -240,7 +266,7 @@ pub(super) fn deliver(assoc: &mut Association<Counters>, now: Time, path: PathId
 }
 
 /// Why a failed association failed, for the user.
-pub(super) fn failure(assoc: &Association<Counters>) -> String {
+fn failure(assoc: &Association<Counters>) -> String {
     if assoc.peer_aborted() {
         match assoc.peer_abort_cause() {
             Some(CAUSE_OUT_OF_RESOURCE) => {
