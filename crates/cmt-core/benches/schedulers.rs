@@ -38,7 +38,7 @@ fn main() {
         "{:<12} {:>10} {:>10} {:>10}",
         "scheduler", "2 paths", "4 paths", "8 paths"
     );
-    for name in sched::NAMES {
+    for name in &sched::names() {
         let mut row = format!("{name:<12}");
         for n in [2, 4, 8] {
             let paths = views(n);

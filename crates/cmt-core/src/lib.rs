@@ -13,7 +13,8 @@
 //! * [`rtt`], [`path`] — per-path RTT/RTO estimation and state.
 //! * [`cc`], [`sched`], [`rtx`] — the three extension points: congestion control (one
 //!   instance per path), data scheduling and retransmission-destination policies. Each
-//!   folder holds a trait, one file per algorithm and one `by_name` registry function.
+//!   folder holds a trait, one file per algorithm and one table of names
+//!   ([`registry`]) that programs can add to.
 //! * [`assoc`] — the association: send and receive halves, SACK processing with CMT's
 //!   SFR / CUC / DAC, timers, CMT-PF.
 //! * [`event`] — the observer interface every protocol event goes through.
@@ -32,6 +33,7 @@ pub mod packet;
 pub mod params;
 pub mod path;
 pub mod pcap;
+pub mod registry;
 pub mod rev;
 pub mod rtt;
 pub mod rtx;

@@ -56,6 +56,20 @@ impl Params {
             ))),
         }
     }
+    /// A whole number ≥ 0 (at most 2^53, exact as a float), or `default` when absent.
+    pub fn count(&self, key: &str, default: u64) -> Result<u64, ParamError> {
+        match self.0.get(key) {
+            None => Ok(default),
+            Some(ParamValue::Number(x))
+                if x.fract() == 0.0 && (0.0..=9_007_199_254_740_992.0).contains(x) =>
+            {
+                Ok(*x as u64)
+            }
+            Some(v) => Err(ParamError(format!(
+                "parameter `{key}` must be a whole number ≥ 0, got {v:?}"
+            ))),
+        }
+    }
     /// A switch, or `default` when absent.
     pub fn flag(&self, key: &str, default: bool) -> Result<bool, ParamError> {
         match self.0.get(key) {

@@ -37,10 +37,10 @@ proptest! {
         rbuf_kb in 8u32..64,
         seed in any::<u64>(),
     ) {
-        for name in cmt_core::sched::NAMES {
+        for name in &cmt_core::sched::names() {
             // The receiver-driven schedulers run as in their presets: round info, rate
             // adverts and the receiver-driven allowance.
-            let rev = matches!(*name, "cmt-rev" | "mptcp-rec");
+            let rev = matches!(name.as_str(), "cmt-rev" | "mptcp-rec");
             let cfg = Config {
                 rbuf: rbuf_kb * 1024,
                 assoc_max_retrans: 1000,

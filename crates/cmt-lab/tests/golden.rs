@@ -30,20 +30,20 @@ struct Case {
 fn demo_cases() -> Vec<Case> {
     let demo = root().join("scenarios/demo.toml");
     let mut sets: Vec<(String, Vec<String>)> = Vec::new();
-    for s in cmt_core::sched::NAMES.iter().map(|s| s.to_string()) {
+    for s in cmt_core::sched::builtin().names() {
         let set = match s.as_str() {
             "cmt-rev" | "mptcp-rec" => format!("association.preset={s}"),
             _ => format!("association.scheduler={s}"),
         };
         sets.push((format!("demo/sched={s}"), vec![set]));
     }
-    for r in cmt_core::rtx::NAMES.iter().map(|s| s.to_string()) {
+    for r in cmt_core::rtx::builtin().names() {
         sets.push((
             format!("demo/rtx={r}"),
             vec![format!("association.rtx={r}")],
         ));
     }
-    for c in cmt_core::cc::NAMES.iter().map(|s| s.to_string()) {
+    for c in cmt_core::cc::builtin().names() {
         let set = match c.as_str() {
             "receiver" => vec!["association.preset=mptcp-rec".into()],
             _ => vec![format!("association.cc={c}")],

@@ -193,7 +193,7 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
             match links[dir].offer(t, pkt) {
                 Offer::Started(end) => service[dir] = Some(end),
                 Offer::Queued => {}
-                Offer::Dropped(p) => {
+                Offer::Dropped(p, _) => {
                     held.remove(&p.path);
                 }
             }
@@ -208,7 +208,7 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
                             arrivals.insert((when, p.path), (dir, b));
                         }
                     }
-                    Some(Finished::Lost(p)) => {
+                    Some(Finished::Lost(p, _)) => {
                         held.remove(&p.path);
                     }
                     None => {}

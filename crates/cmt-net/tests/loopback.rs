@@ -315,3 +315,65 @@ async fn an_abort_mid_transfer_stops_the_peer_at_once_with_a_clear_error() {
         assert!(!out.exists(), "{name}: no partial file written");
     }
 }
+
+#[tokio::test]
+async fn both_ends_write_a_per_packet_trace_that_matches_their_reports() {
+    let dir = std::env::temp_dir().join(format!("cmtlab-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (tx_trace, rx_trace) = (dir.join("send.csv"), dir.join("recv.csv"));
+    let rx_opts = Options {
+        trace: Some(rx_trace.clone()),
+        ..Options::default()
+    };
+    let (remotes, _out, server) =
+        receiver_with(&["127.0.0.1:0", "127.0.0.2:0"], "trace", rx_opts).await;
+    let o = Options {
+        trace: Some(tx_trace.clone()),
+        ..Options::default()
+    };
+    let data: Vec<u8> = (0..1_000_000u32).map(|i| (i * 7) as u8).collect();
+    let sent = send(
+        &addrs(&["127.0.1.1:0", "127.0.1.2:0"]),
+        &remotes,
+        Bytes::from(data.clone()),
+        &o,
+    )
+    .await
+    .unwrap();
+    server.await.unwrap().unwrap();
+    let rows = |f: &std::path::Path| -> Vec<Vec<String>> {
+        let text = std::fs::read_to_string(f).unwrap();
+        let mut lines = text.lines();
+        assert!(lines
+            .next()
+            .unwrap()
+            .starts_with("time_s,side,path,path_name,direction"));
+        lines
+            .map(|l| l.split(',').map(String::from).collect())
+            .collect()
+    };
+    let (tx, rx) = (rows(&tx_trace), rows(&rx_trace));
+    // Sender: sends and retransmissions per path are the report's counters.
+    for (i, p) in sent.paths.iter().enumerate() {
+        let n = tx
+            .iter()
+            .filter(|r| r[2] == i.to_string() && (r[5] == "send" || r[5] == "retransmit"))
+            .filter(|r| r[4] == "data")
+            .count() as u64;
+        assert_eq!(n, p.sent_packets, "path {i}");
+    }
+    assert!(tx.iter().all(|r| r[1] == "sender"));
+    assert!(
+        tx.iter().any(|r| r[4] == "ack" && r[5] == "arrive"),
+        "SACK arrivals"
+    );
+    // Receiver: every byte delivered once, in TSN order, and SACKs sent.
+    let delivered: Vec<&Vec<String>> = rx.iter().filter(|r| r[5] == "deliver").collect();
+    let bytes: u64 = delivered.iter().map(|r| r[8].parse::<u64>().unwrap()).sum();
+    assert_eq!(bytes, data.len() as u64);
+    let tsns: Vec<u64> = delivered.iter().map(|r| r[7].parse().unwrap()).collect();
+    assert!(tsns.windows(2).all(|w| w[1] == w[0] + 1));
+    assert!(rx.iter().any(|r| r[4] == "ack" && r[5] == "send"));
+    // Paths are named by their addresses.
+    assert!(tx[0][3].contains('>'), "{:?}", tx[0]);
+}

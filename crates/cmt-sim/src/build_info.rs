@@ -12,8 +12,14 @@ pub struct Build {
     /// The git commit (12 hex digits), or `unknown` outside a checkout.
     pub commit: String,
     /// FNV-1a of the workspace's sources and `Cargo.lock` (16 hex digits): differs for
-    /// any edit, committed or not.
+    /// any edit, committed or not. In a program that registered its own algorithms it
+    /// also covers their names and the program's executable, whose sources cmtlab
+    /// cannot see.
     pub source: String,
+    /// The algorithms this program registered beyond the built-in ones
+    /// (`scheduler:first-fit`, …); absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
 }
 
 /// FNV-1a's offset basis: the starting value for [`fnv1a`].
@@ -30,9 +36,57 @@ pub(crate) fn fnv1a(h: &mut u64, bytes: &[u8]) {
 
 /// This binary's build.
 pub fn build() -> Build {
+    let extensions = extensions();
+    let source = if extensions.is_empty() {
+        env!("CMTLAB_SOURCE_HASH").to_string()
+    } else {
+        let mut h = FNV_START;
+        fnv1a(&mut h, env!("CMTLAB_SOURCE_HASH").as_bytes());
+        for e in &extensions {
+            fnv1a(&mut h, b"\n");
+            fnv1a(&mut h, e.as_bytes());
+        }
+        fnv1a(&mut h, executable_hash().as_bytes());
+        format!("{h:016x}")
+    };
     Build {
         version: env!("CARGO_PKG_VERSION").to_string(),
         commit: env!("CMTLAB_GIT_COMMIT").to_string(),
-        source: env!("CMTLAB_SOURCE_HASH").to_string(),
+        source,
+        extensions,
     }
+}
+
+/// Every algorithm registered at run time, as `kind:name`, in registration order.
+fn extensions() -> Vec<String> {
+    let tag = |kind: &str, names: Vec<String>| {
+        names
+            .into_iter()
+            .map(|n| format!("{kind}:{n}"))
+            .collect::<Vec<_>>()
+    };
+    let mut out = tag(
+        "scheduler",
+        cmt_core::sched::REGISTRY.read(|t| t.extensions()),
+    );
+    out.extend(tag("rtx", cmt_core::rtx::REGISTRY.read(|t| t.extensions())));
+    out.extend(tag("cc", cmt_core::cc::REGISTRY.read(|t| t.extensions())));
+    out.extend(tag(
+        "loss_model",
+        crate::loss_model::REGISTRY.read(|t| t.extensions()),
+    ));
+    out
+}
+
+/// FNV-1a of the running executable's bytes (computed once), or `unreadable`.
+fn executable_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| match std::env::current_exe().and_then(std::fs::read) {
+        Ok(bytes) => {
+            let mut h = FNV_START;
+            fnv1a(&mut h, &bytes);
+            format!("{h:016x}")
+        }
+        Err(_) => "unreadable".to_string(),
+    })
 }

@@ -17,6 +17,8 @@ pub mod build_info;
 pub mod capture;
 pub mod link;
 pub mod loss;
+pub mod loss_model;
+pub mod packet_trace;
 pub mod queue;
 pub mod recorder;
 pub mod reno_model;

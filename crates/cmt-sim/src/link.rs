@@ -92,16 +92,39 @@ pub enum Offer {
     Started(Time),
     /// Waiting in the queue.
     Queued,
-    /// Tail-dropped (the packet is returned for accounting).
-    Dropped(InFlight),
+    /// Dropped at once: the queue was full or the link down (the packet is returned
+    /// for accounting).
+    Dropped(InFlight, DropCause),
+}
+
+/// Why the network lost a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropCause {
+    /// The drop-tail queue was full.
+    Queue,
+    /// A loss model dropped it.
+    Loss,
+    /// The link was down.
+    Down,
+}
+
+impl DropCause {
+    /// `queue`, `loss` or `down`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropCause::Queue => "queue",
+            DropCause::Loss => "loss",
+            DropCause::Down => "down",
+        }
+    }
 }
 
 /// What finished serialisation.
 pub enum Finished {
     /// It will arrive at the far end at this time.
     Arrives(Time, InFlight),
-    /// The loss model dropped it.
-    Lost(InFlight),
+    /// A loss model dropped it, or the link went down meanwhile.
+    Lost(InFlight, DropCause),
 }
 
 /// A link direction and its state.
@@ -154,7 +177,7 @@ impl Link {
     pub fn offer(&mut self, now: Time, pkt: InFlight) -> Offer {
         if self.down {
             self.stats.down_drops += 1;
-            return Offer::Dropped(pkt);
+            return Offer::Dropped(pkt, DropCause::Down);
         }
         if self.in_service.is_none() {
             let done = self.service_end(now, pkt.size);
@@ -163,7 +186,7 @@ impl Link {
         }
         if self.queue.len() >= self.params.queue {
             self.stats.queue_drops += 1;
-            return Offer::Dropped(pkt);
+            return Offer::Dropped(pkt, DropCause::Queue);
         }
         self.queue.push_back(pkt);
         Offer::Queued
@@ -177,11 +200,11 @@ impl Link {
             self.stats.tx_bytes += pkt.size as u64;
             if self.down {
                 self.stats.down_drops += 1;
-                return Finished::Lost(pkt);
+                return Finished::Lost(pkt, DropCause::Down);
             }
-            if self.loss.lose(&mut self.rng_loss) {
+            if self.loss.lose(now, pkt.size, &mut self.rng_loss) {
                 self.stats.loss_drops += 1;
-                return Finished::Lost(pkt);
+                return Finished::Lost(pkt, DropCause::Loss);
             }
             let mut at = now + self.params.delay;
             if let Some(n) = &self.jitter {
@@ -345,10 +368,16 @@ mod tests {
         });
         assert_eq!(lost.len(), 3, "queued packets");
         assert!(
-            matches!(l.finish(ms(1)), (Some(Finished::Lost(_)), None)),
+            matches!(
+                l.finish(ms(1)),
+                (Some(Finished::Lost(_, DropCause::Down)), None)
+            ),
             "in service"
         );
-        assert!(matches!(l.offer(ms(2), pkt(1500)), Offer::Dropped(_)));
+        assert!(matches!(
+            l.offer(ms(2), pkt(1500)),
+            Offer::Dropped(_, DropCause::Down)
+        ));
         assert_eq!(l.stats.down_drops, 5);
         l.change(&LinkChange {
             down: Some(false),

@@ -1,9 +1,13 @@
-//! Packet loss models: Bernoulli (ns-2 `ErrorModel/Uniform`, docs/algorithms.md §11.1) and
-//! Gilbert–Elliott (docs/algorithms.md §11.2), applied in series.
+//! Packet loss models: Bernoulli (ns-2 `ErrorModel/Uniform`, docs/algorithms.md §11.1),
+//! Gilbert–Elliott (docs/algorithms.md §11.2) and a named model from
+//! [`loss_model`](crate::loss_model), applied in series.
 
+use cmt_core::Time;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
+
+use crate::loss_model::LossModel;
 
 /// Two-state Markov loss per packet: good → bad with `p`, bad → good with `r`; a packet
 /// is lost with `h_good` in the good state and `h_bad` in the bad state.
@@ -52,11 +56,22 @@ impl Gilbert {
     }
 }
 
-/// The loss models of one link direction, with their state.
-#[derive(Clone, Debug)]
+/// The loss models of one link direction, with their state: Bernoulli, Gilbert–Elliott
+/// and a named [`LossModel`], in series.
 pub struct LossChain {
     bernoulli: f64,
     gilbert: Option<(Gilbert, bool)>,
+    model: Option<Box<dyn LossModel>>,
+}
+
+impl std::fmt::Debug for LossChain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LossChain")
+            .field("bernoulli", &self.bernoulli)
+            .field("gilbert", &self.gilbert)
+            .field("model", &self.model.is_some())
+            .finish()
+    }
 }
 
 impl LossChain {
@@ -66,7 +81,14 @@ impl LossChain {
         LossChain {
             bernoulli,
             gilbert: gilbert.map(|g| (g, false)),
+            model: None,
         }
+    }
+
+    /// Adds a named loss model in series (it sees every packet).
+    pub fn with_model(mut self, model: Option<Box<dyn LossModel>>) -> Self {
+        self.model = model;
+        self
     }
 
     /// Replaces the Bernoulli probability (link events).
@@ -74,15 +96,19 @@ impl LossChain {
         self.bernoulli = p;
     }
 
-    /// Decides the fate of one packet; true = lost. Draws the same number of random
-    /// values whatever the outcome, so a link's stream stays aligned.
-    pub fn lose(&mut self, rng: &mut ChaCha8Rng) -> bool {
+    /// Decides the fate of one packet of `size` bytes leaving at `now`; true = lost.
+    /// Bernoulli and Gilbert draw the same number of random values whatever the outcome,
+    /// so a link's stream stays aligned.
+    pub fn lose(&mut self, now: Time, size: u32, rng: &mut ChaCha8Rng) -> bool {
         let mut lost = self.bernoulli > 0.0 && rng.gen::<f64>() < self.bernoulli;
         if let Some((g, bad)) = &mut self.gilbert {
             let flip: f64 = rng.gen();
             *bad = if *bad { flip >= g.r } else { flip < g.p };
             let h = if *bad { g.h_bad } else { g.h_good };
             lost |= h > 0.0 && rng.gen::<f64>() < h;
+        }
+        if let Some(m) = &mut self.model {
+            lost |= m.lose(now, size, rng);
         }
         lost
     }
@@ -102,7 +128,7 @@ mod tests {
         let n = 2_000_000;
         let (mut lost, mut bursts, mut prev) = (0u32, 0u32, false);
         for _ in 0..n {
-            let l = chain.lose(&mut rng);
+            let l = chain.lose(Time::ZERO, 1500, &mut rng);
             lost += l as u32;
             bursts += (l && !prev) as u32;
             prev = l;
@@ -117,7 +143,9 @@ mod tests {
     fn bernoulli_rate_matches() {
         let mut chain = LossChain::new(0.05, None);
         let mut rng = stream(2, "t");
-        let lost = (0..400_000).filter(|_| chain.lose(&mut rng)).count();
+        let lost = (0..400_000)
+            .filter(|_| chain.lose(Time::ZERO, 1500, &mut rng))
+            .count();
         assert!((lost as f64 / 400_000.0 - 0.05).abs() < 0.002);
     }
 }

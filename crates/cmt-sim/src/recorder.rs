@@ -84,6 +84,8 @@ impl Bin {
 
 /// Collects everything a run reports.
 pub struct Recorder {
+    /// The per-packet trace, when one is written.
+    pub trace: Option<crate::packet_trace::PacketTrace>,
     bin_width: Duration,
     bin_end: Time,
     current: Bin,
@@ -132,6 +134,7 @@ impl Recorder {
     /// An empty recorder for `paths` paths with bins of `bin` width starting at zero.
     pub fn new(paths: usize, bin: Duration, initial_cwnd: u64) -> Self {
         Recorder {
+            trace: None,
             bin_width: bin,
             bin_end: Time::ZERO + bin,
             current: Bin::empty(paths),
@@ -374,8 +377,18 @@ impl Observer for Probe {
         let mut r = self.rec.borrow_mut();
         r.advance(now);
         match self.role {
-            Role::Sender => r.sender_event(now, e),
-            Role::Receiver => r.receiver_event(now, e),
+            Role::Sender => {
+                if let Some(t) = r.trace.as_mut() {
+                    t.sender_event(now, e);
+                }
+                r.sender_event(now, e)
+            }
+            Role::Receiver => {
+                if let Some(t) = r.trace.as_mut() {
+                    t.receiver_event(now, e);
+                }
+                r.receiver_event(now, e)
+            }
             Role::FlowSender(f) => {
                 if let Event::DataSent { bytes, .. } = *e {
                     r.flows[f].sent_packets += 1;

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use cmt_core::{Algorithms, AssocInit, Association, Duration, PathId, Payload, Time};
 use rand::Rng;
 
-use crate::link::{Finished, InFlight, Link, LinkParams, Offer};
+use crate::link::{DropCause, Finished, InFlight, Link, LinkParams, Offer};
 use crate::loss::LossChain;
 use crate::queue::EventQueue;
 use crate::recorder::{Probe, Recorder, Role};
@@ -39,20 +39,25 @@ pub struct Drawn {
     pub loss: f64,
 }
 
-/// A path's configured forward loss: every link's drawn Bernoulli loss and Gilbert
-/// stationary loss in series (docs/algorithms.md §1.5 "oracle").
+/// A path's configured forward loss: every link's drawn Bernoulli loss, Gilbert
+/// stationary loss and named model's mean loss in series (docs/algorithms.md §1.5 "oracle").
 fn configured_loss(built: &Built, drawn: &[Drawn], links: &[usize]) -> f64 {
-    forward_loss(built, drawn, links, crate::loss::Gilbert::stationary_loss)
+    forward_loss(built, drawn, links, LossMeasure::Packets)
 }
 
-/// A path's forward loss in series over its links: each link's drawn Bernoulli loss and
-/// `gilbert` of its Gilbert model (a probability per packet).
-fn forward_loss(
-    built: &Built,
-    drawn: &[Drawn],
-    links: &[usize],
-    gilbert: fn(&crate::loss::Gilbert) -> f64,
-) -> f64 {
+/// What [`forward_loss`] adds up per link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LossMeasure {
+    /// The long-run fraction of packets lost.
+    Packets,
+    /// The rate at which loss episodes begin (a burst counted once).
+    Episodes,
+}
+
+/// A path's forward loss in series over its links: each link's drawn Bernoulli loss,
+/// its Gilbert model and its named loss model, measured by `measure` (a probability per
+/// packet).
+fn forward_loss(built: &Built, drawn: &[Drawn], links: &[usize], measure: LossMeasure) -> f64 {
     let pass: f64 = links
         .iter()
         .map(|&l| {
@@ -60,8 +65,21 @@ fn forward_loss(
             if !link.loss_direction.applies(false) {
                 return 1.0;
             }
-            let g = link.gilbert.as_ref().map_or(0.0, gilbert);
-            (1.0 - drawn[l].loss) * (1.0 - g)
+            let (g, m) = match measure {
+                LossMeasure::Packets => (
+                    link.gilbert.as_ref().map_or(0.0, |g| g.stationary_loss()),
+                    link.loss_model
+                        .as_ref()
+                        .map_or(0.0, |m| m.factory.mean_loss()),
+                ),
+                LossMeasure::Episodes => (
+                    link.gilbert.as_ref().map_or(0.0, |g| g.episode_rate()),
+                    link.loss_model
+                        .as_ref()
+                        .map_or(0.0, |m| m.factory.episode_rate()),
+                ),
+            };
+            (1.0 - drawn[l].loss) * (1.0 - g) * (1.0 - m)
         })
         .product();
     1.0 - pass
@@ -172,6 +190,7 @@ impl Simulation {
                 }
                 let chain = if l.loss_direction.applies(dir == "rev") {
                     LossChain::new(loss, l.gilbert)
+                        .with_model(l.loss_model.as_ref().map(|m| m.factory.build()))
                 } else {
                     LossChain::new(0.0, None)
                 };
@@ -386,7 +405,7 @@ impl Simulation {
                     let e = self.built.events[i].clone();
                     for &l in &e.links {
                         for pkt in self.links[l].change(&e.change) {
-                            self.dropped(&pkt);
+                            self.dropped(&pkt, DropCause::Down, l);
                         }
                     }
                 }
@@ -422,6 +441,26 @@ impl Simulation {
         Ok(())
     }
 
+    /// Writes a per-packet trace of the association to `file` (CSV, or Parquet for a
+    /// `.parquet` name; columns in [`crate::packet_trace`]); call before
+    /// [`run`](Self::run), and [`finish_trace`](Self::finish_trace) after.
+    pub fn trace_to(&mut self, file: &std::path::Path) -> Result<(), String> {
+        let names = self.built.paths.iter().map(|p| p.name.clone()).collect();
+        let mut t = crate::packet_trace::PacketTrace::create(file, names)?;
+        let n = self.ends[0].num_paths();
+        t.set_cwnds((0..n).map(|i| self.ends[0].path(PathId(i)).cwnd));
+        self.rec.borrow_mut().trace = Some(t);
+        Ok(())
+    }
+
+    /// Closes the per-packet trace; returns the rows written (0 without a trace).
+    pub fn finish_trace(&mut self) -> std::io::Result<u64> {
+        match self.rec.borrow_mut().trace.as_mut() {
+            Some(t) => t.finish(),
+            None => Ok(0),
+        }
+    }
+
     /// Flushes the capture; returns the packets written.
     pub fn finish_capture(&mut self) -> std::io::Result<u64> {
         match self.capture.as_mut() {
@@ -449,7 +488,7 @@ impl Simulation {
         let (fate, next) = self.links[l].finish(self.now);
         match fate {
             Some(Finished::Arrives(at, pkt)) => self.q.push(at, Ev::Arrive(l, pkt)),
-            Some(Finished::Lost(pkt)) => self.dropped(&pkt),
+            Some(Finished::Lost(pkt, cause)) => self.dropped(&pkt, cause, l),
             None => {}
         }
         if let Some(t) = next {
@@ -457,7 +496,13 @@ impl Simulation {
         }
     }
 
-    fn dropped(&mut self, pkt: &InFlight) {
+    fn dropped(&mut self, pkt: &InFlight, cause: DropCause, link: usize) {
+        if let (None, Some(packet)) = (pkt.flow, &pkt.packet) {
+            if let Some(t) = self.rec.borrow_mut().trace.as_mut() {
+                let name = &self.links[link].name;
+                t.network_drop(self.now, PathId(pkt.path), packet, cause.as_str(), name);
+            }
+        }
         match pkt.flow {
             Some(f) if pkt.packet.is_none() || pkt.data => {
                 self.rec.borrow_mut().flows[f].lost_packets += 1
@@ -501,9 +546,9 @@ impl Simulation {
         match self.links[l].offer(self.now, pkt) {
             Offer::Started(done) => self.q.push(done, Ev::LinkDone(l)),
             Offer::Queued => {}
-            Offer::Dropped(p) => {
+            Offer::Dropped(p, cause) => {
                 pkt = p;
-                self.dropped(&pkt);
+                self.dropped(&pkt, cause, l);
             }
         }
     }
@@ -522,6 +567,11 @@ impl Simulation {
         };
         if pkt.data && pkt.dest == 1 {
             self.rec.borrow_mut().on_data_arrival(self.now, pkt.sent_at);
+        }
+        if (pkt.dest, pkt.flow) == (0, None) {
+            if let Some(t) = self.rec.borrow_mut().trace.as_mut() {
+                t.sender_received(self.now, PathId(pkt.path), &packet);
+            }
         }
         self.ends[pkt.dest].handle_packet(self.now, PathId(pkt.path), packet);
         self.flush(pkt.dest);

@@ -33,6 +33,10 @@ pub struct AlgArgs {
     /// Write every datagram sent and received to this pcap file (SCTP over UDP).
     #[arg(long, value_name = "FILE")]
     pcap: Option<std::path::PathBuf>,
+    /// Write a per-packet trace of this end to this file (CSV, or Parquet for a
+    /// `.parquet` name; columns in docs/metrics.md).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<std::path::PathBuf>,
     /// Write the final summary as JSON (the keys of the simulator's summary.json that
     /// apply to a real run).
     #[arg(long, value_name = "FILE")]
@@ -77,6 +81,7 @@ fn options(a: &AlgArgs) -> Result<Options, String> {
         mtu: a.mtu,
         receiver_rates: a.receiver_rates,
         pcap: a.pcap.clone(),
+        trace: a.trace.clone(),
         abort: None,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
             .then_some(show as fn(u64, &[_])),

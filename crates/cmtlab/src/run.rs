@@ -7,15 +7,31 @@ use std::time::{Duration, Instant};
 use cmt_sim::{load_file, write_outputs, Simulation, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
 
-pub fn run(
-    file: &Path,
-    set: &[String],
-    out: Option<&Path>,
-    pcap: Option<&Path>,
-    json: Option<&Path>,
-) -> Result<(), String> {
+/// What `cmtlab run` writes besides its table.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Outputs<'a> {
+    /// `--out DIR`: summary.json, CSV files, figures.
+    pub out: Option<&'a Path>,
+    /// `--pcap FILE`.
+    pub pcap: Option<&'a Path>,
+    /// `--json FILE`: the summary alone.
+    pub json: Option<&'a Path>,
+    /// `--trace FILE`: the per-packet trace.
+    pub trace: Option<&'a Path>,
+}
+
+pub fn run(file: &Path, set: &[String], o: Outputs<'_>) -> Result<(), String> {
+    let Outputs {
+        out,
+        pcap,
+        json,
+        trace,
+    } = o;
     let built = load_file(file, set).map_err(|e| e.to_string())?;
     let mut sim = Simulation::new(built).map_err(|e| format!("{}: {e}", file.display()))?;
+    if let Some(p) = trace {
+        sim.trace_to(p)?;
+    }
     if let Some(p) = pcap {
         let f = std::fs::File::create(p)
             .map_err(|e| format!("{}: cannot create pcap file: {e}", p.display()))?;
@@ -54,6 +70,12 @@ pub fn run(
             .finish_capture()
             .map_err(|e| format!("{}: cannot write: {e}", p.display()))?;
         sayln!("{n} packets captured to {}", p.display());
+    }
+    if let Some(p) = trace {
+        let n = sim
+            .finish_trace()
+            .map_err(|e| format!("--trace {}: cannot write: {e}", p.display()))?;
+        sayln!("{n} trace rows written to {}", p.display());
     }
     if let Some(p) = json {
         let text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;

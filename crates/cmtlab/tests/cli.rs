@@ -467,11 +467,12 @@ fn help_lists_every_registered_algorithm() {
     ] {
         let out = cmtlab(&args);
         let help = String::from_utf8_lossy(&out.stdout);
-        for name in cmt_core::sched::NAMES
-            .iter()
-            .chain(cmt_core::rtx::NAMES)
-            .chain(cmt_core::cc::NAMES)
-        {
+        let names = [
+            cmt_core::sched::names(),
+            cmt_core::rtx::names(),
+            cmt_core::cc::names(),
+        ];
+        for name in names.iter().flatten() {
             assert!(help.contains(name), "{args:?}: `{name}` missing");
         }
     }

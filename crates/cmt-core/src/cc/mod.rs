@@ -1,8 +1,8 @@
 //! Congestion control: one controller instance per path, built by a factory.
 //!
 //! The shape follows quinn-proto's `congestion.rs`: a trait for the per-path state
-//! machine and a config struct that is also its factory. [`by_name`] is the one table that
-//! maps scenario names to factories.
+//! machine and a config struct that is also its factory. [`builtin`] is the one table that
+//! maps scenario names to factories ([`REGISTRY`] adds any registered at run time).
 
 /// The trait methods a controller built on [`Reno`] (in a field `reno`) takes from it
 /// unchanged: the window getters, timeouts, idle decay and `set_cwnd`.
@@ -44,8 +44,8 @@ pub use olia::{olia_epsilon, olia_increase, Olia, OliaFactory};
 pub use receiver::{allowance, ReceiverCc, ReceiverCcFactory};
 pub use reno::{Reno, RenoFactory};
 
-use crate::params::{ParamError, Params};
 use crate::path::PathId;
+use crate::registry::Table;
 use crate::time::{Duration, Time};
 
 /// What a SACK did for one path, as seen by its controller.
@@ -144,25 +144,54 @@ pub trait CcFactory: Send + Sync {
     fn build(&self, path: PathId, init: &CcInit) -> Box<dyn CongestionControl>;
 }
 
-/// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &[
-    "reno", "cmt-qa", "db-cmt", "a-cmt", "lia", "olia", "balia", "receiver",
-];
-
-/// The registry: scenario name → factory.
-pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn CcFactory>, ParamError> {
-    match name {
-        "reno" | "rfc4960" => Ok(Box::new(RenoFactory::from_params(params)?)),
-        "cmt-qa" => Ok(Box::new(CmtQaCcFactory::from_params(params)?)),
-        "db-cmt" => Ok(Box::new(DbCmtCcFactory::from_params(params)?)),
-        "a-cmt" => Ok(Box::new(DbCmtCcFactory::a_cmt(params)?)),
-        "lia" => Ok(Box::new(LiaFactory::from_params(params)?)),
-        "olia" => Ok(Box::new(OliaFactory::from_params(params)?)),
-        "receiver" => Ok(Box::new(ReceiverCcFactory::from_params(params)?)),
-        "balia" => Ok(Box::new(BaliaFactory::from_params(params)?)),
-        _ => Err(ParamError(format!(
-            "unknown congestion control `{name}` (known: {})",
-            NAMES.join(", ")
-        ))),
-    }
+/// The built-in congestion controllers, one row each: name, aliases, summary, builder.
+pub fn builtin() -> Table<dyn CcFactory> {
+    Table::<dyn CcFactory>::new("congestion control")
+        .row(
+            "reno",
+            &["rfc4960"],
+            "per-path AIMD of RFC 4960 / RFC 9260 section 7.2, as ns-2.35",
+            |p| Ok(Box::new(RenoFactory::from_params(p)?)),
+        )
+        .row(
+            "cmt-qa",
+            &[],
+            "Reno with wireless-loss differentiation (reconstruction of Xu et al., IEEE TMC 2013)",
+            |p| Ok(Box::new(CmtQaCcFactory::from_params(p)?)),
+        )
+        .row(
+            "db-cmt",
+            &[],
+            "D-DSP growth and D-FRP recovery (DB-CMT, 2022)",
+            |p| Ok(Box::new(DbCmtCcFactory::from_params(p)?)),
+        )
+        .row(
+            "a-cmt",
+            &[],
+            "DB-CMT's growth without its recovery rule (A-CMT)",
+            |p| Ok(Box::new(DbCmtCcFactory::a_cmt(p)?)),
+        )
+        .row("lia", &[], "MPTCP coupled increase (RFC 6356)", |p| {
+            Ok(Box::new(LiaFactory::from_params(p)?))
+        })
+        .row(
+            "olia",
+            &[],
+            "opportunistic linked increases (Khalili et al., ToN 2013)",
+            |p| Ok(Box::new(OliaFactory::from_params(p)?)),
+        )
+        .row(
+            "balia",
+            &[],
+            "balanced linked adaptation (Peng et al., ToN 2016)",
+            |p| Ok(Box::new(BaliaFactory::from_params(p)?)),
+        )
+        .row(
+            "receiver",
+            &[],
+            "window set from the receiver's rate adverts (CMT-Rev 2015, MPTCP-rec 2016)",
+            |p| Ok(Box::new(ReceiverCcFactory::from_params(p)?)),
+        )
 }
+
+crate::extension_point!(CcFactory, "congestion control");

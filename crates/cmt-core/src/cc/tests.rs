@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 
-use super::{by_name, AckSignal, CcInit, CcPathView, LossSignal, NAMES};
+use super::{by_name, names, AckSignal, CcInit, CcPathView, LossSignal};
 use crate::params::Params;
 use crate::path::PathId;
 use crate::time::{Duration, Time};
@@ -41,7 +41,7 @@ fn op() -> impl Strategy<Value = Op> {
 proptest! {
     #[test]
     fn every_controller_keeps_its_invariants(ops in prop::collection::vec(op(), 1..300), others in prop::collection::vec((1u64..200_000, 1u64..500, 0u64..1_000_000), 0..3), own_l in 0u64..1_000_000) {
-        for name in NAMES {
+        for name in &names() {
             let f = by_name(name, &Params::default()).unwrap();
             let init = CcInit { mtu: MTU, initial_cwnd: 4380, initial_ssthresh: 65_536 };
             let mut cc = f.build(PathId(0), &init);

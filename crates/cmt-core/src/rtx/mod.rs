@@ -1,7 +1,8 @@
 //! Retransmission-destination policies: where a lost chunk is resent (docs/algorithms.md §1.5).
 //!
 //! The core passes the candidate paths (ACTIVE ones; never PF or INACTIVE) and a seeded
-//! random generator for tie-breaks; [`by_name`] is the table scenario files use.
+//! random generator for tie-breaks; [`builtin`] is the table scenario files use
+//! ([`REGISTRY`] adds any registered at run time).
 
 mod csi;
 mod cwnd;
@@ -17,6 +18,7 @@ pub use same::{RtxSame, RtxSameFactory};
 
 use crate::params::{ParamError, Params};
 use crate::path::{PathId, PathView};
+use crate::registry::Table;
 use crate::time::Time;
 use rand::RngCore;
 
@@ -49,42 +51,59 @@ pub trait RtxFactory: Send + Sync {
     fn build(&self) -> Box<dyn RetransmissionPolicy>;
 }
 
-/// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &[
-    "rtx-same",
-    "rtx-asap",
-    "rtx-cwnd",
-    "rtx-ssthresh",
-    "rtx-lossrate",
-    "rtx-csi",
-    "rtx-cl",
-];
-
-/// The registry: scenario name → factory.
-pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn RtxFactory>, ParamError> {
-    match name {
-        "rtx-same" => Ok(Box::new(RtxSameFactory::from_params(params)?)),
-        "rtx-cwnd" => Ok(Box::new(RtxCwndFactory::from_params(params)?)),
-        "rtx-asap" => Ok(Box::new(RankedRtxFactory::from_params(Rule::Asap, params)?)),
-        "rtx-ssthresh" => Ok(Box::new(RankedRtxFactory::from_params(
-            Rule::Ssthresh,
-            params,
-        )?)),
-        "rtx-lossrate" => Ok(Box::new(RankedRtxFactory::from_params(
-            Rule::LossRate,
-            params,
-        )?)),
-        "rtx-cl" => Ok(Box::new(RankedRtxFactory::from_params(
-            Rule::CwndThenLoss,
-            params,
-        )?)),
-        "rtx-csi" => Ok(Box::new(RtxCsiFactory::from_params(params)?)),
-        _ => Err(ParamError(format!(
-            "unknown retransmission policy `{name}` (known: {})",
-            NAMES.join(", ")
-        ))),
-    }
+/// The built-in retransmission policies, one row each: name, aliases, summary, builder.
+pub fn builtin() -> Table<dyn RtxFactory> {
+    let ranked = |rule: Rule| {
+        move |p: &Params| -> Result<Box<dyn RtxFactory>, ParamError> {
+            Ok(Box::new(RankedRtxFactory::from_params(rule, p)?))
+        }
+    };
+    Table::<dyn RtxFactory>::new("retransmission policy")
+        .row(
+            "rtx-same",
+            &[],
+            "resend on the original path while it is active (Iyengar et al., ICON 2004)",
+            |p| Ok(Box::new(RtxSameFactory::from_params(p)?)),
+        )
+        .row(
+            "rtx-asap",
+            &[],
+            "resend on any path with window room now (Iyengar et al., ICON 2004)",
+            ranked(Rule::Asap),
+        )
+        .row(
+            "rtx-cwnd",
+            &[],
+            "resend on the path with the largest cwnd (Iyengar et al., ICON 2004; ns-2.35 default)",
+            |p| Ok(Box::new(RtxCwndFactory::from_params(p)?)),
+        )
+        .row(
+            "rtx-ssthresh",
+            &[],
+            "resend on the path with the largest ssthresh (Iyengar et al., ICON 2004)",
+            ranked(Rule::Ssthresh),
+        )
+        .row(
+            "rtx-lossrate",
+            &[],
+            "resend on the path with the lowest loss rate (Iyengar et al., ICON 2004)",
+            ranked(Rule::LossRate),
+        )
+        .row(
+            "rtx-csi",
+            &[],
+            "cwnd, then ssthresh, then fewest timeouts (Cao et al. 2012, RTX_CSI)",
+            |p| Ok(Box::new(RtxCsiFactory::from_params(p)?)),
+        )
+        .row(
+            "rtx-cl",
+            &[],
+            "largest cwnd, then lowest loss rate (DB-CMT, 2022)",
+            ranked(Rule::CwndThenLoss),
+        )
 }
+
+crate::extension_point!(RtxFactory, "retransmission policy");
 
 /// How ties between equally good candidates are broken (docs/algorithms.md §1.5 tie-breaking note).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -1,7 +1,7 @@
 //! Data schedulers: which path carries the next new chunk.
 //!
-//! One scheduler instance per association, built by a [`SchedulerFactory`]; [`by_name`]
-//! is the table scenario files use. The core only asks when new data may be sent at all
+//! One scheduler instance per association, built by a [`SchedulerFactory`]; [`builtin`]
+//! is the table scenario files use ([`REGISTRY`] adds any registered at run time). The core only asks when new data may be sent at all
 //! (the peer window has room) and ignores a choice whose path cannot send, so a
 //! scheduler can never push data beyond cwnd, rwnd or onto a failed path.
 
@@ -34,8 +34,8 @@ pub use round_robin::{RoundRobin, RoundRobinFactory};
 pub use round_robin_strict::{StrictRoundRobin, StrictRoundRobinFactory};
 pub use weighted::{Weighted, WeightedFactory};
 
-use crate::params::{ParamError, Params};
 use crate::path::{PathId, PathView};
+use crate::registry::Table;
 use crate::time::Time;
 
 /// What a scheduler sees when asked for a path.
@@ -98,49 +98,127 @@ pub trait SchedulerFactory: Send + Sync {
     fn build(&self, num_paths: usize) -> Box<dyn Scheduler>;
 }
 
-/// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &[
-    "round-robin",
-    "round-robin-strict",
-    "minrtt",
-    "cmt-qa",
-    "db-cmt",
-    "weighted",
-    "blest",
-    "ecf",
-    "daps",
-    "japs",
-    "redundant",
-    "cmt-rev",
-    "mptcp-rec",
-];
+/// The built-in schedulers, one row each: name, aliases, summary, builder.
+pub fn builtin() -> Table<dyn SchedulerFactory> {
+    Table::<dyn SchedulerFactory>::new("scheduler")
+        .row(
+            "round-robin",
+            &["rr", "cmt"],
+            "CMT round-robin over paths with window room (Iyengar et al., ToN 2006; ns-2.35)",
+            |p| Ok(Box::new(RoundRobinFactory::from_params(p)?)),
+        )
+        .row(
+            "round-robin-strict",
+            &[],
+            "one chunk per active path in turn, a turn waits for room (prototype round-robin)",
+            |p| Ok(Box::new(StrictRoundRobinFactory::from_params(p)?)),
+        )
+        .row(
+            "minrtt",
+            &[],
+            "lowest SRTT among paths with room (Linux MPTCP default scheduler)",
+            |p| Ok(Box::new(MinRttFactory::from_params(p)?)),
+        )
+        .row(
+            "cmt-qa",
+            &[],
+            "CMT-QA*, path-quality-aware (reconstruction of Xu et al., IEEE TMC 2013)",
+            |p| Ok(Box::new(CmtQaFactory::from_params(p)?)),
+        )
+        .row(
+            "db-cmt",
+            &[],
+            "least data queued in the network (DB-CMT, 2022)",
+            |p| Ok(Box::new(DbCmtFactory::from_params(p)?)),
+        )
+        .row(
+            "weighted",
+            &[],
+            "smooth weighted round robin by cwnd/SRTT",
+            |p| Ok(Box::new(WeightedFactory::from_params(p)?)),
+        )
+        .row(
+            "blest",
+            &[],
+            "blocking estimation (Ferlin et al., IFIP Networking 2016)",
+            |p| Ok(Box::new(BlestFactory::from_params(p)?)),
+        )
+        .row(
+            "ecf",
+            &[],
+            "earliest completion first (Lim et al., CoNEXT 2017)",
+            |p| Ok(Box::new(EcfFactory::from_params(p)?)),
+        )
+        .row(
+            "daps",
+            &[],
+            "delay-aware packet scheduling (Kuhn et al., ICC 2014)",
+            |p| Ok(Box::new(DapsFactory::from_params(p)?)),
+        )
+        .row(
+            "japs",
+            &[],
+            "jitter-aware packet scheduling (Chan et al., 2016)",
+            |p| Ok(Box::new(JapsFactory::from_params(p)?)),
+        )
+        .row(
+            "redundant",
+            &[],
+            "every chunk on every active path (Linux MPTCP redundant)",
+            |p| Ok(Box::new(RedundantFactory::from_params(p)?)),
+        )
+        .row(
+            "cmt-rev",
+            &[],
+            "receiver-driven PAM-rev + DDS-rev (Cao et al. 2015, CMT-Rev)",
+            |p| {
+                Ok(Box::new(ReceiverDrivenFactory::from_params(
+                    Flavour::CmtRev,
+                    p,
+                )?))
+            },
+        )
+        .row(
+            "mptcp-rec",
+            &[],
+            "receiver-driven PCDer (MPTCP-rec, 2016)",
+            |p| {
+                Ok(Box::new(ReceiverDrivenFactory::from_params(
+                    Flavour::MptcpRec,
+                    p,
+                )?))
+            },
+        )
+}
 
-/// The registry: scenario name → factory.
-pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn SchedulerFactory>, ParamError> {
-    match name {
-        "round-robin" | "rr" | "cmt" => Ok(Box::new(RoundRobinFactory::from_params(params)?)),
-        "round-robin-strict" => Ok(Box::new(StrictRoundRobinFactory::from_params(params)?)),
-        "minrtt" => Ok(Box::new(MinRttFactory::from_params(params)?)),
-        "cmt-qa" => Ok(Box::new(CmtQaFactory::from_params(params)?)),
-        "db-cmt" => Ok(Box::new(DbCmtFactory::from_params(params)?)),
-        "weighted" => Ok(Box::new(WeightedFactory::from_params(params)?)),
-        "blest" => Ok(Box::new(BlestFactory::from_params(params)?)),
-        "ecf" => Ok(Box::new(EcfFactory::from_params(params)?)),
-        "daps" => Ok(Box::new(DapsFactory::from_params(params)?)),
-        "japs" => Ok(Box::new(JapsFactory::from_params(params)?)),
-        "redundant" => Ok(Box::new(RedundantFactory::from_params(params)?)),
-        "cmt-rev" => Ok(Box::new(ReceiverDrivenFactory::from_params(
-            Flavour::CmtRev,
-            params,
-        )?)),
-        "mptcp-rec" => Ok(Box::new(ReceiverDrivenFactory::from_params(
-            Flavour::MptcpRec,
-            params,
-        )?)),
-        _ => Err(ParamError(format!(
-            "unknown scheduler `{name}` (known: {})",
-            NAMES.join(", ")
-        ))),
+crate::extension_point!(SchedulerFactory, "scheduler");
+
+/// A factory from a name and a function of the number of paths, for schedulers without
+/// per-association parameters.
+pub struct FnFactory<S> {
+    name: &'static str,
+    make: S,
+}
+
+impl<S> FnFactory<S>
+where
+    S: Fn(usize) -> Box<dyn Scheduler> + Send + Sync,
+{
+    /// `make(num_paths)` builds each association's scheduler.
+    pub fn new(name: &'static str, make: S) -> Self {
+        FnFactory { name, make }
+    }
+}
+
+impl<S> SchedulerFactory for FnFactory<S>
+where
+    S: Fn(usize) -> Box<dyn Scheduler> + Send + Sync,
+{
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn build(&self, num_paths: usize) -> Box<dyn Scheduler> {
+        (self.make)(num_paths)
     }
 }
 

@@ -33,6 +33,9 @@ pub struct Options {
     pub receiver_rates: bool,
     /// Write every datagram sent and received to this pcap file.
     pub pcap: Option<std::path::PathBuf>,
+    /// Write a per-packet trace of this end to this file (CSV, or Parquet for a
+    /// `.parquet` name; the simulator's columns, [`cmt_sim::packet_trace`]).
+    pub trace: Option<std::path::PathBuf>,
     /// When notified (e.g. on Ctrl-C), abort: an established association sends an ABORT
     /// (RFC 9260 §9.1) so the peer stops at once instead of timing out, and the transfer
     /// returns an error.
@@ -129,6 +132,7 @@ impl Default for Options {
             timeout_s: 600.0,
             receiver_rates: false,
             pcap: None,
+            trace: None,
             abort: None,
             progress: None,
             peer_silence_s: 130.0,

@@ -13,8 +13,9 @@ use super::{
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
     session::{
-        abort, admit, association, deliver, flush, flush_and_check, negotiated_receiver_rates,
-        next, setup_config, until, write_capture, Ticker, Wake,
+        abort, admit, association, deliver, finish_trace, flush, flush_and_check,
+        negotiated_receiver_rates, next, setup_config, start_trace, until, write_capture, Ticker,
+        Wake,
     },
 };
 use crate::io::{Arrival, Sockets};
@@ -94,6 +95,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     );
     let overhead = overhead + socks.authenticate(est.auth.clone());
     let mut assoc = association(o, n, est.init, receiver_rates, overhead)?;
+    start_trace(&mut assoc, o, &routes.addresses(&socks), false)?;
     let start = socks.now();
     let mut heard = start;
     let mut ticker = Ticker::new();
@@ -169,6 +171,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         }
     }
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
+    finish_trace(&mut assoc, o)?;
     write_capture(&mut socks, o)?;
     let sha256 = sha.ok_or("the association closed before the peer's SHUTDOWN")?;
     Ok(Report {

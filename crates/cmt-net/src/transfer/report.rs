@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 
 use cmt_core::{Event, Observer, PathId, SendKind, Time};
+use cmt_sim::packet_trace::PacketTrace;
 
 /// Per-path counters kept by the runtime's observer.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -18,12 +19,14 @@ pub struct PathCount {
 }
 
 /// The observer of a runtime association.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Counters {
     /// Per path.
     pub paths: Vec<PathCount>,
     /// Bytes delivered in order.
     pub delivered: u64,
+    /// The per-packet trace (`--trace`), and whether this end is the sender.
+    pub trace: Option<(PacketTrace, bool)>,
 }
 
 impl Counters {
@@ -36,7 +39,12 @@ impl Counters {
 }
 
 impl Observer for Counters {
-    fn event(&mut self, _now: Time, e: &Event) {
+    fn event(&mut self, now: Time, e: &Event) {
+        match &mut self.trace {
+            Some((t, true)) => t.sender_event(now, e),
+            Some((t, false)) => t.receiver_event(now, e),
+            None => {}
+        }
         match *e {
             Event::DataSent {
                 path, bytes, kind, ..

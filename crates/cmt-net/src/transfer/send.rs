@@ -15,8 +15,9 @@ use super::{
     report::Report,
     routes::Routes,
     session::{
-        abort, admit, association, deliver, flush, flush_and_check, negotiated_receiver_rates,
-        next, setup_config, until, write_capture, Ticker, Wake,
+        abort, admit, association, deliver, finish_trace, flush, flush_and_check,
+        negotiated_receiver_rates, next, setup_config, start_trace, until, write_capture, Ticker,
+        Wake,
     },
 };
 use crate::io::{Arrival, Sockets};
@@ -112,6 +113,7 @@ pub(super) async fn send_from(
     let mut trust = Trust::new(remotes.iter().copied());
     let overhead = overhead + socks.authenticate(est.auth.clone());
     let mut assoc = association(o, n, est.init, receiver_rates, overhead)?;
+    start_trace(&mut assoc, o, &routes.addresses(&socks), true)?;
     for (i, c) in o.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
     }
@@ -176,6 +178,7 @@ pub(super) async fn send_from(
         }
     }
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
+    finish_trace(&mut assoc, o)?;
     write_capture(&mut socks, o)?;
     let sha256 = src.sha256();
     if confirm {

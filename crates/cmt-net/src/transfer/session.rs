@@ -257,12 +257,48 @@ pub(super) async fn admit(
     out.deliver
 }
 
-/// Hands a packet to the association, counting DATA arrivals per path.
+/// Hands a packet to the association, counting DATA arrivals per path (and tracing a
+/// SACK's arrival at the sender).
 pub(super) fn deliver(assoc: &mut Association<Counters>, now: Time, path: PathId, p: Packet) {
     if p.chunks.iter().any(|c| matches!(c, Chunk::Data(_))) {
         assoc.observer_mut().path(path).received_data_packets += 1;
     }
+    if let Some((t, true)) = &mut assoc.observer_mut().trace {
+        t.sender_received(now, path, &p);
+    }
     assoc.handle_packet(now, path, p)
+}
+
+/// Starts the per-packet trace (`Options::trace`) of this end; paths are named
+/// `local>remote`.
+pub(super) fn start_trace(
+    assoc: &mut Association<Counters>,
+    o: &Options,
+    routes: &[(SocketAddr, SocketAddr)],
+    sender: bool,
+) -> Result<(), String> {
+    let Some(file) = &o.trace else {
+        return Ok(());
+    };
+    let names = routes.iter().map(|(l, r)| format!("{l}>{r}")).collect();
+    let mut t = cmt_sim::packet_trace::PacketTrace::create(file, names)?;
+    if sender {
+        let n = assoc.num_paths();
+        t.set_cwnds((0..n).map(|i| assoc.path(PathId(i)).cwnd));
+    }
+    assoc.observer_mut().trace = Some((t, sender));
+    Ok(())
+}
+
+/// Closes the per-packet trace, if any.
+pub(super) fn finish_trace(assoc: &mut Association<Counters>, o: &Options) -> Result<(), String> {
+    match (&mut assoc.observer_mut().trace, &o.trace) {
+        (Some((t, _)), Some(file)) => t
+            .finish()
+            .map(|_| ())
+            .map_err(|e| format!("--trace {}: cannot write: {e}", file.display())),
+        _ => Ok(()),
+    }
 }
 
 /// Why a failed association failed, for the user.

@@ -1,20 +1,15 @@
 //! Validation and conversion of a parsed [`Scenario`] into the values the simulator uses.
 
-use std::collections::BTreeMap;
-
 use cmt_core::cc::{self, CcFactory};
 use cmt_core::rtx::{self, RtxFactory};
 use cmt_core::sched::{self, SchedulerFactory};
-use cmt_core::{Compat, Config, Duration, MaxBurstMode, ParamValue, Params};
+use cmt_core::{Compat, Config, Duration, MaxBurstMode, Params};
 
+use super::links::{build_links, BuiltLink};
 use super::traffic::BuiltTraffic;
-use super::{GilbertSpec, ParamTable, Scenario};
+use super::{field, params, BuildError, Scenario};
 use crate::link::LinkChange;
-use crate::loss::Gilbert;
-use crate::trace::Trace;
-use crate::units::{
-    parse_duration, parse_probability, parse_rate, parse_size, parse_spread, Raw, Spread,
-};
+use crate::units::{parse_duration, parse_probability, parse_rate, parse_size, Raw};
 
 /// What the association does.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,69 +23,6 @@ pub enum Workload {
         /// Simulated-time limit.
         limit: Duration,
     },
-}
-
-/// A validated link (duplex; both directions share these values).
-#[derive(Clone, Debug, PartialEq)]
-pub struct BuiltLink {
-    /// Name.
-    pub name: String,
-    /// Rate, bits/s.
-    pub rate_bps: u64,
-    /// Propagation delay (drawn per run when a range).
-    pub delay: Spread<Duration>,
-    /// Gaussian jitter std. deviation.
-    pub jitter: Duration,
-    /// Jitter is σ·|G| (never below the base delay) instead of σ·G.
-    pub jitter_half: bool,
-    /// Queue limit, packets.
-    pub queue: usize,
-    /// Bernoulli loss (drawn per run when a range).
-    pub loss: Spread<f64>,
-    /// Gilbert–Elliott model in series.
-    pub gilbert: Option<Gilbert>,
-    /// The directions the loss models act on.
-    pub loss_direction: LossDirection,
-    /// Jitter may reorder packets.
-    pub reorder: bool,
-    /// Forward-direction capacity trace (then `rate_bps` is its mean, or the reverse
-    /// direction's rate when one was given).
-    pub trace: Option<Trace>,
-    /// Rate of the reverse direction when the forward one follows a trace.
-    pub reverse_rate_bps: Option<u64>,
-}
-
-/// The directions of a duplex link its loss models act on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LossDirection {
-    /// Both directions, each with its own random stream.
-    #[default]
-    Both,
-    /// Only the direction paths send data in (sender to receiver).
-    Forward,
-    /// Only the way back (acknowledgements).
-    Reverse,
-}
-
-impl LossDirection {
-    /// Whether the loss models act on the forward (`reverse = false`) or the reverse
-    /// direction.
-    pub fn applies(self, reverse: bool) -> bool {
-        match self {
-            LossDirection::Both => true,
-            LossDirection::Forward => !reverse,
-            LossDirection::Reverse => reverse,
-        }
-    }
-
-    fn parse(s: Option<&str>) -> Result<Self, String> {
-        match s {
-            None | Some("both") => Ok(LossDirection::Both),
-            Some("forward") => Ok(LossDirection::Forward),
-            Some("reverse") => Ok(LossDirection::Reverse),
-            Some(o) => Err(format!("unknown direction `{o}` (both, forward, reverse)")),
-        }
-    }
 }
 
 /// A validated link event.
@@ -145,8 +77,6 @@ pub struct Built {
     /// overrides and the contents of capacity traces (16 hex digits; set by the loader).
     pub inputs: String,
 }
-
-pub(super) type BuildError = (String, String);
 
 /// Longest simulated run, `duration` or `time_limit` (about 11.6 days): longer ones are
 /// mistakes (a unit left out), not experiments.
@@ -214,25 +144,6 @@ fn rev_config(p: &Params) -> Result<cmt_core::rev::RevConfig, cmt_core::params::
         tolerance,
         ..d
     })
-}
-
-pub(super) fn field<T>(name: &str, r: Result<T, String>) -> Result<T, BuildError> {
-    r.map_err(|m| (name.to_string(), m))
-}
-
-fn params(table: &ParamTable, name: &str) -> Result<Params, BuildError> {
-    let mut out = BTreeMap::new();
-    for (k, v) in table {
-        let pv = match v {
-            toml::Value::Integer(i) => ParamValue::Number(*i as f64),
-            toml::Value::Float(x) => ParamValue::Number(*x),
-            toml::Value::Boolean(b) => ParamValue::Bool(*b),
-            toml::Value::String(s) => ParamValue::Text(s.clone()),
-            other => return Err((format!("{name}.{k}"), format!("unsupported value {other}"))),
-        };
-        out.insert(k.clone(), pv);
-    }
-    Ok(Params(out))
 }
 
 fn opt_dur(raw: &Option<Raw>, name: &str, default: Duration) -> Result<Duration, BuildError> {
@@ -390,106 +301,7 @@ pub(super) fn build(
         }
     };
 
-    let mut links = Vec::with_capacity(s.links.len());
-    for (i, l) in s.links.iter().enumerate() {
-        let f = |k: &str| format!("links[{i}].{k}");
-        if s.links[..i].iter().any(|o| o.name == l.name) {
-            return Err((f("name"), format!("duplicate link name `{}`", l.name)));
-        }
-        let delay = match &l.delay {
-            Some(r) => field(&f("delay"), parse_spread(r, parse_duration))?,
-            None => Spread::Fixed(Duration::ZERO),
-        };
-        let loss = match &l.loss {
-            Some(r) => field(&f("loss"), parse_spread(r, parse_probability))?,
-            None => Spread::Fixed(0.0),
-        };
-        let gilbert = match &l.gilbert {
-            None => None,
-            Some(GilbertSpec::Preset(p)) if p == "none" => None,
-            Some(GilbertSpec::Preset(p)) if p == "markov1pct" => Some(Gilbert::markov_1pct()),
-            Some(GilbertSpec::Preset(p)) => {
-                return Err((
-                    f("gilbert"),
-                    format!("unknown preset `{p}` (known: markov1pct, none)"),
-                ))
-            }
-            Some(GilbertSpec::Params {
-                p,
-                r,
-                h_good,
-                h_bad,
-            }) => {
-                for (k, v) in [("p", p), ("r", r), ("h_good", h_good), ("h_bad", h_bad)] {
-                    if !(0.0..=1.0).contains(v) {
-                        return Err((
-                            f(&format!("gilbert.{k}")),
-                            format!("{v} is not a probability"),
-                        ));
-                    }
-                }
-                Some(Gilbert {
-                    p: *p,
-                    r: *r,
-                    h_good: *h_good,
-                    h_bad: *h_bad,
-                })
-            }
-        };
-        let queue = field(&f("queue"), parse_queue(l.queue.as_ref()))?;
-        let rate = l
-            .rate
-            .as_ref()
-            .map(|r| field(&f("rate"), parse_rate(r)))
-            .transpose()?;
-        let trace = match &l.trace {
-            None => None,
-            Some(file) => {
-                let path = dir.map_or_else(|| std::path::PathBuf::from(file), |d| d.join(file));
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| (f("trace"), format!("cannot read {}: {e}", path.display())))?;
-                Some(
-                    Trace::parse(&text)
-                        .map_err(|e| (f("trace"), format!("{}: {e}", path.display())))?,
-                )
-            }
-        };
-        let (rate_bps, reverse_rate_bps) = match (&trace, rate) {
-            (None, Some(r)) => (r, None),
-            (Some(t), r) => (t.mean_rate_bps().round() as u64, r),
-            (None, None) => return Err((f("rate"), "missing: give `rate` or `trace`".into())),
-        };
-        links.push(BuiltLink {
-            name: l.name.clone(),
-            rate_bps,
-            trace,
-            reverse_rate_bps,
-            delay,
-            jitter: match &l.jitter {
-                Some(r) => field(&f("jitter"), parse_duration(r))?,
-                None => Duration::ZERO,
-            },
-            jitter_half: match l.jitter_model.as_deref() {
-                None | Some("normal") => false,
-                Some("half-normal") => true,
-                Some(o) => {
-                    return Err((
-                        f("jitter_model"),
-                        format!("unknown `{o}` (normal or half-normal)"),
-                    ))
-                }
-            },
-            queue,
-            loss,
-            gilbert,
-            loss_direction: field(
-                &f("loss_direction"),
-                LossDirection::parse(l.loss_direction.as_deref()),
-            )?,
-            reorder: l.reorder.unwrap_or(false),
-        });
-    }
-
+    let links = build_links(&s.links, dir)?;
     if s.paths.is_empty() {
         return Err(("paths".into(), "at least one path is required".into()));
     }
@@ -629,18 +441,4 @@ pub(super) fn build(
         traffic,
         oracle_loss,
     })
-}
-
-/// A link's queue limit: packets (at least 1; default 50) or "unlimited".
-fn parse_queue(q: Option<&Raw>) -> Result<usize, String> {
-    match q {
-        None => Ok(50),
-        Some(Raw::Num(x)) if *x >= 1.0 && x.fract() == 0.0 && *x <= u32::MAX as f64 => {
-            Ok(*x as usize)
-        }
-        Some(Raw::Text(t)) if t == "unlimited" => Ok(usize::MAX),
-        Some(other) => Err(format!(
-            "{other} is not a queue limit (a whole number of packets, at least 1, or \"unlimited\")"
-        )),
-    }
 }

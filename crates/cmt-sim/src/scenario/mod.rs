@@ -5,10 +5,12 @@
 //! lives in `docs/scenario.md` of the repository.
 
 mod build;
+mod links;
 mod load;
 mod traffic;
 
-pub use build::{Built, BuiltEvent, BuiltLink, BuiltPath, LossDirection, Workload};
+pub use build::{Built, BuiltEvent, BuiltPath, Workload};
+pub use links::{BuiltLink, LossDirection};
 pub use load::{load_file, load_str, load_str_in, ScenarioError};
 pub use traffic::BuiltTraffic;
 
@@ -280,7 +282,14 @@ pub struct LinkSpec {
     /// Gilbert–Elliott loss in series: "markov1pct" or `{ p, r, h_good, h_bad }`.
     #[serde(default)]
     pub gilbert: Option<GilbertSpec>,
-    /// Which directions `loss` and `gilbert` act on: "both" (default), "forward" (the
+    /// A named loss model in series (the built-in `periodic`, or one a program
+    /// registered), e.g. `loss_model = "periodic"`.
+    #[serde(default)]
+    pub loss_model: Option<String>,
+    /// The loss model's parameters, e.g. `{ period = 100 }`.
+    #[serde(default)]
+    pub loss_model_params: ParamTable,
+    /// Which directions `loss`, `gilbert` and `loss_model` act on: "both" (default), "forward" (the
     /// direction paths send data in) or "reverse" (the acknowledgements' direction).
     #[serde(default)]
     pub loss_direction: Option<String>,
@@ -322,4 +331,27 @@ pub struct PathSpec {
     pub name: String,
     /// Links from sender to receiver; the return direction uses the same links reversed.
     pub links: Vec<String>,
+}
+
+/// A field error while building: the dotted key and what is wrong with it.
+pub(crate) type BuildError = (String, String);
+
+pub(crate) fn field<T>(name: &str, r: Result<T, String>) -> Result<T, BuildError> {
+    r.map_err(|m| (name.to_string(), m))
+}
+
+pub(crate) fn params(table: &ParamTable, name: &str) -> Result<cmt_core::Params, BuildError> {
+    use cmt_core::ParamValue;
+    let mut out = BTreeMap::new();
+    for (k, v) in table {
+        let pv = match v {
+            toml::Value::Integer(i) => ParamValue::Number(*i as f64),
+            toml::Value::Float(x) => ParamValue::Number(*x),
+            toml::Value::Boolean(b) => ParamValue::Bool(*b),
+            toml::Value::String(s) => ParamValue::Text(s.clone()),
+            other => return Err((format!("{name}.{k}"), format!("unsupported value {other}"))),
+        };
+        out.insert(k.clone(), pv);
+    }
+    Ok(cmt_core::Params(out))
 }

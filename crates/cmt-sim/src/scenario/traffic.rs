@@ -1,8 +1,8 @@
 //! Validation of `[[traffic]]` entries (docs/algorithms.md §11.3–11.6): open-loop sources and
 //! TCP-like flows.
 
-use super::build::{field, BuildError, BuiltLink};
-use super::Scenario;
+use super::links::BuiltLink;
+use super::{field, BuildError, Scenario};
 use crate::traffic::{Pattern, Sizes};
 use crate::units::{
     parse_duration, parse_probability, parse_rate, parse_size, parse_spread, Raw, Spread,

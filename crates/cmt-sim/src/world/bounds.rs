@@ -5,9 +5,8 @@
 
 use cmt_core::Duration;
 
-use super::{configured_loss, forward_loss, Simulation};
+use super::{configured_loss, forward_loss, LossMeasure, Simulation};
 use crate::bound::{rbuf_bound, PathCapacity};
-use crate::loss::Gilbert;
 use crate::reno_model::{reno_rate, RenoPath};
 
 impl Simulation {
@@ -134,7 +133,7 @@ impl Simulation {
             rto_s: rto,
             mss_bytes: cfg.max_payload() as f64,
             packet_loss: configured_loss(built, &self.drawn, links),
-            episode_rate: forward_loss(built, &self.drawn, links, Gilbert::episode_rate),
+            episode_rate: forward_loss(built, &self.drawn, links, LossMeasure::Episodes),
             retransmission_loss: built
                 .paths
                 .iter()

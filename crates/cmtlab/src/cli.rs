@@ -1,0 +1,211 @@
+//! The command line: arguments and what each subcommand calls.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::{net, run, sweep};
+
+/// Concurrent multipath transfer lab: simulate CMT schedulers, retransmission policies
+/// and congestion control over heterogeneous paths.
+#[derive(Parser)]
+#[command(name = "cmtlab", version, about, after_help = algorithms_help())]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate one scenario and print its summary table.
+    Run {
+        /// Scenario file (TOML).
+        file: PathBuf,
+        /// Override a scenario key by dotted path, e.g. `receiver.rbuf=32KB` or
+        /// `links.wifi-access.rate=5Mbps` (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Write summary.json, timeseries.csv and paths.csv into this directory.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Capture the association's packets to this pcap file (SCTP over UDP over
+        /// IPv4, simulated time; Wireshark and tshark decode it).
+        #[arg(long, value_name = "FILE")]
+        pcap: Option<PathBuf>,
+        /// Write the run's summary as JSON (what `--out` puts in summary.json) to this
+        /// file, without the CSV files and figures.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Write a per-packet trace to this file: one row per send, retransmission,
+        /// drop (with its cause), arrival, delivery, SACK and timeout; CSV, or Parquet
+        /// for a `.parquet` name (built with `--features parquet`). Columns in
+        /// docs/metrics.md.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+    },
+    /// Run a sweep (grid of scenario variations × seeds) and aggregate it.
+    Sweep {
+        /// Sweep file (TOML).
+        file: PathBuf,
+        /// Parallel runs (default: the number of CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Output directory (default: `out/<sweep name>`).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Run only runs with index ≡ I (mod N), e.g. `--shard 0/3`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+    },
+    /// Reproduce a study: run its sweeps and check its claims.
+    Reproduce {
+        /// Study name (a folder under scenarios/studies/) or a study folder.
+        study: String,
+        /// Fewer seeds and shorter runs (minutes on two cores).
+        #[arg(long)]
+        quick: bool,
+        /// Also run the grid points the study's `[real]` section names over real sockets
+        /// (the real runtime through loopback relays), next to the simulated ones.
+        #[arg(long)]
+        real: bool,
+        /// Parallel runs (default: the number of CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Output directory (default: `out/<study>` or `out/<study>-quick`).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Where to look for studies by name (default: `$CMTLAB_STUDIES`, then
+        /// `scenarios/studies` here, then that of the checkout cmtlab was built from).
+        #[arg(long, value_name = "DIR")]
+        studies: Option<PathBuf>,
+    },
+    /// List every algorithm name the scenario keys accept, with a line on each
+    /// (including those this program registered).
+    Algorithms,
+    /// Re-draw the figures (and the report of a sweep) from saved results.
+    Plot {
+        /// A `cmtlab run --out` or `cmtlab sweep` output directory.
+        dir: PathBuf,
+    },
+    /// Send a file over several real paths (SCTP packets in UDP, RFC 6951).
+    #[command(after_help = algorithms_help())]
+    Send {
+        /// The file.
+        file: PathBuf,
+        /// Local addresses, one per path, e.g. `127.0.1.1:0,127.0.1.2:0`, or interface
+        /// names (`wlan0,eth1`: each one's first IPv4 address).
+        #[arg(long, value_delimiter = ',', required = true)]
+        local: Vec<String>,
+        /// The receiver's addresses, in the same order, e.g. `127.0.0.1:9899,127.0.0.2:9899`.
+        #[arg(long, value_delimiter = ',', required = true)]
+        remote: Vec<String>,
+        #[command(flatten)]
+        algs: net::AlgArgs,
+    },
+    /// Receive one file over several real paths.
+    #[command(after_help = algorithms_help())]
+    Recv {
+        /// Addresses to listen on, one per path, e.g. `127.0.0.1:9899,127.0.0.2:9899`.
+        #[arg(long, value_delimiter = ',', required = true)]
+        listen: Vec<String>,
+        /// Where the file goes.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Accept an association only from these IP addresses, e.g. `127.0.1.1,127.0.1.2`
+        /// (default: anyone).
+        #[arg(long, value_delimiter = ',')]
+        peer: Vec<String>,
+        #[command(flatten)]
+        algs: net::AlgArgs,
+    },
+    /// Impair real paths in userspace with the simulator's link model (runs until
+    /// interrupted).
+    Relay {
+        /// One per path: `LISTEN>TARGET[,rate=R][,delay=D][,jitter=D][,jitter_model=half-normal][,loss=P][,queue=N|unlimited][,gilbert=markov1pct][,trace=FILE]`.
+        #[arg(long = "path", required = true)]
+        paths: Vec<String>,
+        /// Seed of the loss and jitter streams.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Combine the output directories of a sharded sweep.
+    Merge {
+        /// Shard output directories.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where the merged results go.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+/// Runs the subcommand `cli` names.
+pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Run {
+            file,
+            set,
+            out,
+            pcap,
+            json,
+            trace,
+        } => run::run(
+            &file,
+            &set,
+            run::Outputs {
+                out: out.as_deref(),
+                pcap: pcap.as_deref(),
+                json: json.as_deref(),
+                trace: trace.as_deref(),
+            },
+        ),
+        Command::Sweep {
+            file,
+            jobs,
+            out,
+            shard,
+        } => sweep::sweep(&file, jobs, out, shard.as_deref()),
+        Command::Merge { dirs, out } => sweep::merge(&dirs, &out),
+        Command::Send {
+            file,
+            local,
+            remote,
+            algs,
+        } => net::send(&file, &local, &remote, &algs),
+        Command::Recv {
+            listen,
+            out,
+            peer,
+            algs,
+        } => net::recv(&listen, &out, &peer, &algs),
+        Command::Relay { paths, seed } => net::relay(&paths, seed),
+        Command::Plot { dir } => sweep::plot(&dir),
+        Command::Algorithms => {
+            crate::extend::list_algorithms();
+            Ok(())
+        }
+        Command::Reproduce {
+            study,
+            quick,
+            real,
+            jobs,
+            out,
+            studies,
+        } => sweep::reproduce(&study, studies.as_deref(), quick, real, jobs, out),
+    }
+}
+
+/// The algorithm names every registry knows (built in and registered), for `--help`.
+fn algorithms_help() -> String {
+    let wrap = |names: Vec<String>| names.join(", ");
+    format!(
+        "Algorithms (scenario keys association.scheduler / .rtx / .cc, links[].loss_model; \
+         send and recv --scheduler / --rtx / --cc):\n  schedulers: {}\n  retransmission \
+         policies: {}\n  congestion control: {}\n  loss models: {}\n`cmtlab algorithms` \
+         describes each; docs/algorithms.md gives their sources.",
+        wrap(cmt_core::sched::names()),
+        wrap(cmt_core::rtx::names()),
+        wrap(cmt_core::cc::names()),
+        wrap(cmt_sim::loss_model::REGISTRY.names())
+    )
+}
