@@ -5,15 +5,13 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use cmt_core::sched::{self, SchedContext};
-use cmt_core::{Duration, Params, PathId, PathState, PathView, Time};
+use cmt_core::{Duration, Params, PathView, Time};
 
 fn views(n: usize) -> Vec<PathView> {
     (0..n)
         .map(|i| {
             let srtt = Some(Duration::from_millis(10 + 15 * i as u64));
             PathView {
-                id: PathId(i),
-                state: PathState::Active,
                 cwnd: 20_000 + 3_000 * i as u64,
                 ssthresh: 30_000,
                 flight: 10_000,
@@ -21,13 +19,9 @@ fn views(n: usize) -> Vec<PathView> {
                 rttvar: Duration::from_millis(3),
                 min_rtt: srtt,
                 max_srtt: srtt,
-                rto: Duration::from_secs(1),
-                timeouts: 0,
-                last_timeout: None,
                 loss_rate: 0.01,
-                capacity: None,
-                advertised_rate: None,
                 can_send: i % 2 == 1 || n == 2,
+                ..PathView::idle(i)
             }
         })
         .collect()

@@ -3,8 +3,8 @@
 //! The simulator's metrics recorder and the runtime's statistics are both observers, so
 //! they see exactly the same events from the same code.
 
-use crate::path::{PathId, PathState};
 use crate::time::{Duration, Time};
+use crate::view::{PathId, PathState};
 
 /// Why a DATA chunk was (re)sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

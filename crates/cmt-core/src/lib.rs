@@ -10,7 +10,8 @@
 //!
 //! * [`time`], [`tsn`] — integer-nanosecond clock types; TSN wrap-around handling.
 //! * [`packet`] — typed SCTP packets and chunks (RFC 9260 §3).
-//! * [`rtt`], [`path`] — per-path RTT/RTO estimation and state.
+//! * [`rtt`], [`view`] — per-path RTT/RTO estimation; what algorithms see of a path
+//!   (the sender's own path state, built from named parts, is crate-internal).
 //! * [`cc`], [`sched`], [`rtx`] — the three extension points: congestion control (one
 //!   instance per path), data scheduling and retransmission-destination policies. Each
 //!   folder holds a trait, one file per algorithm and one table of names
@@ -31,7 +32,7 @@ pub mod config;
 pub mod event;
 pub mod packet;
 pub mod params;
-pub mod path;
+pub(crate) mod path;
 pub mod pcap;
 pub mod registry;
 pub mod rev;
@@ -41,6 +42,7 @@ pub mod sched;
 pub mod setup;
 pub mod time;
 pub mod tsn;
+pub mod view;
 pub mod wire;
 
 pub use assoc::{Algorithms, AssocInit, AssocStats, Association, Closing, Transmit};
@@ -48,5 +50,5 @@ pub use config::{Compat, Config, MaxBurstMode};
 pub use event::{Event, Observer, SendKind};
 pub use packet::{Chunk, Packet, Payload};
 pub use params::{ParamError, ParamValue, Params};
-pub use path::{PathId, PathState, PathView};
 pub use time::{Duration, Time};
+pub use view::{PathId, PathState, PathView};

@@ -352,6 +352,16 @@ impl Packet {
     }
 }
 
+/// Error cause "Invalid Mandatory Parameter" (RFC 9260 §3.3.10.7).
+pub const CAUSE_INVALID_MANDATORY_PARAMETER: u16 = 7;
+/// Error cause "Protocol Violation" (RFC 9260 §3.3.10.13).
+pub const CAUSE_PROTOCOL_VIOLATION: u16 = 13;
+/// Error cause "Out of Resource" (RFC 9260 §3.3.10.4): e.g. a receiver that cannot
+/// store what it was sent.
+pub const CAUSE_OUT_OF_RESOURCE: u16 = 4;
+/// Error cause "User-Initiated Abort" (RFC 9260 §3.3.10.12).
+pub const CAUSE_USER_INITIATED_ABORT: u16 = 12;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,15 +36,10 @@ use crate::packet::{Chunk, InitChunk, InitParam, Packet};
 use crate::time::{Duration, Time};
 use crate::wire::chunk_type;
 
-/// Error cause "Invalid Mandatory Parameter" (RFC 9260 §3.3.10.7).
-pub const CAUSE_INVALID_MANDATORY_PARAMETER: u16 = 7;
-/// Error cause "Protocol Violation" (RFC 9260 §3.3.10.13).
-pub const CAUSE_PROTOCOL_VIOLATION: u16 = 13;
-/// Error cause "Out of Resource" (RFC 9260 §3.3.10.4): e.g. a receiver that cannot
-/// store what it was sent.
-pub const CAUSE_OUT_OF_RESOURCE: u16 = 4;
-/// Error cause "User-Initiated Abort" (RFC 9260 §3.3.10.12).
-pub const CAUSE_USER_INITIATED_ABORT: u16 = 12;
+pub use crate::packet::{
+    CAUSE_INVALID_MANDATORY_PARAMETER, CAUSE_OUT_OF_RESOURCE, CAUSE_PROTOCOL_VIOLATION,
+    CAUSE_USER_INITIATED_ABORT,
+};
 
 const COOKIE_VERSION: u8 = 2;
 const MAC_LEN: usize = 32;

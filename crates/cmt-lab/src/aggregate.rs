@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::results::plain;
 use crate::stats::{
     advantage_pct, ci95_half_width, impact_degree_pct, linear_fit, mean, sample_sd, Fit,
 };
+use crate::sweep::plain;
 use crate::sweep::{ComparisonKind, Plan, PlotKind, RunRecord};
 
 /// Statistics of one metric at one grid point.
@@ -218,7 +218,7 @@ impl<'a> Aggregator<'a> {
 
 /// Numeric value of an axis value text (sizes, rates, durations, percentages, numbers).
 pub fn numeric(text: &str) -> Option<f64> {
-    let raw = match crate::results::toml_text_to_json(text) {
+    let raw = match crate::sweep::toml_text_to_json(text) {
         serde_json::Value::Number(n) => cmt_sim::units::Raw::Num(n.as_f64()?),
         serde_json::Value::String(s) => cmt_sim::units::Raw::Text(s),
         _ => return None,

@@ -54,7 +54,7 @@ fn label(plan: &Plan, point: &[usize], which: &[usize]) -> String {
             format!(
                 "{}={}",
                 plan.axes[a].key,
-                crate::results::plain(&plan.axes[a].values[point[a]])
+                crate::sweep::plain(&plan.axes[a].values[point[a]])
             )
         })
         .collect::<Vec<_>>()

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use crate::aggregate::{Aggregate, Aggregator};
 use crate::error::LabError;
 use crate::report::sig;
-use crate::results::plain;
+use crate::sweep::plain;
 use crate::sweep::write_atomic;
 use crate::sweep::{Plan, RunSpec};
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::aggregate::Aggregate;
 use crate::error::LabError;
-use crate::results::plain;
+use crate::sweep::plain;
 use crate::sweep::{write_atomic, CiMethod, ComparisonKind, Plan};
 
 fn num(x: Option<f64>) -> String {

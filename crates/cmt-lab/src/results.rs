@@ -7,24 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::error::LabError;
-use crate::sweep::{run_file, Plan, RunRecord};
-
-/// A TOML value text (`"64KB"`, `0.01`, `true`) as JSON.
-pub fn toml_text_to_json(text: &str) -> serde_json::Value {
-    toml::from_str::<toml::Table>(&format!("v = {text}"))
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .and_then(|v| serde_json::to_value(v).ok())
-        .unwrap_or_else(|| serde_json::Value::String(text.to_string()))
-}
-
-/// A TOML value text without string quotes, for tables and labels.
-pub fn plain(text: &str) -> String {
-    match toml_text_to_json(text) {
-        serde_json::Value::String(s) => s,
-        v => v.to_string(),
-    }
-}
+use crate::sweep::{plain, run_file, toml_text_to_json, Plan, RunRecord};
 
 /// Reads one run's record.
 pub fn read_run(dir: &Path, id: &str) -> Result<RunRecord, LabError> {

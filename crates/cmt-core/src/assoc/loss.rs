@@ -12,8 +12,8 @@ use super::sack::AckScratch;
 use super::Association;
 use crate::cc::LossSignal;
 use crate::event::{Event, Observer, SendKind};
-use crate::path::PathId;
 use crate::time::Time;
+use crate::view::PathId;
 
 impl<O: Observer> Association<O> {
     /// Missing reports (SFR + DAC), fast-retransmit marking, and the search for new
@@ -38,11 +38,11 @@ impl<O: Observer> Association<O> {
         };
         let sack_pkts = ((flags & 0x3) as u32).max(1);
         for p in &mut self.paths {
-            if p.find_pseudo {
-                p.pseudo_cum = None;
+            if p.cuc.find_pseudo {
+                p.cuc.pseudo_cum = None;
             }
-            if p.find_rtx_pseudo {
-                p.rtx_pseudo_cum = None;
+            if p.cuc.find_rtx_pseudo {
+                p.cuc.rtx_pseudo_cum = None;
             }
         }
         let mut losses: Vec<(usize, u64)> = Vec::new();
@@ -54,9 +54,9 @@ impl<O: Observer> Association<O> {
             let d = c.path.0;
             let p = &mut self.paths[d];
             let (find, pc) = if c.tx_count == 1 {
-                (&mut p.find_pseudo, &mut p.pseudo_cum)
+                (&mut p.cuc.find_pseudo, &mut p.cuc.pseudo_cum)
             } else {
-                (&mut p.find_rtx_pseudo, &mut p.rtx_pseudo_cum)
+                (&mut p.cuc.find_rtx_pseudo, &mut p.cuc.rtx_pseudo_cum)
             };
             if *find {
                 *pc = Some(tsn);
@@ -93,30 +93,30 @@ impl<O: Observer> Association<O> {
             if c.missing >= self.cfg.dupthresh && eligible {
                 c.fast_done = true;
                 c.in_flight = false;
-                self.paths[d].flight -= c.size();
+                self.paths[d].out.flight -= c.size();
                 losses.push((i, tsn));
             }
         }
         let any_loss = !losses.is_empty();
         for (i, tsn) in losses {
             let orig = self.snd.chunks[i].path;
-            self.paths[orig.0].loss_sample(true);
+            self.paths[orig].losses.sample(true);
             self.obs
                 .event(now, &Event::FastRetransmit { path: orig, tsn });
-            let p = &mut self.paths[orig.0];
-            if matches!(p.rtt_probe, Some((t, _)) if t == tsn) {
-                p.rtt_probe = None;
+            let p = &mut self.paths[orig];
+            if matches!(p.sending.rtt_probe, Some((t, _)) if t == tsn) {
+                p.sending.rtt_probe = None;
             }
             // At most one cut per path and window (RFC 9260 §7.2.4): only for TSNs above
             // the recover point, the highest TSN sent when the path was last cut.
-            if !ns2 && p.recover.is_none_or(|r| tsn > r) {
-                p.recover = Some(self.snd.next_tsn - 1);
+            if !ns2 && p.recovery.recover.is_none_or(|r| tsn > r) {
+                p.recovery.recover = Some(self.snd.next_tsn - 1);
                 self.fast_rtx_cut(now, orig);
             }
             let dest = self.choose_rtx_dest(now, orig, tsn);
             self.snd.chunks[i].rtx = Some((SendKind::FastRetransmit, dest));
             self.snd.rtx_marked.insert(tsn);
-            self.paths[orig.0].marked += self.snd.chunks[i].size();
+            self.paths[orig].out.marked += self.snd.chunks[i].size();
             // RFC 9260 §7.2.4: one packet may go regardless of cwnd, to the destination
             // chosen; ns-2 (`FastRtx`) exempts the destination the loss was seen on.
             let exempt = if ns2 { orig } else { dest };
@@ -129,7 +129,7 @@ impl<O: Observer> Association<O> {
 
     /// The fast-retransmit window reduction of one path.
     fn fast_rtx_cut(&mut self, now: Time, path: PathId) {
-        let p = &mut self.paths[path.0];
+        let p = &mut self.paths[path];
         let loss = LossSignal {
             now,
             mtu: self.cfg.cwnd_unit(),
@@ -139,7 +139,7 @@ impl<O: Observer> Association<O> {
             max_srtt: p.rtt.max_srtt(),
         };
         p.cc.on_fast_retransmit(&loss);
-        p.loss_event();
+        p.recovery.loss_event();
         self.cwnd_event(now, path);
     }
 
@@ -153,12 +153,12 @@ impl<O: Observer> Association<O> {
         let marked: Vec<u64> = self.snd.rtx_marked.iter().copied().collect();
         for tsn in marked {
             let d = self.snd.chunks[(tsn - cum - 1) as usize].path.0;
-            if done[d] || self.paths[d].recover.is_some_and(|r| tsn <= r) {
+            if done[d] || self.paths[d].recovery.recover.is_some_and(|r| tsn <= r) {
                 continue;
             }
             done[d] = true;
             self.fast_rtx_cut(now, PathId(d));
-            self.paths[d].recover = Some(self.ns2_highest_outstanding(d));
+            self.paths[d].recovery.recover = Some(self.ns2_highest_outstanding(d));
         }
     }
 
@@ -175,10 +175,10 @@ impl<O: Observer> Association<O> {
             .rposition(|c| c.path.0 == d && c.rtx.is_none() && c.tx_count > 0)
             .map_or(0, |i| cum + 1 + i as u64);
         let p = &mut self.paths[d];
-        if found < p.ns2_highest {
+        if found < p.recovery.ns2_highest {
             0
         } else {
-            p.ns2_highest = found;
+            p.recovery.ns2_highest = found;
             found
         }
     }

@@ -21,12 +21,13 @@ use crate::cc::{CcFactory, CcInit};
 use crate::config::{Config, MaxBurstMode};
 use crate::event::{Event, Observer};
 use crate::packet::{hold_from_wire, Chunk, Packet, Payload};
-use crate::path::{Path, PathId, PathState, PathView};
+use crate::path::{Path, Paths};
 use crate::rev::RevReceiver;
 use crate::rtt::RttEstimator;
 use crate::rtx::RetransmissionPolicy;
 use crate::sched::Scheduler;
 use crate::time::Time;
+use crate::view::{PathId, PathState, PathView};
 
 use recv::RecvState;
 use sack::AckScratch;
@@ -116,21 +117,42 @@ pub struct AssocStats {
     pub rtx_not_largest_cwnd: u64,
 }
 
+/// Whether the association is up or how it ended badly (a graceful close is tracked by
+/// [`Closing`] while up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lifecycle {
+    /// Established (possibly shutting down gracefully).
+    Up,
+    /// Failed: the error count passed Association.Max.Retrans, the peer violated the
+    /// protocol, or the application aborted.
+    Failed,
+    /// The peer's ABORT ended it, with its error cause if it gave one.
+    PeerAborted(Option<u16>),
+}
+
 /// One endpoint of a multipath association: sender and receiver halves.
 ///
-/// Methods come in four groups (the quinn-proto shape):
+/// Methods come in five groups (the quinn-proto shape):
 ///
 /// * **getters**: [`config`](Self::config), [`path`](Self::path),
-///   [`num_paths`](Self::num_paths), [`stats`](Self::stats), [`observer`](Self::observer), …
+///   [`num_paths`](Self::num_paths), [`stats`](Self::stats), [`observer`](Self::observer),
+///   [`is_failed`](Self::is_failed), [`closing`](Self::closing), …
 /// * **inputs**: [`handle_packet`](Self::handle_packet) for every packet that arrives on
 ///   a path, [`handle_timeout`](Self::handle_timeout) when the time returned by
 ///   [`poll_timeout`](Self::poll_timeout) is reached;
 /// * **application**: [`write`](Self::write) / [`write_backlog`](Self::write_backlog) to
-///   send, [`read`](Self::read) to take data delivered in order;
+///   send, [`read`](Self::read) to take data delivered in order, [`close`](Self::close)
+///   for a graceful shutdown once everything is acknowledged, [`abort`](Self::abort) to
+///   end at once with an ABORT;
+/// * **embedder knowledge**: [`set_destination_loss_rate`](Self::set_destination_loss_rate)
+///   and [`set_destination_capacity`](Self::set_destination_capacity) give algorithms a
+///   path's loss rate or capacity known from outside (the simulator's oracle, an operator);
 /// * **outputs**: [`poll_transmit`](Self::poll_transmit), [`poll_timeout`](Self::poll_timeout).
 ///
 /// Call order: after every input or application call, call `poll_transmit` until it
 /// returns `None`, then `poll_timeout` to learn when to call `handle_timeout` next.
+/// Every `now` passed in must be at or after the previous one: the core keeps no clock
+/// of its own, and timers, RTT samples and pacing assume time does not go backwards.
 /// Protocol events go to the observer `O` as they happen.
 pub struct Association<O: Observer = ()> {
     cfg: Config,
@@ -138,7 +160,7 @@ pub struct Association<O: Observer = ()> {
     rng: ChaCha8Rng,
     local_vtag: u32,
     peer_vtag: u32,
-    paths: Vec<Path>,
+    paths: Paths,
     views: Vec<PathView>,
     sched: Box<dyn Scheduler>,
     rtx_policy: Box<dyn RetransmissionPolicy>,
@@ -176,13 +198,10 @@ pub struct Association<O: Observer = ()> {
     /// cumulatively acked; from then on Max.Burst applies.
     burst_trigger: bool,
     assoc_errors: u32,
-    failed: bool,
-    /// The peer ended the association with an ABORT.
-    peer_aborted: bool,
-    /// The error cause of the peer's ABORT, if it gave one.
-    peer_abort_cause: Option<u16>,
+    /// Up, failed, or ended by the peer's ABORT.
+    lifecycle: Lifecycle,
     stats: AssocStats,
-    /// Graceful shutdown state.
+    /// How far a graceful shutdown has come (while up).
     closing: shutdown::Closing,
     /// T2-shutdown.
     t2: Option<Time>,
@@ -216,11 +235,11 @@ impl<O: Observer> Association<O> {
                 let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
                 let mut p = Path::new(rtt, algs.cc.build(PathId(i), &cc_init));
                 if cfg.heartbeats {
-                    p.hb_due = Some(Time::ZERO + timers::hb_period(&cfg, &p, &mut rng));
+                    p.timers.hb_due = Some(Time::ZERO + timers::hb_period(&cfg, &p, &mut rng));
                 }
                 if cfg.confirm_paths && i > 0 {
                     p.state = PathState::PotentiallyFailed;
-                    p.hb_due = Some(Time::ZERO);
+                    p.timers.hb_due = Some(Time::ZERO);
                 }
                 p
             })
@@ -234,7 +253,7 @@ impl<O: Observer> Association<O> {
             rng,
             local_vtag: init.local_vtag,
             peer_vtag: init.peer_vtag,
-            paths,
+            paths: Paths::new(paths),
             views: Vec::with_capacity(num_paths),
             sched: algs.scheduler,
             rtx_policy: algs.rtx,
@@ -254,9 +273,7 @@ impl<O: Observer> Association<O> {
             burst_limit: 0,
             burst_trigger: false,
             assoc_errors: 0,
-            failed: false,
-            peer_aborted: false,
-            peer_abort_cause: None,
+            lifecycle: Lifecycle::Up,
             stats: AssocStats::default(),
             closing: shutdown::Closing::Open,
             t2: None,
@@ -276,14 +293,14 @@ impl<O: Observer> Association<O> {
     /// A snapshot of one path.
     pub fn path(&self, id: PathId) -> PathView {
         let hold = self.hold_marked();
-        self.paths[id.0].view(id, self.burst_limit, self.now, self.cfg.mtu as u64, hold)
+        self.paths[id].view(id, self.burst_limit, self.now, self.cfg.mtu as u64, hold)
     }
     /// Configures path `path`'s loss rate for the loss-aware algorithms (rtx-lossrate,
     /// rtx-cl, CMT-QA*, BLEST): ns-2's `set-destination-lossrate`, the "oracle" of docs/algorithms.md
     /// §1.5. `None` returns to the estimate.
     pub fn set_destination_loss_rate(&mut self, path: PathId, rate: Option<f64>) {
         if let Some(p) = self.paths.get_mut(path.0) {
-            p.configured_loss = rate.map(|r| r.clamp(0.0, 1.0));
+            p.losses.configured_loss = rate.map(|r| r.clamp(0.0, 1.0));
         }
     }
 
@@ -311,15 +328,18 @@ impl<O: Observer> Association<O> {
     /// True once the association has failed (error count above Association.Max.Retrans,
     /// or an ABORT arrived).
     pub fn is_failed(&self) -> bool {
-        self.failed
+        self.lifecycle != Lifecycle::Up
     }
     /// True when the failure was the peer's ABORT (RFC 9260 §9.1), not our timers.
     pub fn peer_aborted(&self) -> bool {
-        self.peer_aborted
+        matches!(self.lifecycle, Lifecycle::PeerAborted(_))
     }
     /// The error cause code the peer's ABORT carried (RFC 9260 §3.3.10).
     pub fn peer_abort_cause(&self) -> Option<u16> {
-        self.peer_abort_cause
+        match self.lifecycle {
+            Lifecycle::PeerAborted(cause) => cause,
+            _ => None,
+        }
     }
     /// Bundles `chunk` with every SHUTDOWN ACK this endpoint sends from now on (in front
     /// of it, so a peer that closes on the SHUTDOWN ACK has read it first).
@@ -418,10 +438,8 @@ impl<O: Observer> Association<O> {
                 Chunk::Heartbeat(info) => self.ctrl.push_back((path, Chunk::HeartbeatAck(info))),
                 Chunk::HeartbeatAck(info) => self.on_heartbeat_ack(now, info),
                 Chunk::Abort { cause } => {
-                    if !self.failed {
-                        self.peer_aborted = true;
-                        self.peer_abort_cause = cause;
-                        self.fail(now);
+                    if self.lifecycle == Lifecycle::Up {
+                        self.fail(now, Lifecycle::PeerAborted(cause));
                     }
                 }
                 // A peer's own heartbeat info: echo it verbatim (RFC 9260 §8.3).
@@ -469,7 +487,7 @@ impl<O: Observer> Association<O> {
         self.round = seq;
         self.adverts += 1;
         for p in &mut self.paths {
-            p.round_opened = Some(now);
+            p.rev.round_opened = Some(now);
         }
         let mtu = self.cfg.mtu as u64;
         for &(p, rate) in rates {
@@ -477,7 +495,7 @@ impl<O: Observer> Association<O> {
                 self.stats.bogus_chunks += 1;
                 continue;
             };
-            path.advertised_rate = Some(rate as f64);
+            path.rev.advertised_rate = Some(rate as f64);
             let srtt = path.rtt.srtt();
             path.cc.on_rate_advert(rate as f64, srtt, mtu);
             let ev = Event::RateAdvertApplied {
@@ -492,7 +510,7 @@ impl<O: Observer> Association<O> {
 
     fn new_opportunity(&mut self) {
         for p in &mut self.paths {
-            p.burst_used = 0;
+            p.sending.burst_used = 0;
         }
         self.sched_begin = true;
         self.sched_copies = true;
@@ -526,17 +544,17 @@ impl<O: Observer> Association<O> {
     }
 
     fn set_state(&mut self, now: Time, id: PathId, state: PathState) {
-        let p = &mut self.paths[id.0];
+        let p = &mut self.paths[id];
         if p.state != state {
             p.state = state;
-            p.pf_since = (state == PathState::PotentiallyFailed).then_some(now);
+            p.timers.pf_since = (state == PathState::PotentiallyFailed).then_some(now);
             self.obs
                 .event(now, &Event::PathStateChanged { path: id, state });
         }
     }
 
     fn cwnd_event(&mut self, now: Time, id: PathId) {
-        let cc = &self.paths[id.0].cc;
+        let cc = &self.paths[id].cc;
         let ev = Event::CwndChanged {
             path: id,
             cwnd: cc.cwnd(),
@@ -555,9 +573,10 @@ impl<O: Observer> Association<O> {
         self.rcv.cum()
     }
 
-    fn fail(&mut self, now: Time) {
-        if !self.failed {
-            self.failed = true;
+    /// Ends the association as `how` (once: a later failure changes nothing).
+    fn fail(&mut self, now: Time, how: Lifecycle) {
+        if self.lifecycle == Lifecycle::Up {
+            self.lifecycle = how;
             self.obs.event(now, &Event::AssociationFailed);
         }
     }

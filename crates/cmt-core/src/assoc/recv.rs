@@ -19,9 +19,9 @@ use std::collections::{BTreeMap, VecDeque};
 use super::Association;
 use crate::event::{Event, Observer};
 use crate::packet::{data_chunk_len, DataChunk, GapBlock, Payload, SackChunk};
-use crate::path::PathId;
 use crate::time::Time;
 use crate::tsn::{unwrap_tsn, wire_tsn};
+use crate::view::PathId;
 
 struct Held {
     payload: Payload,

@@ -21,9 +21,10 @@ use super::Association;
 use crate::cc::{AckSignal, CcPathView};
 use crate::event::{Event, Observer};
 use crate::packet::SackChunk;
-use crate::path::{Path, PathId, PathState};
+use crate::path::Path;
 use crate::time::Time;
 use crate::tsn::unwrap_tsn;
+use crate::view::{PathId, PathState};
 
 /// Per-path scratch of one SACK, kept between SACKs to avoid allocation.
 #[derive(Default)]
@@ -62,10 +63,11 @@ impl AckScratch {
         self.new_pseudo.clear();
         self.new_pseudo.resize(n, false);
         self.flight_before.clear();
-        self.flight_before.extend(paths.iter().map(|p| p.flight));
+        self.flight_before
+            .extend(paths.iter().map(|p| p.out.flight));
         self.earliest.clear();
         self.earliest.resize(n, None);
-        let mut missing = paths.iter().filter(|p| p.flight > 0).count();
+        let mut missing = paths.iter().filter(|p| p.out.flight > 0).count();
         for (i, c) in chunks.iter().enumerate() {
             if missing == 0 {
                 break;
@@ -90,7 +92,7 @@ fn newly_acked(
     rtt_events: &mut Vec<(PathId, u64)>,
 ) {
     let d = c.path.0;
-    paths[d].loss_sample(false);
+    paths[d].losses.sample(false);
     s.newly_bytes[d] += c.size();
     s.saw_new_ack[d] = true;
     s.highest[d] = s.highest[d].max(tsn);
@@ -100,17 +102,17 @@ fn newly_acked(
     }
     let p = &mut paths[d];
     // CUC: acking the expected (rtx-)pseudo-cumack is progress; look for the next one.
-    if p.pseudo_cum == Some(tsn) {
+    if p.cuc.pseudo_cum == Some(tsn) {
         s.new_pseudo[d] = true;
-        p.find_pseudo = true;
+        p.cuc.find_pseudo = true;
     }
-    if p.rtx_pseudo_cum == Some(tsn) {
+    if p.cuc.rtx_pseudo_cum == Some(tsn) {
         s.new_pseudo[d] = true;
-        p.find_rtx_pseudo = true;
+        p.cuc.find_rtx_pseudo = true;
     }
-    if let Some((probe, sent)) = p.rtt_probe {
+    if let Some((probe, sent)) = p.sending.rtt_probe {
         if probe == tsn && c.tx_count == 1 {
-            p.rtt_probe = None;
+            p.sending.rtt_probe = None;
             rtt_events.push((c.path, (now - sent).as_nanos()));
         }
     }
@@ -152,10 +154,10 @@ impl<O: Observer> Association<O> {
         self.missing_reports(now, &mut s, sack.flags);
         self.update_peer_rwnd(sack.a_rwnd, reported);
         for (i, p) in self.paths.iter_mut().enumerate() {
-            if p.flight == 0 {
-                p.t3 = None;
-            } else if s.restart_t3[i] || p.t3.is_none() {
-                p.t3 = Some(now + p.rtt.rto());
+            if p.out.flight == 0 {
+                p.timers.t3 = None;
+            } else if s.restart_t3[i] || p.timers.t3.is_none() {
+                p.timers.t3 = Some(now + p.rtt.rto());
             }
         }
         self.scratch = s;
@@ -188,18 +190,18 @@ impl<O: Observer> Association<O> {
                 // and the path's expected pseudo-cumacks must be looked for again.
                 s.new_pseudo[d] = true;
                 let p = &mut self.paths[d];
-                p.find_pseudo = true;
-                p.find_rtx_pseudo = true;
+                p.cuc.find_pseudo = true;
+                p.cuc.find_rtx_pseudo = true;
                 // ns-2 counts cumulatively acked bytes toward partial_bytes_acked only
                 // while the path's outstanding bytes (marked chunks included) fill cwnd.
-                if !ns2 || s.flight_before[d] + p.marked >= p.cc.cwnd() {
+                if !ns2 || s.flight_before[d] + p.out.marked >= p.cc.cwnd() {
                     s.pba_bytes[d] += size;
                 }
                 self.snd.htna_ns2 = tsn;
                 newly_any = true;
             }
             if c.in_flight {
-                self.paths[d].flight -= size;
+                self.paths[d].out.flight -= size;
             }
             if c.acked {
                 self.snd.gap_acked_bytes -= size;
@@ -251,7 +253,7 @@ impl<O: Observer> Association<O> {
                 }
                 if c.in_flight {
                     c.in_flight = false;
-                    self.paths[d].flight -= size;
+                    self.paths[d].out.flight -= size;
                 }
                 let tsn = cum + off as u64;
                 if c.rtx.take().is_some() {
@@ -279,7 +281,7 @@ impl<O: Observer> Association<O> {
 
     /// A chunk marked for retransmission was acked before it was resent.
     fn unmark_acked(&mut self, path: usize, size: u64, s: &mut AckScratch) {
-        self.paths[path].marked -= size;
+        self.paths[path].out.marked -= size;
         if self.ns2() {
             // ns-2's outstanding bytes still hold it when `AdjustCwnd` compares them
             // with cwnd.
@@ -308,7 +310,7 @@ impl<O: Observer> Association<O> {
             }
             c.acked = false;
             c.in_flight = true;
-            self.paths[c.path.0].flight += c.size();
+            self.paths[c.path].out.flight += c.size();
             self.snd.gap_acked_bytes -= c.size();
         }
     }
@@ -317,14 +319,14 @@ impl<O: Observer> Association<O> {
     /// path carried keeps its T3 from expiring.
     fn release_copies(&mut self, s: &mut AckScratch) {
         for (i, p) in self.paths.iter_mut().enumerate() {
-            if p.copies.is_empty() {
+            if p.out.copies.is_empty() {
                 continue;
             }
             let chunks = &self.snd.chunks;
             let cum_now = self.snd.cum_ack;
-            let before = p.copies.len();
+            let before = p.out.copies.len();
             let mut freed = 0;
-            p.copies.retain(|&(tsn, size)| {
+            p.out.copies.retain(|&(tsn, size)| {
                 let acked = tsn <= cum_now
                     || chunks
                         .get((tsn - cum_now - 1) as usize)
@@ -334,8 +336,8 @@ impl<O: Observer> Association<O> {
                 }
                 !acked
             });
-            if p.copies.len() != before {
-                p.flight -= freed;
+            if p.out.copies.len() != before {
+                p.out.flight -= freed;
                 s.restart_t3[i] = true;
             }
         }
@@ -363,7 +365,7 @@ impl<O: Observer> Association<O> {
 
     pub(super) fn rtt_sample(&mut self, now: Time, path: PathId, rtt: crate::time::Duration) {
         self.sched.on_rtt_sample(now, path, rtt);
-        let est = &mut self.paths[path.0].rtt;
+        let est = &mut self.paths[path].rtt;
         est.sample(rtt);
         let ev = Event::RttSample {
             path,
@@ -381,9 +383,9 @@ impl<O: Observer> Association<O> {
             if !s.saw_new_ack[i] {
                 continue;
             }
-            self.paths[i].error_count = 0;
+            self.paths[i].losses.error_count = 0;
             if self.paths[i].state != PathState::Active {
-                self.paths[i].hb_pending = None;
+                self.paths[i].timers.hb_pending = None;
                 self.set_state(now, PathId(i), PathState::Active);
             }
         }
@@ -395,12 +397,12 @@ impl<O: Observer> Association<O> {
         s.cc_views.clear();
         s.cc_views
             .extend(self.paths.iter_mut().enumerate().map(|(i, p)| {
-                p.acked_since_loss += s.newly_bytes[i];
+                p.recovery.acked_since_loss += s.newly_bytes[i];
                 CcPathView {
                     id: PathId(i),
                     cwnd: p.cc.cwnd(),
                     srtt: p.rtt.srtt(),
-                    loss_interval: p.loss_interval(),
+                    loss_interval: p.recovery.loss_interval(),
                 }
             }));
         for i in 0..self.paths.len() {

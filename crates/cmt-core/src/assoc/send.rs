@@ -5,16 +5,17 @@
 //! CMT retransmissions to the destination chosen by the policy, with the one-packet
 //! cwnd exemption of a fast retransmission (ns-2 `RTX_LIMIT_ONE_PACKET`, docs/algorithms.md §1.4).
 
+use super::Lifecycle;
 use std::collections::{BTreeSet, VecDeque};
 
 use super::{Association, Transmit};
 use crate::event::{Event, Observer, SendKind};
 use crate::packet::{data_chunk_len, hold_to_wire, Chunk, DataChunk, DataFlags, Packet, Payload};
-use crate::path::{PathId, PathState, PathView};
 use crate::rtx::RtxContext;
 use crate::sched::SchedContext;
 use crate::time::Time;
 use crate::tsn::wire_tsn;
+use crate::view::{PathId, PathState, PathView};
 
 /// A chunk sent and not yet cumulatively acknowledged.
 pub(super) struct TxChunk {
@@ -174,13 +175,13 @@ impl<O: Observer> Association<O> {
     /// first, then retransmissions, then new data chosen by the scheduler.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
         self.now = now;
-        if !self.failed {
+        if self.lifecycle == Lifecycle::Up {
             self.drive_shutdown(now);
         }
         if let Some(t) = self.poll_control(now) {
             return Some(t);
         }
-        if self.failed || self.is_closed() {
+        if self.lifecycle != Lifecycle::Up || self.is_closed() {
             return None;
         }
         self.ensure_active_path(now);
@@ -232,15 +233,15 @@ impl<O: Observer> Association<O> {
                     c.acked
                         || c.tx_count == 0
                         || c.path == dest
-                        || self.paths[dest.0].copies.iter().any(|&(t, _)| t == tsn)
+                        || self.paths[dest].out.copies.iter().any(|&(t, _)| t == tsn)
                 }
             };
             if stale {
                 self.snd.copy_queue.remove(i);
                 continue;
             }
-            let p = &self.paths[dest.0];
-            if p.state != PathState::Active || p.flight >= p.cc.cwnd() {
+            let p = &self.paths[dest];
+            if p.state != PathState::Active || p.out.flight >= p.cc.cwnd() {
                 i += 1;
                 continue;
             }
@@ -249,11 +250,11 @@ impl<O: Observer> Association<O> {
             let (len, size, ssn, payload) = (c.len, c.size(), c.ssn, c.payload.clone());
             // Karn: the original's RTT sample would be ambiguous now.
             for p in &mut self.paths {
-                if matches!(p.rtt_probe, Some((t, _)) if t == tsn) {
-                    p.rtt_probe = None;
+                if matches!(p.sending.rtt_probe, Some((t, _)) if t == tsn) {
+                    p.sending.rtt_probe = None;
                 }
             }
-            self.paths[dest.0].copies.push((tsn, size));
+            self.paths[dest].out.copies.push((tsn, size));
             self.on_data_sent(now, dest, size);
             let ev = Event::DataSent {
                 path: dest,
@@ -356,7 +357,7 @@ impl<O: Observer> Association<O> {
             };
             let ns2 = self.ns2();
             if ns2
-                || (self.paths[dest.0].state != PathState::Active
+                || (self.paths[dest].state != PathState::Active
                     && self.rtx_candidates().iter().all(|&c| c != dest))
             {
                 // ns-2 (`RtxMarkedChunks`, `SelectRtxDest`) chooses the destination
@@ -366,9 +367,9 @@ impl<O: Observer> Association<O> {
                 dest = self.choose_rtx_dest(now, orig, tsn);
                 self.snd.chunks[i].rtx = Some((kind, dest));
             }
-            let p = &self.paths[dest.0];
+            let p = &self.paths[dest];
             let exempt = (ns2 || kind == SendKind::FastRetransmit) && self.snd.fast_exempt[dest.0];
-            if p.flight >= p.cc.cwnd() && !exempt {
+            if p.out.flight >= p.cc.cwnd() && !exempt {
                 continue;
             }
             if exempt {
@@ -380,7 +381,7 @@ impl<O: Observer> Association<O> {
             // timer restarts if the chunk becomes its earliest (ns-2 `RtxMarkedChunks`).
             let first_on_orig = self.first_outstanding_on(orig, i, false);
             let first_on_dest = self.first_outstanding_on(dest, i, true);
-            self.paths[orig.0].marked -= self.snd.chunks[i].size();
+            self.paths[orig].out.marked -= self.snd.chunks[i].size();
             let c = &mut self.snd.chunks[i];
             c.path = dest;
             c.rtx = None;
@@ -391,29 +392,29 @@ impl<O: Observer> Association<O> {
             self.snd.rtx_marked.remove(&tsn);
             // Karn: a retransmitted chunk never gives an RTT sample.
             for p in &mut self.paths {
-                if matches!(p.rtt_probe, Some((t, _)) if t == tsn) {
-                    p.rtt_probe = None;
+                if matches!(p.sending.rtt_probe, Some((t, _)) if t == tsn) {
+                    p.sending.rtt_probe = None;
                 }
             }
             if orig != dest {
                 // CUC: the chunk leaves its original path, which will never see it
                 // acked; that path must look for new expected pseudo-cumacks or its
                 // cwnd would stop growing for good (ns-2.35 `RtxMarkedChunks`).
-                let o = &mut self.paths[orig.0];
-                o.find_pseudo = true;
-                o.find_rtx_pseudo = true;
+                let o = &mut self.paths[orig];
+                o.cuc.find_pseudo = true;
+                o.cuc.find_rtx_pseudo = true;
             }
-            let p = &mut self.paths[dest.0];
-            if p.find_rtx_pseudo {
-                p.rtx_pseudo_cum = Some(tsn);
-                p.find_rtx_pseudo = false;
+            let p = &mut self.paths[dest];
+            if p.cuc.find_rtx_pseudo {
+                p.cuc.rtx_pseudo_cum = Some(tsn);
+                p.cuc.find_rtx_pseudo = false;
             }
-            if first_on_dest && p.t3.is_some() {
-                p.t3 = Some(now + p.rtt.rto());
+            if first_on_dest && p.timers.t3.is_some() {
+                p.timers.t3 = Some(now + p.rtt.rto());
             }
-            let o = &mut self.paths[orig.0];
-            if first_on_orig && o.flight > 0 && orig != dest {
-                o.t3 = Some(now + o.rtt.rto());
+            let o = &mut self.paths[orig];
+            if first_on_orig && o.out.flight > 0 && orig != dest {
+                o.timers.t3 = Some(now + o.rtt.rto());
             }
             self.on_data_sent(now, dest, size);
             if !ns2 {
@@ -444,7 +445,7 @@ impl<O: Observer> Association<O> {
             let any_room = self
                 .paths
                 .iter()
-                .any(|p| p.state == PathState::Active && p.flight < p.cc.cwnd());
+                .any(|p| p.state == PathState::Active && p.out.flight < p.cc.cwnd());
             self.set_blocked(now, any_room);
             return None;
         }
@@ -465,14 +466,14 @@ impl<O: Observer> Association<O> {
         c.tx_count = 1;
         c.in_flight = true;
         let (len, ssn, payload) = (c.len, c.ssn, c.payload.clone());
-        let p = &mut self.paths[path.0];
-        p.burst_used += 1;
-        if p.rtt_probe.is_none() {
-            p.rtt_probe = Some((tsn, now));
+        let p = &mut self.paths[path];
+        p.sending.burst_used += 1;
+        if p.sending.rtt_probe.is_none() {
+            p.sending.rtt_probe = Some((tsn, now));
         }
-        if p.find_pseudo {
-            p.pseudo_cum = Some(tsn);
-            p.find_pseudo = false;
+        if p.cuc.find_pseudo {
+            p.cuc.pseudo_cum = Some(tsn);
+            p.cuc.find_pseudo = false;
         }
         let size = data_chunk_len(len as usize) as u64;
         self.on_data_sent(now, path, size);
@@ -531,7 +532,7 @@ impl<O: Observer> Association<O> {
     }
 
     pub(super) fn total_flight(&self) -> u64 {
-        self.paths.iter().map(|p| p.flight).sum()
+        self.paths.iter().map(|p| p.out.flight).sum()
     }
 
     /// Whether no chunk before position `i` is outstanding on `path`: sent there and
@@ -556,17 +557,17 @@ impl<O: Observer> Association<O> {
     /// Book-keeping common to new data and retransmissions on `path` (`size` in DATA
     /// chunk bytes).
     fn on_data_sent(&mut self, now: Time, path: PathId, size: u64) {
-        let rto = self.paths[path.0].rtt.rto();
+        let rto = self.paths[path].rtt.rto();
         let mtu = self.cfg.mtu as u64;
-        let p = &mut self.paths[path.0];
+        let p = &mut self.paths[path];
         p.paced_send(now, size, mtu);
-        p.flight += size;
-        p.last_data_sent = Some(now);
-        if p.t3.is_none() {
-            p.t3 = Some(now + rto);
+        p.out.flight += size;
+        p.sending.last_data_sent = Some(now);
+        if p.timers.t3.is_none() {
+            p.timers.t3 = Some(now + rto);
         }
-        if self.cfg.idle_cwnd_decay && p.decay_at.is_none() {
-            p.decay_at = Some(now + rto);
+        if self.cfg.idle_cwnd_decay && p.timers.decay_at.is_none() {
+            p.timers.decay_at = Some(now + rto);
         }
     }
 
@@ -583,12 +584,13 @@ impl<O: Observer> Association<O> {
         let mut packet = self.packet(data);
         if self.cfg.rev.is_some() {
             let now = self.now;
-            let p = &mut self.paths[path.0];
-            let seq = p.send_seq;
-            p.send_seq = p.send_seq.wrapping_add(1);
+            let p = &mut self.paths[path];
+            let seq = p.rev.send_seq;
+            p.rev.send_seq = p.rev.send_seq.wrapping_add(1);
             // The first packet of a round on this path says how long it waited after
             // the advert that opened the round (the receiver's RTT sample excludes it).
             let hold = p
+                .rev
                 .round_opened
                 .take()
                 .map_or(0, |t| hold_to_wire(now.saturating_since(t)));
@@ -623,23 +625,27 @@ impl<O: Observer> Association<O> {
         let pf: Vec<usize> = (0..self.paths.len())
             .filter(|&i| self.paths[i].state == PathState::PotentiallyFailed)
             .collect();
-        let Some(min_err) = pf.iter().map(|&i| self.paths[i].error_count).min() else {
+        let Some(min_err) = pf.iter().map(|&i| self.paths[i].losses.error_count).min() else {
             return;
         };
         let best: Vec<usize> = pf
             .into_iter()
-            .filter(|&i| self.paths[i].error_count == min_err)
+            .filter(|&i| self.paths[i].losses.error_count == min_err)
             .collect();
-        let latest = best.iter().map(|&i| self.paths[i].pf_since).max().flatten();
+        let latest = best
+            .iter()
+            .map(|&i| self.paths[i].timers.pf_since)
+            .max()
+            .flatten();
         let best: Vec<usize> = best
             .into_iter()
-            .filter(|&i| self.paths[i].pf_since == latest)
+            .filter(|&i| self.paths[i].timers.pf_since == latest)
             .collect();
         let pick = best[rand::Rng::gen_range(&mut self.rng, 0..best.len())];
         let unit = self.cfg.cwnd_unit();
         let p = &mut self.paths[pick];
-        p.t3 = None;
-        p.hb_pending = None;
+        p.timers.t3 = None;
+        p.timers.hb_pending = None;
         p.cc.set_cwnd(unit);
         self.set_state(now, PathId(pick), PathState::Active);
         self.cwnd_event(now, PathId(pick));

@@ -10,11 +10,12 @@
 //! nothing more.
 
 use super::Association;
+use super::Lifecycle;
 use crate::event::{Event, Observer};
 use crate::packet::{Chunk, SackChunk};
-use crate::path::PathId;
 use crate::time::Time;
 use crate::tsn::wire_tsn;
+use crate::view::PathId;
 
 /// Where a shutdown stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -98,7 +99,7 @@ impl<O: Observer> Association<O> {
                 // transfer itself is complete, so this is a close, not a failure.
                 self.finish_close(now);
             } else {
-                self.fail(now);
+                self.fail(now, Lifecycle::Failed);
             }
             return;
         }
@@ -135,10 +136,10 @@ impl<O: Observer> Association<O> {
         self.closing = Closing::Closed;
         self.t2 = None;
         for p in &mut self.paths {
-            p.t3 = None;
-            p.hb_due = None;
-            p.hb_pending = None;
-            p.decay_at = None;
+            p.timers.t3 = None;
+            p.timers.hb_due = None;
+            p.timers.hb_pending = None;
+            p.timers.decay_at = None;
         }
         self.rcv.sack_at = None;
         self.obs.event(now, &Event::AssociationClosed);
@@ -147,9 +148,9 @@ impl<O: Observer> Association<O> {
     /// Ends the association at once: an ABORT (with `cause`, if any) goes out with the
     /// next transmit, and nothing more after it (RFC 9260 §9.1).
     pub fn abort(&mut self, now: Time, cause: Option<u16>) {
-        if !self.failed {
+        if self.lifecycle == Lifecycle::Up {
             self.ctrl.push_back((PathId(0), Chunk::Abort { cause }));
-            self.fail(now);
+            self.fail(now, Lifecycle::Failed);
         }
     }
 
@@ -158,10 +159,10 @@ impl<O: Observer> Association<O> {
         self.ctrl.push_back((
             path,
             Chunk::Abort {
-                cause: Some(crate::setup::CAUSE_PROTOCOL_VIOLATION),
+                cause: Some(crate::packet::CAUSE_PROTOCOL_VIOLATION),
             },
         ));
         self.stats.bogus_chunks += 1;
-        self.fail(now); // the ABORT still goes out: control chunks are sent first
+        self.fail(now, Lifecycle::Failed); // the ABORT still goes out: control chunks are sent first
     }
 }

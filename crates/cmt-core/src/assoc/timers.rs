@@ -5,6 +5,7 @@
 //! moves an ACTIVE path to PF once its error count exceeds PFMR, PF paths are probed
 //! every RTO and come back with `cwnd = pf_cwnd_mtus · MTU` on a HEARTBEAT-ACK.
 
+use super::Lifecycle;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -13,8 +14,9 @@ use crate::cc::LossSignal;
 use crate::config::Config;
 use crate::event::{Event, Observer, SendKind};
 use crate::packet::{Chunk, HeartbeatInfo};
-use crate::path::{Path, PathId, PathState};
+use crate::path::Path;
 use crate::time::{Duration, Time};
+use crate::view::{PathId, PathState};
 
 /// Time from the last activity to the next HEARTBEAT of an idle ACTIVE path.
 pub(super) fn hb_period(cfg: &Config, p: &Path, rng: &mut ChaCha8Rng) -> Duration {
@@ -26,7 +28,7 @@ pub(super) fn hb_period(cfg: &Config, p: &Path, rng: &mut ChaCha8Rng) -> Duratio
 impl<O: Observer> Association<O> {
     /// The earliest time at which [`handle_timeout`](Self::handle_timeout) must be called.
     pub fn poll_timeout(&self) -> Option<Time> {
-        if self.failed || self.is_closed() {
+        if self.lifecycle != Lifecycle::Up || self.is_closed() {
             return None;
         }
         let mut t = match (self.rcv.sack_at, self.t2) {
@@ -39,10 +41,10 @@ impl<O: Observer> Association<O> {
             }
         };
         for p in &self.paths {
-            take(p.t3);
-            take(p.hb_due);
-            take(p.hb_pending.map(|(_, at)| at));
-            take(p.decay_at);
+            take(p.timers.t3);
+            take(p.timers.hb_due);
+            take(p.timers.hb_pending.map(|(_, at)| at));
+            take(p.timers.decay_at);
         }
         if let Some(rx) = &self.rev_rx {
             take(rx.poll_timeout());
@@ -72,18 +74,22 @@ impl<O: Observer> Association<O> {
         }
         for i in 0..self.paths.len() {
             let id = PathId(i);
-            if self.paths[i].t3.is_some_and(|t| t <= now) {
-                self.paths[i].t3 = None;
+            if self.paths[i].timers.t3.is_some_and(|t| t <= now) {
+                self.paths[i].timers.t3 = None;
                 self.on_t3_expiry(now, id);
             }
-            if self.paths[i].hb_pending.is_some_and(|(_, t)| t <= now) {
-                self.paths[i].hb_pending = None;
+            if self.paths[i]
+                .timers
+                .hb_pending
+                .is_some_and(|(_, t)| t <= now)
+            {
+                self.paths[i].timers.hb_pending = None;
                 self.on_heartbeat_lost(now, id);
             }
-            if self.paths[i].hb_due.is_some_and(|t| t <= now) {
+            if self.paths[i].timers.hb_due.is_some_and(|t| t <= now) {
                 self.on_heartbeat_due(now, id);
             }
-            if self.paths[i].decay_at.is_some_and(|t| t <= now) {
+            if self.paths[i].timers.decay_at.is_some_and(|t| t <= now) {
                 self.on_decay_check(now, id);
             }
         }
@@ -91,9 +97,9 @@ impl<O: Observer> Association<O> {
     }
 
     fn count_error(&mut self, now: Time, id: PathId) {
-        let p = &mut self.paths[id.0];
-        p.error_count += 1;
-        let (errors, state) = (p.error_count, p.state);
+        let p = &mut self.paths[id];
+        p.losses.error_count += 1;
+        let (errors, state) = (p.losses.error_count, p.state);
         self.assoc_errors += 1;
         if self.cfg.pf_enabled && state == PathState::Active && errors > self.cfg.pfmr {
             self.set_state(now, id, PathState::PotentiallyFailed);
@@ -104,26 +110,26 @@ impl<O: Observer> Association<O> {
             self.probe_now(id, now);
         }
         if self.assoc_errors > self.cfg.assoc_max_retrans {
-            self.fail(now);
+            self.fail(now, Lifecycle::Failed);
         }
     }
 
     fn probe_now(&mut self, id: PathId, now: Time) {
-        if self.cfg.heartbeats && self.paths[id.0].hb_pending.is_none() {
-            self.paths[id.0].hb_due = Some(now);
+        if self.cfg.heartbeats && self.paths[id].timers.hb_pending.is_none() {
+            self.paths[id].timers.hb_due = Some(now);
         }
     }
 
     fn on_t3_expiry(&mut self, now: Time, id: PathId) {
-        if self.paths[id.0].flight == 0 {
+        if self.paths[id].out.flight == 0 {
             return;
         }
         let (mtu, min_ssthresh) = (self.cfg.cwnd_unit(), self.cfg.min_ssthresh());
         let ns2 = self.ns2();
-        let p = &mut self.paths[id.0];
-        p.timeouts += 1;
-        p.last_timeout = Some(now);
-        p.rtt_probe = None;
+        let p = &mut self.paths[id];
+        p.losses.timeouts += 1;
+        p.losses.last_timeout = Some(now);
+        p.sending.rtt_probe = None;
         let loss = LossSignal {
             now,
             mtu,
@@ -133,11 +139,11 @@ impl<O: Observer> Association<O> {
             max_srtt: p.rtt.max_srtt(),
         };
         p.cc.on_timeout(&loss);
-        p.loss_event();
+        p.recovery.loss_event();
         p.rtt.back_off();
         if !ns2 {
             // ns-2 (`Timeout`) leaves the fast-retransmit recover point alone.
-            p.recover = Some(self.snd.next_tsn - 1);
+            p.recovery.recover = Some(self.snd.next_tsn - 1);
         }
         let rto = p.rtt.rto();
         self.obs.event(now, &Event::Timeout { path: id, rto });
@@ -145,8 +151,8 @@ impl<O: Observer> Association<O> {
         self.count_error(now, id);
         // Copies on the path are given up (their originals are retransmitted if lost);
         // every chunk in flight on the path is marked for retransmission.
-        let copies: u64 = self.paths[id.0].copies.drain(..).map(|(_, s)| s).sum();
-        self.paths[id.0].flight -= copies;
+        let copies: u64 = self.paths[id].out.copies.drain(..).map(|(_, s)| s).sum();
+        self.paths[id].out.flight -= copies;
         let cum = self.snd.cum_ack;
         for i in 0..self.snd.chunks.len() {
             let c = &mut self.snd.chunks[i];
@@ -154,36 +160,36 @@ impl<O: Observer> Association<O> {
                 continue;
             }
             c.in_flight = false;
-            self.paths[id.0].flight -= c.size();
-            self.paths[id.0].loss_sample(true);
+            self.paths[id].out.flight -= c.size();
+            self.paths[id].losses.sample(true);
             let tsn = cum + 1 + i as u64;
             let dest = self.choose_rtx_dest(now, id, tsn);
             self.snd.chunks[i].rtx = Some((SendKind::TimeoutRetransmit, dest));
             self.snd.rtx_marked.insert(tsn);
-            self.paths[id.0].marked += self.snd.chunks[i].size();
+            self.paths[id].out.marked += self.snd.chunks[i].size();
         }
     }
 
     fn on_heartbeat_due(&mut self, now: Time, id: PathId) {
-        let p = &self.paths[id.0];
-        if !self.cfg.heartbeats || p.hb_pending.is_some() {
-            self.paths[id.0].hb_due = None;
+        let p = &self.paths[id];
+        if !self.cfg.heartbeats || p.timers.hb_pending.is_some() {
+            self.paths[id].timers.hb_due = None;
             return;
         }
         // An ACTIVE path that carried data recently is not idle: look again later.
         if p.state == PathState::Active {
-            if let Some(last) = p.last_data_sent {
+            if let Some(last) = p.sending.last_data_sent {
                 let next = last + hb_period(&self.cfg, p, &mut self.rng);
                 if next > now {
-                    self.paths[id.0].hb_due = Some(next);
+                    self.paths[id].timers.hb_due = Some(next);
                     return;
                 }
             }
         }
         let nonce = self.rng.gen();
-        let p = &mut self.paths[id.0];
-        p.hb_due = None;
-        p.hb_pending = Some((nonce, now + p.rtt.rto()));
+        let p = &mut self.paths[id];
+        p.timers.hb_due = None;
+        p.timers.hb_pending = Some((nonce, now + p.rtt.rto()));
         let info = HeartbeatInfo {
             path: id.0 as u16,
             sent_ns: now.as_nanos(),
@@ -193,10 +199,10 @@ impl<O: Observer> Association<O> {
     }
 
     fn on_heartbeat_lost(&mut self, now: Time, id: PathId) {
-        self.paths[id.0].rtt.back_off();
+        self.paths[id].rtt.back_off();
         self.count_error(now, id);
-        let p = &self.paths[id.0];
-        self.paths[id.0].hb_due = Some(if p.state == PathState::Active {
+        let p = &self.paths[id];
+        self.paths[id].timers.hb_due = Some(if p.state == PathState::Active {
             now + hb_period(&self.cfg, p, &mut self.rng)
         } else {
             now // PF and INACTIVE paths are probed every (backed-off) RTO
@@ -209,41 +215,41 @@ impl<O: Observer> Association<O> {
             self.stats.bogus_chunks += 1;
             return;
         };
-        if p.hb_pending.map(|(n, _)| n) != Some(info.nonce) {
+        if p.timers.hb_pending.map(|(n, _)| n) != Some(info.nonce) {
             return; // stale or forged
         }
-        p.hb_pending = None;
-        p.error_count = 0;
+        p.timers.hb_pending = None;
+        p.losses.error_count = 0;
         self.assoc_errors = 0;
         let rtt = now.saturating_since(Time::from_nanos(info.sent_ns));
         self.rtt_sample(now, id, rtt);
-        let state = self.paths[id.0].state;
+        let state = self.paths[id].state;
         if state != PathState::Active {
             if state == PathState::PotentiallyFailed {
                 let cwnd = self.cfg.pf_cwnd_mtus as u64 * self.cfg.cwnd_unit();
-                self.paths[id.0].cc.set_cwnd(cwnd);
+                self.paths[id].cc.set_cwnd(cwnd);
                 self.cwnd_event(now, id);
             }
             self.set_state(now, id, PathState::Active);
         }
-        let period = hb_period(&self.cfg, &self.paths[id.0], &mut self.rng);
-        self.paths[id.0].hb_due = Some(now + period);
+        let period = hb_period(&self.cfg, &self.paths[id], &mut self.rng);
+        self.paths[id].timers.hb_due = Some(now + period);
     }
 
     fn on_decay_check(&mut self, now: Time, id: PathId) {
         let initial = self.cfg.initial_cwnd();
         let mtu = self.cfg.cwnd_unit();
-        let p = &mut self.paths[id.0];
+        let p = &mut self.paths[id];
         let rto = p.rtt.rto();
-        let idle_since = p.last_data_sent.unwrap_or(Time::ZERO);
+        let idle_since = p.sending.last_data_sent.unwrap_or(Time::ZERO);
         if idle_since + rto > now {
-            p.decay_at = Some(idle_since + rto);
+            p.timers.decay_at = Some(idle_since + rto);
             return;
         }
         let before = p.cc.cwnd();
         p.cc.on_idle(mtu, initial);
         let after = p.cc.cwnd();
-        p.decay_at = (after > initial).then_some(now + rto);
+        p.timers.decay_at = (after > initial).then_some(now + rto);
         if after != before {
             self.cwnd_event(now, id);
         }

@@ -9,7 +9,7 @@
 
 use super::{AckSignal, CcFactory, CcInit, CcPathView, CongestionControl, LossSignal, Reno};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
+use crate::view::PathId;
 
 /// Factory for [`CmtQaCc`].
 #[derive(Clone, Debug)]

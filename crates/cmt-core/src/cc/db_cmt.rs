@@ -14,7 +14,7 @@
 
 use super::{AckSignal, CcFactory, CcInit, CcPathView, CongestionControl, LossSignal, Reno};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
+use crate::view::PathId;
 
 /// Factory for [`DbCmtCc`]; parameters `profile` = "ns2" (λ 1, δ 3) or "linux" (2, 4),
 /// and `growth` = "d-dsp" (default) or "reno" — Reno's growth, to measure D-FRP alone.

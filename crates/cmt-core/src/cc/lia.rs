@@ -8,7 +8,7 @@
 
 use super::{AckSignal, CcFactory, CcInit, CcPathView, CongestionControl, LossSignal, Reno};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
+use crate::view::PathId;
 
 /// Factory for [`Lia`]. Takes no parameters.
 #[derive(Clone, Debug, Default)]

@@ -44,9 +44,9 @@ pub use olia::{olia_epsilon, olia_increase, Olia, OliaFactory};
 pub use receiver::{allowance, ReceiverCc, ReceiverCcFactory};
 pub use reno::{Reno, RenoFactory};
 
-use crate::path::PathId;
 use crate::registry::Table;
 use crate::time::{Duration, Time};
+use crate::view::PathId;
 
 /// What a SACK did for one path, as seen by its controller.
 #[derive(Clone, Debug)]

@@ -13,7 +13,7 @@
 
 use super::{AckSignal, CcFactory, CcInit, CcPathView, CongestionControl, LossSignal, Reno};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
+use crate::view::PathId;
 
 /// Factory for [`Olia`]. Takes no parameters.
 #[derive(Clone, Debug, Default)]

@@ -11,8 +11,8 @@
 
 use super::{AckSignal, CcFactory, CcInit, CcPathView, CongestionControl, LossSignal};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
 use crate::time::Duration;
+use crate::view::PathId;
 
 /// Factory for [`ReceiverCc`]. Takes no parameters.
 #[derive(Clone, Debug, Default)]

@@ -3,7 +3,7 @@
 
 use super::{AckSignal, CcFactory, CcInit, CcPathView, CongestionControl, LossSignal};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
+use crate::view::PathId;
 
 /// Factory for [`Reno`]. Takes no parameters.
 #[derive(Clone, Debug, Default)]

@@ -7,8 +7,8 @@ use proptest::prelude::*;
 
 use super::{by_name, names, AckSignal, CcInit, CcPathView, LossSignal};
 use crate::params::Params;
-use crate::path::PathId;
 use crate::time::{Duration, Time};
+use crate::view::PathId;
 
 const MTU: u64 = 1500;
 

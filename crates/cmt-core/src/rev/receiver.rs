@@ -32,9 +32,9 @@
 
 use super::estimator::{EstimatorConfig, RateEstimator, Round};
 use super::tear::Tear;
-use crate::path::PathId;
 use crate::rtt::RttEstimator;
 use crate::time::{Duration, Time};
+use crate::view::PathId;
 use std::collections::VecDeque;
 
 /// Receiver settings.

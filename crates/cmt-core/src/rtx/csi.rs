@@ -15,8 +15,8 @@ use rand::RngCore;
 
 use super::{best_by, RetransmissionPolicy, RtxContext, RtxFactory, TieBreak};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
 use crate::time::{Duration, Time};
+use crate::view::PathId;
 
 /// Factory for [`RtxCsi`]; parameters `tau_s` (default 30) and `ns2_faithful`.
 #[derive(Clone, Debug)]

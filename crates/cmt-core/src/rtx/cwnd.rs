@@ -3,7 +3,7 @@
 
 use super::{best_by, RetransmissionPolicy, RtxContext, RtxFactory, TieBreak};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
+use crate::view::PathId;
 use rand::RngCore;
 
 /// Factory for [`RtxCwnd`]; parameter `ns2_faithful` (bool) selects ns-2's tie-break.
@@ -46,30 +46,16 @@ impl RetransmissionPolicy for RtxCwnd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::path::{PathState, PathView};
     use crate::rtx::RtxSame;
-    use crate::time::{Duration, Time};
+    use crate::time::Time;
+    use crate::view::PathView;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
     fn view(i: usize, cwnd: u64) -> PathView {
         PathView {
-            id: PathId(i),
-            state: PathState::Active,
             cwnd,
-            ssthresh: 65536,
-            flight: 0,
-            srtt: None,
-            rttvar: Duration::ZERO,
-            min_rtt: None,
-            max_srtt: None,
-            rto: Duration::from_secs(1),
-            timeouts: 0,
-            last_timeout: None,
-            loss_rate: 0.0,
-            capacity: None,
-            advertised_rate: None,
-            can_send: true,
+            ..PathView::idle(i)
         }
     }
 

@@ -17,9 +17,9 @@ pub use rules::{RankedRtx, RankedRtxFactory, Rule};
 pub use same::{RtxSame, RtxSameFactory};
 
 use crate::params::{ParamError, Params};
-use crate::path::{PathId, PathView};
 use crate::registry::Table;
 use crate::time::Time;
+use crate::view::{PathId, PathView};
 use rand::RngCore;
 
 /// What a policy sees when choosing a destination.

@@ -15,7 +15,7 @@ use rand::RngCore;
 
 use super::{best_by, RetransmissionPolicy, RtxContext, RtxFactory, TieBreak};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
+use crate::view::PathId;
 
 /// Which ranking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

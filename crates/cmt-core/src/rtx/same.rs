@@ -4,7 +4,7 @@
 
 use super::{best_by, RetransmissionPolicy, RtxContext, RtxFactory, TieBreak};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
+use crate::view::PathId;
 use rand::RngCore;
 
 /// Factory for [`RtxSame`]; parameter `ns2_faithful` (bool) for the fallback tie-break.

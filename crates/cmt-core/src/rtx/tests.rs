@@ -5,9 +5,9 @@ use rand_chacha::ChaCha8Rng;
 
 use super::by_name;
 use crate::params::Params;
-use crate::path::{PathId, PathState, PathView};
 use crate::rtx::RtxContext;
 use crate::time::{Duration, Time};
+use crate::view::{PathId, PathView};
 
 /// (cwnd, ssthresh, flight, loss rate, timeouts, last timeout s ago (0 = never))
 type P = (u64, u64, u64, f64, u32, u64);
@@ -17,22 +17,14 @@ fn views(ps: &[P], now: Time) -> Vec<PathView> {
         .enumerate()
         .map(
             |(i, &(cwnd, ssthresh, flight, loss_rate, timeouts, ago))| PathView {
-                id: PathId(i),
-                state: PathState::Active,
                 cwnd,
                 ssthresh,
                 flight,
                 srtt: Some(Duration::from_millis(50)),
-                rttvar: Duration::ZERO,
-                min_rtt: None,
-                max_srtt: None,
-                rto: Duration::from_secs(1),
                 timeouts,
                 last_timeout: (ago > 0).then(|| now - Duration::from_secs(ago)),
                 loss_rate,
-                capacity: None,
-                advertised_rate: None,
-                can_send: true,
+                ..PathView::idle(i)
             },
         )
         .collect()

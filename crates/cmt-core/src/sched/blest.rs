@@ -17,8 +17,8 @@
 use super::fast_slow::{fast_and_slow, secs};
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
 use crate::time::Time;
+use crate::view::PathId;
 
 /// Factory for [`Blest`]; parameter `lambda` (initial λ, default 1.2).
 #[derive(Clone, Debug)]
@@ -117,9 +117,9 @@ impl Scheduler for Blest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::path::PathView;
     use crate::sched::tests::{ctx, view};
     use crate::time::Duration;
+    use crate::view::PathView;
 
     fn path(i: usize, cwnd: u64, flight: u64, rtt_ms: u64, can_send: bool) -> PathView {
         PathView {

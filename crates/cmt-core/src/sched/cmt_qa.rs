@@ -10,7 +10,7 @@
 
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::{PathId, PathView};
+use crate::view::{PathId, PathView};
 
 /// Factory for [`CmtQa`]. Takes no parameters.
 #[derive(Clone, Debug, Default)]

@@ -12,7 +12,7 @@
 
 use super::{MinRtt, SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::{PathId, PathState};
+use crate::view::{PathId, PathState};
 
 /// Factory for [`Daps`]; parameter `round_ms` (default 4; ≤ 1 disables rounding).
 #[derive(Clone, Debug)]

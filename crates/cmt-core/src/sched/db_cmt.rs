@@ -7,7 +7,7 @@
 
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::{PathId, PathView};
+use crate::view::{PathId, PathView};
 
 /// Factory for [`DbCmt`]. Takes no parameters.
 #[derive(Clone, Debug, Default)]

@@ -14,7 +14,7 @@
 use super::fast_slow::{fast_and_slow, secs};
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
+use crate::view::PathId;
 
 /// Factory for [`Ecf`]; parameters `beta` (default 0.25) and `delta` ("sigma" or "kernel").
 #[derive(Clone, Debug)]

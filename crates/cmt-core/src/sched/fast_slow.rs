@@ -3,7 +3,7 @@
 //! is slower than `f` do they consider waiting for `f` instead.
 
 use super::{MinRtt, SchedContext, Scheduler};
-use crate::path::{PathState, PathView};
+use crate::view::{PathState, PathView};
 
 /// `(f, b)` when `b` is a slower path than `f`; otherwise `Err(b)`, the answer to give.
 pub(super) fn fast_and_slow<'a>(

@@ -28,8 +28,8 @@ use std::collections::{BTreeSet, VecDeque};
 
 use super::{MinRtt, SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::{PathId, PathState};
 use crate::time::{Duration, Time};
+use crate::view::{PathId, PathState};
 
 /// Factory for [`Japs`]; parameters `bandwidth` ("oracle" or "cwnd") and `eq16_literal`.
 #[derive(Clone, Debug)]

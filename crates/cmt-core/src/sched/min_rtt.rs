@@ -6,7 +6,7 @@
 
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
+use crate::view::PathId;
 
 /// Factory for [`MinRtt`]. Takes no parameters.
 #[derive(Clone, Debug, Default)]

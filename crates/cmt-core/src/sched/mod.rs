@@ -34,9 +34,9 @@ pub use round_robin::{RoundRobin, RoundRobinFactory};
 pub use round_robin_strict::{StrictRoundRobin, StrictRoundRobinFactory};
 pub use weighted::{Weighted, WeightedFactory};
 
-use crate::path::{PathId, PathView};
 use crate::registry::Table;
 use crate::time::Time;
+use crate::view::{PathId, PathView};
 
 /// What a scheduler sees when asked for a path.
 #[derive(Clone, Debug)]
@@ -225,29 +225,19 @@ where
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::path::PathState;
     use crate::time::Duration;
 
     /// A path view for decision tables: cwnd and flight in bytes, SRTT in ms (0 = none).
     pub(crate) fn view(i: usize, cwnd: u64, flight: u64, srtt_ms: u64, can_send: bool) -> PathView {
         let srtt = (srtt_ms > 0).then(|| Duration::from_millis(srtt_ms));
         PathView {
-            id: PathId(i),
-            state: PathState::Active,
             cwnd,
-            ssthresh: 65536,
             flight,
             srtt,
-            rttvar: Duration::ZERO,
             min_rtt: srtt,
             max_srtt: srtt,
-            rto: Duration::from_secs(1),
-            timeouts: 0,
-            last_timeout: None,
-            loss_rate: 0.0,
-            capacity: None,
-            advertised_rate: None,
             can_send,
+            ..PathView::idle(i)
         }
     }
 

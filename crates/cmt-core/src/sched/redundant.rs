@@ -17,7 +17,7 @@
 
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::{PathId, PathState};
+use crate::view::{PathId, PathState};
 
 /// Factory for [`Redundant`]. Takes no parameters.
 #[derive(Clone, Debug, Default)]

@@ -26,8 +26,8 @@
 
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::{PathId, PathState, PathView};
 use crate::time::{Duration, Time};
+use crate::view::{PathId, PathState, PathView};
 
 /// The re-evaluation period before any SRTT is known.
 const DEFAULT_ROUND: Duration = Duration::from_millis(200);

@@ -4,7 +4,7 @@
 
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::PathId;
+use crate::view::PathId;
 
 /// Factory for [`RoundRobin`]. Takes no parameters.
 #[derive(Clone, Debug, Default)]
@@ -62,27 +62,14 @@ impl Scheduler for RoundRobin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::path::{PathState, PathView};
     use crate::time::{Duration, Time};
+    use crate::view::PathView;
 
     fn view(i: usize, can_send: bool) -> PathView {
         PathView {
-            id: PathId(i),
-            state: PathState::Active,
-            cwnd: 4380,
-            ssthresh: 65536,
-            flight: 0,
-            srtt: None,
-            rttvar: Duration::ZERO,
-            min_rtt: None,
-            max_srtt: None,
             rto: Duration::from_secs(3),
-            timeouts: 0,
-            last_timeout: None,
-            loss_rate: 0.0,
-            capacity: None,
-            advertised_rate: None,
             can_send,
+            ..PathView::idle(i)
         }
     }
     fn ctx(paths: &[PathView]) -> SchedContext<'_> {

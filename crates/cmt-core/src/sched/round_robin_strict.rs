@@ -8,7 +8,7 @@
 
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::{PathId, PathState};
+use crate::view::{PathId, PathState};
 
 /// Factory for [`StrictRoundRobin`]. Takes no parameters.
 #[derive(Clone, Debug, Default)]
@@ -59,7 +59,7 @@ mod tests {
     use super::*;
     use crate::sched::tests::{ctx, view};
 
-    fn paths(can: [bool; 3], active: [bool; 3]) -> Vec<crate::path::PathView> {
+    fn paths(can: [bool; 3], active: [bool; 3]) -> Vec<crate::view::PathView> {
         (0..3)
             .map(|i| {
                 let mut v = view(i, 4380, 0, 0, can[i]);

@@ -8,7 +8,7 @@
 
 use super::{SchedContext, Scheduler, SchedulerFactory};
 use crate::params::{ParamError, Params};
-use crate::path::{PathId, PathState, PathView};
+use crate::view::{PathId, PathState, PathView};
 
 /// Factory for [`Weighted`]; parameter `burst` (chunks of credit, default 8).
 #[derive(Clone, Debug)]

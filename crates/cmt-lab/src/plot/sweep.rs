@@ -7,7 +7,7 @@ use std::path::Path;
 use super::chart::{draw, Chart, Point, Series, Style};
 use crate::aggregate::{numeric, series_label, Aggregate};
 use crate::error::LabError;
-use crate::results::plain;
+use crate::sweep::plain;
 use crate::sweep::{CiMethod, Plan, PlotKind};
 
 /// A metric's axis label, in words, with its unit.
@@ -107,7 +107,7 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
             .iter()
             .map(|v| {
                 matches!(
-                    crate::results::toml_text_to_json(v),
+                    crate::sweep::toml_text_to_json(v),
                     serde_json::Value::Number(_)
                 )
                 .then(|| numeric(v))

@@ -8,6 +8,6 @@ pub(crate) use plan::toml_error;
 pub use plan::{Axis, CiMethod, Plan, RunSpec, MAX_RUNS, MAX_SEEDS};
 pub use run::{run_file, run_plan, write_atomic, RunOptions, RunOutcome, RunRecord};
 pub use spec::{
-    flatten, ComparisonKind, ComparisonSpec, PaperValues, PlotKind, ReportSpec, Seeds, SweepFile,
-    VariantSpec,
+    flatten, plain, toml_text_to_json, ComparisonKind, ComparisonSpec, PaperValues, PlotKind,
+    ReportSpec, Seeds, SweepFile, VariantSpec,
 };

@@ -511,7 +511,7 @@ impl Plan {
                 format!(
                     "{}={}",
                     self.axes[a].key,
-                    crate::results::plain(&self.axes[a].values[v])
+                    super::spec::plain(&self.axes[a].values[v])
                 )
             })
             .collect::<Vec<_>>()

@@ -187,3 +187,20 @@ pub fn flatten(table: &toml::Table) -> BTreeMap<String, toml::Value> {
     walk("", table, &mut out);
     out
 }
+
+/// A TOML value text (`"64KB"`, `0.01`, `true`) as JSON.
+pub fn toml_text_to_json(text: &str) -> serde_json::Value {
+    toml::from_str::<toml::Table>(&format!("v = {text}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .and_then(|v| serde_json::to_value(v).ok())
+        .unwrap_or_else(|| serde_json::Value::String(text.to_string()))
+}
+
+/// A TOML value text without string quotes, for tables and labels.
+pub fn plain(text: &str) -> String {
+    match toml_text_to_json(text) {
+        serde_json::Value::String(s) => s,
+        v => v.to_string(),
+    }
+}

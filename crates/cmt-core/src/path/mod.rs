@@ -1,0 +1,164 @@
+//! The sender's state of one path (destination), built from named parts: RTT/RTO,
+//! congestion control, what is outstanding, loss recovery, CMT's CUC pseudo-cumacks,
+//! loss statistics, timers, send book-keeping and the receiver-driven rate and pacer.
+
+mod pacer;
+mod parts;
+
+pub(crate) use pacer::RevSender;
+pub(crate) use parts::{Cuc, LossStats, Outstanding, Recovery, Sending, Timers};
+
+use crate::cc::CongestionControl;
+use crate::rtt::RttEstimator;
+use crate::time::Time;
+use crate::view::{PathId, PathState, PathView};
+
+/// Every path of an association, indexed by [`PathId`].
+pub(crate) struct Paths(Vec<Path>);
+
+impl Paths {
+    pub(crate) fn new(paths: Vec<Path>) -> Self {
+        Paths(paths)
+    }
+}
+
+impl std::ops::Deref for Paths {
+    type Target = [Path];
+    fn deref(&self) -> &[Path] {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Paths {
+    fn deref_mut(&mut self) -> &mut [Path] {
+        &mut self.0
+    }
+}
+
+impl std::ops::Index<PathId> for Paths {
+    type Output = Path;
+    fn index(&self, id: PathId) -> &Path {
+        &self.0[id.0]
+    }
+}
+
+impl std::ops::IndexMut<PathId> for Paths {
+    fn index_mut(&mut self, id: PathId) -> &mut Path {
+        &mut self.0[id.0]
+    }
+}
+
+/// By position, where a loop counts paths (`for d in 0..n`).
+impl std::ops::Index<usize> for Paths {
+    type Output = Path;
+    fn index(&self, i: usize) -> &Path {
+        &self.0[i]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Paths {
+    fn index_mut(&mut self, i: usize) -> &mut Path {
+        &mut self.0[i]
+    }
+}
+
+impl<'a> IntoIterator for &'a Paths {
+    type Item = &'a Path;
+    type IntoIter = std::slice::Iter<'a, Path>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Paths {
+    type Item = &'a mut Path;
+    type IntoIter = std::slice::IterMut<'a, Path>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter_mut()
+    }
+}
+
+/// Sender-side state of one path.
+pub(crate) struct Path {
+    pub(crate) state: PathState,
+    pub(crate) rtt: RttEstimator,
+    pub(crate) cc: Box<dyn CongestionControl>,
+    pub(crate) out: Outstanding,
+    pub(crate) recovery: Recovery,
+    pub(crate) cuc: Cuc,
+    pub(crate) losses: LossStats,
+    pub(crate) timers: Timers,
+    pub(crate) sending: Sending,
+    pub(crate) rev: RevSender,
+    /// Capacity in bytes/s given by the embedder.
+    pub(crate) capacity: Option<f64>,
+}
+
+impl Path {
+    pub(crate) fn new(rtt: RttEstimator, cc: Box<dyn CongestionControl>) -> Self {
+        Path {
+            state: PathState::Active,
+            rtt,
+            cc,
+            out: Outstanding::default(),
+            recovery: Recovery::default(),
+            cuc: Cuc::default(),
+            losses: LossStats::default(),
+            timers: Timers::default(),
+            sending: Sending::default(),
+            rev: RevSender::default(),
+            capacity: None,
+        }
+    }
+
+    /// Whether pacing lets a packet go at `now`.
+    pub(crate) fn paced_ok(&self, now: Time, mtu: u64) -> bool {
+        self.rev.paced_ok(now, mtu, self.rtt.srtt())
+    }
+
+    /// Pacing book-keeping for `size` bytes sent at `now`.
+    pub(crate) fn paced_send(&mut self, now: Time, size: u64, mtu: u64) {
+        let srtt = self.rtt.srtt();
+        self.rev.paced_send(now, size, mtu, srtt);
+    }
+
+    /// When a paced path may send again, if pacing is what holds it.
+    pub(crate) fn pace_release(&self, now: Time, mtu: u64) -> Option<Time> {
+        self.rev.pace_release(now, mtu, self.rtt.srtt())
+    }
+
+    /// What algorithms see. With `hold_marked` (ns-2.35 compatibility) chunks marked for
+    /// retransmission still occupy the window for new data, as in ns-2's `SendMuch`.
+    pub(crate) fn view(
+        &self,
+        id: PathId,
+        max_burst: u32,
+        now: Time,
+        mtu: u64,
+        hold_marked: bool,
+    ) -> PathView {
+        let cwnd = self.cc.cwnd();
+        let occupied = self.out.flight + if hold_marked { self.out.marked } else { 0 };
+        PathView {
+            id,
+            state: self.state,
+            cwnd,
+            ssthresh: self.cc.ssthresh(),
+            flight: self.out.flight,
+            srtt: self.rtt.srtt(),
+            rttvar: self.rtt.rttvar(),
+            min_rtt: self.rtt.min_rtt(),
+            max_srtt: self.rtt.max_srtt(),
+            rto: self.rtt.rto(),
+            timeouts: self.losses.timeouts,
+            last_timeout: self.losses.last_timeout,
+            loss_rate: self.losses.visible(),
+            capacity: self.capacity,
+            advertised_rate: self.rev.advertised_rate,
+            can_send: self.state == PathState::Active
+                && occupied < cwnd
+                && (max_burst == 0 || self.sending.burst_used < max_burst)
+                && self.paced_ok(now, mtu),
+        }
+    }
+}

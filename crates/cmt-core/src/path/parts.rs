@@ -1,0 +1,126 @@
+//! The named parts of a path's sender state, each a small struct with the methods that
+//! keep it consistent.
+
+use crate::time::Time;
+
+/// What occupies the path's window.
+#[derive(Debug, Default)]
+pub(crate) struct Outstanding {
+    /// Bytes in flight.
+    pub(crate) flight: u64,
+    /// Bytes of chunks last sent on this path that are marked for retransmission and not
+    /// resent yet (ns-2.35 keeps them in the path's outstanding bytes for new data).
+    pub(crate) marked: u64,
+    /// Copies of chunks whose latest transmission is on another path, in flight here:
+    /// `(tsn, bytes)`. Never retransmitted; dropped on this path's T3 expiry.
+    pub(crate) copies: Vec<(u64, u64)>,
+}
+
+/// Loss recovery and the loss intervals coupled controllers read.
+#[derive(Debug, Default)]
+pub(crate) struct Recovery {
+    /// Fast-retransmit recovery point: reductions only for TSNs above it.
+    pub(crate) recover: Option<u64>,
+    /// ns-2.35 compatibility: the per-destination `uiHighestTsnSent` of
+    /// `GetHighestOutstandingTsn`.
+    pub(crate) ns2_highest: u64,
+    /// Bytes newly acked on this path since its last congestion event.
+    pub(crate) acked_since_loss: u64,
+    /// Bytes acked between its last two congestion events.
+    pub(crate) acked_prev_interval: u64,
+}
+
+impl Recovery {
+    /// A congestion event (fast-retransmit reduction or timeout) closes a loss interval.
+    pub(crate) fn loss_event(&mut self) {
+        self.acked_prev_interval = self.acked_since_loss;
+        self.acked_since_loss = 0;
+    }
+
+    /// OLIA's ℓ: bytes acked between the last two losses or since the last loss,
+    /// whichever is larger.
+    pub(crate) fn loss_interval(&self) -> u64 {
+        self.acked_prev_interval.max(self.acked_since_loss)
+    }
+}
+
+/// CMT's cwnd update for changing cumulative ack point (CUC): the expected
+/// pseudo-cumacks of the path.
+#[derive(Debug)]
+pub(crate) struct Cuc {
+    /// Expected pseudo-cumack (lowest outstanding first-transmission TSN when it was
+    /// last looked for). Sticky: looked for again only when `find_pseudo` is set.
+    pub(crate) pseudo_cum: Option<u64>,
+    /// Expected rtx-pseudo-cumack (the same for retransmitted TSNs).
+    pub(crate) rtx_pseudo_cum: Option<u64>,
+    /// Look for a new expected pseudo-cumack at the next SACK.
+    pub(crate) find_pseudo: bool,
+    /// Look for a new expected rtx-pseudo-cumack at the next SACK.
+    pub(crate) find_rtx_pseudo: bool,
+}
+
+impl Default for Cuc {
+    fn default() -> Self {
+        Cuc {
+            pseudo_cum: None,
+            rtx_pseudo_cum: None,
+            find_pseudo: true,
+            find_rtx_pseudo: true,
+        }
+    }
+}
+
+/// Errors, timeouts and the loss-rate estimate.
+#[derive(Debug, Default)]
+pub(crate) struct LossStats {
+    /// Consecutive errors (RFC 9260 §8.2).
+    pub(crate) error_count: u32,
+    /// T3-rtx timeouts so far.
+    pub(crate) timeouts: u32,
+    /// Time of the latest timeout.
+    pub(crate) last_timeout: Option<Time>,
+    /// EWMA (gain 1/8) of "a chunk sent here was marked for retransmission".
+    pub(crate) loss_rate: f64,
+    /// A loss rate configured from outside (ns-2's `set-destination-lossrate`); it
+    /// replaces the estimate in what algorithms see.
+    pub(crate) configured_loss: Option<f64>,
+}
+
+impl LossStats {
+    /// Feeds the loss estimate: `lost` for a chunk marked for retransmission, else acked.
+    pub(crate) fn sample(&mut self, lost: bool) {
+        let x = if lost { 1.0 } else { 0.0 };
+        self.loss_rate += (x - self.loss_rate) / 8.0;
+    }
+
+    /// The loss rate algorithms see: the configured one, else the estimate.
+    pub(crate) fn visible(&self) -> f64 {
+        self.configured_loss.unwrap_or(self.loss_rate)
+    }
+}
+
+/// The path's timers.
+#[derive(Debug, Default)]
+pub(crate) struct Timers {
+    /// Running T3-rtx timer.
+    pub(crate) t3: Option<Time>,
+    /// Next idle cwnd decay check.
+    pub(crate) decay_at: Option<Time>,
+    /// When the next HEARTBEAT is due.
+    pub(crate) hb_due: Option<Time>,
+    /// Outstanding HEARTBEAT: nonce and the time it counts as unanswered.
+    pub(crate) hb_pending: Option<(u64, Time)>,
+    /// When the path entered PF.
+    pub(crate) pf_since: Option<Time>,
+}
+
+/// Book-keeping of what the path sent.
+#[derive(Debug, Default)]
+pub(crate) struct Sending {
+    /// TSN and send time of the chunk being timed for an RTT sample.
+    pub(crate) rtt_probe: Option<(u64, Time)>,
+    /// New-data packets sent in the current transmission opportunity.
+    pub(crate) burst_used: u32,
+    /// Last time data was sent on this path.
+    pub(crate) last_data_sent: Option<Time>,
+}
