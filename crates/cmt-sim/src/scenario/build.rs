@@ -7,7 +7,7 @@ use cmt_core::{Compat, Config, Duration, MaxBurstMode, Params};
 
 use super::links::{build_links, BuiltLink};
 use super::traffic::BuiltTraffic;
-use super::{field, params, BuildError, Scenario};
+use super::{field, params, BuildError, EventSpec, Scenario};
 use crate::link::LinkChange;
 use crate::units::{parse_duration, parse_probability, parse_rate, parse_size, Raw};
 
@@ -151,11 +151,51 @@ fn opt_dur(raw: &Option<Raw>, name: &str, default: Duration) -> Result<Duration,
         .map_or(Ok(default), |r| field(name, parse_duration(r)))
 }
 
+/// The factories of the association's three algorithms.
+type Algorithms = (
+    Box<dyn SchedulerFactory>,
+    Box<dyn RtxFactory>,
+    Box<dyn CcFactory>,
+);
+
 pub(super) fn build(
     s: &Scenario,
     default_name: Option<&str>,
     dir: Option<&std::path::Path>,
 ) -> Result<Built, BuildError> {
+    let mut config = config(s)?;
+    let (scheduler, rtx, cc) = algorithms(s, &mut config)?;
+    let workload = workload(s)?;
+    let links = build_links(&s.links, dir)?;
+    let paths = build_paths(s, &links)?;
+    let bin = metrics_bin(s, &workload)?;
+    let events = build_events(s, &links)?;
+    let traffic = super::traffic::build_traffic(s, &links)?;
+    let oracle_loss = oracle_loss(s)?;
+    Ok(Built {
+        inputs: String::new(),
+        name: s
+            .name
+            .clone()
+            .or(default_name.map(str::to_string))
+            .unwrap_or_else(|| "scenario".into()),
+        seed: s.seed,
+        workload,
+        config,
+        scheduler,
+        rtx,
+        cc,
+        links,
+        paths,
+        bin,
+        events,
+        traffic,
+        oracle_loss,
+    })
+}
+
+/// The `[association]` and `[receiver]` protocol settings (algorithms aside).
+fn config(s: &Scenario) -> Result<Config, BuildError> {
     let a = &s.association;
     let d = Config::default();
     let rbuf = match &s.receiver.rbuf {
@@ -183,7 +223,7 @@ pub(super) fn build(
         Compat::Rfc => (MaxBurstMode::Always, None),
         Compat::Ns2 => (MaxBurstMode::Ns2, Some(NS2_INITIAL_SSTHRESH)),
     };
-    let config = Config {
+    Ok(Config {
         compat,
         mtu: a.mtu.unwrap_or(d.mtu),
         ip_header_len: a.ip_header.unwrap_or(d.ip_header_len),
@@ -224,8 +264,14 @@ pub(super) fn build(
         max_gap_blocks: d.max_gap_blocks,
         rev: None,
         confirm_paths: a.confirm_paths.unwrap_or(false),
-    };
+    })
+}
 
+/// The scheduler, retransmission policy and congestion control of the association
+/// (a preset's, unless named), and the receiver-driven settings the preset or
+/// `receiver_rates` switch on; checks the finished `config`.
+fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildError> {
+    let a = &s.association;
     let (p_sched, p_rtx, p_cc, p_rev) = match a.preset.as_deref() {
         None => ("round-robin", "rtx-cwnd", "reno", false),
         Some("db-cmt") => ("db-cmt", "rtx-cl", "db-cmt", false),
@@ -240,7 +286,6 @@ pub(super) fn build(
             ))
         }
     };
-    let mut config = config;
     if a.receiver_rates.unwrap_or(p_rev) {
         config.rev = Some(
             rev_config(&params(&a.receiver_params, "association.receiver_params")?)
@@ -265,8 +310,12 @@ pub(super) fn build(
     let cc_name = a.cc.as_deref().unwrap_or(p_cc);
     let cc = cc::by_name(cc_name, &params(&a.cc_params, "association.cc_params")?)
         .map_err(|e| ("association.cc".to_string(), e.0))?;
+    Ok((scheduler, rtx, cc))
+}
 
-    let workload = match (&s.duration, &s.file_size) {
+/// `duration` (a bulk run) or `file_size` with `time_limit` (a file transfer).
+fn workload(s: &Scenario) -> Result<Workload, BuildError> {
+    Ok(match (&s.duration, &s.file_size) {
         (Some(dur), None) => {
             let t = at_most_max_time("duration", field("duration", parse_duration(dur))?)?;
             if t == Duration::ZERO {
@@ -299,9 +348,11 @@ pub(super) fn build(
                 "missing: give `duration` (bulk run) or `file_size` (file transfer)".into(),
             ))
         }
-    };
+    })
+}
 
-    let links = build_links(&s.links, dir)?;
+/// `[[paths]]`: unique names, each a chain of known links.
+fn build_paths(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltPath>, BuildError> {
     if s.paths.is_empty() {
         return Err(("paths".into(), "at least one path is required".into()));
     }
@@ -334,7 +385,11 @@ pub(super) fn build(
             links: idx,
         });
     }
+    Ok(paths)
+}
 
+/// `metrics.bin`: positive, and at most [`MAX_BINS`] bins over the run.
+fn metrics_bin(s: &Scenario, workload: &Workload) -> Result<Duration, BuildError> {
     let bin = match &s.metrics.bin {
         Some(r) => field("metrics.bin", parse_duration(r))?,
         None => Duration::from_millis(500),
@@ -356,62 +411,76 @@ pub(super) fn build(
             ),
         ));
     }
+    Ok(bin)
+}
+
+/// `[[events]]`, in time order.
+fn build_events(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltEvent>, BuildError> {
     let mut events = Vec::with_capacity(s.events.len());
     for (i, e) in s.events.iter().enumerate() {
-        let f = |k: &str| format!("events[{i}].{k}");
-        let link = links
-            .iter()
-            .position(|l| l.name == e.link)
-            .ok_or_else(|| (f("link"), format!("unknown link `{}`", e.link)))?;
-        let dirs = match e.direction.as_deref() {
-            None | Some("both") => vec![2 * link, 2 * link + 1],
-            Some("forward") => vec![2 * link],
-            Some("reverse") => vec![2 * link + 1],
-            Some(o) => {
-                return Err((
-                    f("direction"),
-                    format!("unknown direction `{o}` (both, forward, reverse)"),
-                ))
-            }
-        };
-        let change = LinkChange {
-            down: match e.state.as_deref() {
-                None => None,
-                Some("down") => Some(true),
-                Some("up") => Some(false),
-                Some(o) => return Err((f("state"), format!("unknown state `{o}` (down, up)"))),
-            },
-            rate_bps: e
-                .rate
-                .as_ref()
-                .map(|r| field(&f("rate"), parse_rate(r)))
-                .transpose()?,
-            delay: e
-                .delay
-                .as_ref()
-                .map(|r| field(&f("delay"), parse_duration(r)))
-                .transpose()?,
-            loss: e
-                .loss
-                .as_ref()
-                .map(|r| field(&f("loss"), parse_probability(r)))
-                .transpose()?,
-        };
-        if change == LinkChange::default() {
-            return Err((
-                format!("events[{i}]"),
-                "changes nothing: give state, rate, delay or loss".into(),
-            ));
-        }
-        events.push(BuiltEvent {
-            at: field(&f("at"), parse_duration(&e.at))?,
-            links: dirs,
-            change,
-        });
+        events.push(build_event(i, e, links)?);
     }
     events.sort_by_key(|e| e.at);
-    let traffic = super::traffic::build_traffic(s, &links)?;
-    let oracle_loss = match s.association.loss_rate.as_deref() {
+    Ok(events)
+}
+
+/// Event `i`: a link (and direction) and what changes at a time.
+fn build_event(i: usize, e: &EventSpec, links: &[BuiltLink]) -> Result<BuiltEvent, BuildError> {
+    let f = |k: &str| format!("events[{i}].{k}");
+    let link = links
+        .iter()
+        .position(|l| l.name == e.link)
+        .ok_or_else(|| (f("link"), format!("unknown link `{}`", e.link)))?;
+    let dirs = match e.direction.as_deref() {
+        None | Some("both") => vec![2 * link, 2 * link + 1],
+        Some("forward") => vec![2 * link],
+        Some("reverse") => vec![2 * link + 1],
+        Some(o) => {
+            return Err((
+                f("direction"),
+                format!("unknown direction `{o}` (both, forward, reverse)"),
+            ))
+        }
+    };
+    let change = LinkChange {
+        down: match e.state.as_deref() {
+            None => None,
+            Some("down") => Some(true),
+            Some("up") => Some(false),
+            Some(o) => return Err((f("state"), format!("unknown state `{o}` (down, up)"))),
+        },
+        rate_bps: e
+            .rate
+            .as_ref()
+            .map(|r| field(&f("rate"), parse_rate(r)))
+            .transpose()?,
+        delay: e
+            .delay
+            .as_ref()
+            .map(|r| field(&f("delay"), parse_duration(r)))
+            .transpose()?,
+        loss: e
+            .loss
+            .as_ref()
+            .map(|r| field(&f("loss"), parse_probability(r)))
+            .transpose()?,
+    };
+    if change == LinkChange::default() {
+        return Err((
+            format!("events[{i}]"),
+            "changes nothing: give state, rate, delay or loss".into(),
+        ));
+    }
+    Ok(BuiltEvent {
+        at: field(&f("at"), parse_duration(&e.at))?,
+        links: dirs,
+        change,
+    })
+}
+
+/// `association.loss_rate`: whether algorithms get each path's configured loss.
+fn oracle_loss(s: &Scenario) -> Result<bool, BuildError> {
+    Ok(match s.association.loss_rate.as_deref() {
         None | Some("estimated") => false,
         Some("oracle") => true,
         Some(o) => {
@@ -420,25 +489,5 @@ pub(super) fn build(
                 format!("unknown `{o}` (estimated or oracle)"),
             ))
         }
-    };
-    Ok(Built {
-        inputs: String::new(),
-        name: s
-            .name
-            .clone()
-            .or(default_name.map(str::to_string))
-            .unwrap_or_else(|| "scenario".into()),
-        seed: s.seed,
-        workload,
-        config,
-        scheduler,
-        rtx,
-        cc,
-        links,
-        paths,
-        bin,
-        events,
-        traffic,
-        oracle_loss,
     })
 }
