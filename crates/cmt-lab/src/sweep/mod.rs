@@ -1,11 +1,13 @@
 //! Sweeps: files, plans, execution.
 
+mod grid;
 mod plan;
 mod run;
 mod spec;
 
+pub use grid::{Axis, CiMethod, MAX_RUNS, MAX_SEEDS};
 pub(crate) use plan::toml_error;
-pub use plan::{Axis, CiMethod, Plan, RunSpec, MAX_RUNS, MAX_SEEDS};
+pub use plan::{Plan, RunSpec};
 pub use run::{run_file, run_plan, write_atomic, RunOptions, RunOutcome, RunRecord};
 pub use spec::{
     flatten, plain, toml_text_to_json, ComparisonKind, ComparisonSpec, PaperValues, PlotKind,

@@ -6,31 +6,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{flatten, ComparisonSpec, ReportSpec, Seeds, SweepFile};
+use super::grid::{axes, cartesian, check_grid_size, ci_method, seeds, Axis, CiMethod};
+use super::spec::{flatten, ComparisonSpec, ReportSpec, SweepFile};
 use crate::error::LabError;
-
-/// One axis after expansion.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Axis {
-    /// Dotted scenario key.
-    pub key: String,
-    /// Values in order, as TOML text (e.g. `"64KB"`, `0.01`).
-    pub values: Vec<String>,
-    /// For a variant axis: the overrides of each value (`KEY=VALUE`); empty for a plain
-    /// axis, whose value `v` is the override `key=v`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub variants: Vec<Vec<String>>,
-}
-
-impl Axis {
-    /// The overrides that select value `v` of this axis.
-    pub fn overrides(&self, v: usize) -> Vec<String> {
-        match self.variants.get(v) {
-            Some(set) => set.clone(),
-            None => vec![format!("{}={}", self.key, self.values[v])],
-        }
-    }
-}
 
 /// One simulation of the sweep.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -45,15 +23,6 @@ pub struct RunSpec {
     pub point: Vec<usize>,
     /// Every override, `KEY=VALUE`, including `seed=`.
     pub overrides: Vec<String>,
-}
-
-/// Confidence-interval method.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub enum CiMethod {
-    /// Student-t with n − 1 degrees of freedom.
-    T,
-    /// Normal quantile 1.960 (DB-CMT 2022 eq. 6).
-    Z,
 }
 
 /// A sweep ready to run, with everything needed to re-create its outputs.
@@ -92,35 +61,6 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
-}
-
-fn range_values(
-    key: &str,
-    from: f64,
-    to: f64,
-    step: f64,
-    label: &str,
-) -> Result<Vec<String>, LabError> {
-    if step.is_nan() || step <= 0.0 || !from.is_finite() || !to.is_finite() || to < from {
-        return Err(LabError::at(
-            label,
-            format!("axis `{key}`: range needs from ≤ to and step > 0"),
-        ));
-    }
-    let n = ((to - from) / step + 1e-9).floor() as usize + 1;
-    if n > 100_000 {
-        return Err(LabError::at(
-            label,
-            format!("axis `{key}`: range has {n} values"),
-        ));
-    }
-    Ok((0..n)
-        .map(|i| {
-            let x = from + step * i as f64;
-            let x = (x * 1e9).round() / 1e9; // 0.1 + 0.2 → 0.3
-            toml::Value::Float(x).to_string()
-        })
-        .collect())
 }
 
 impl Plan {
@@ -176,264 +116,29 @@ impl Plan {
         stem: &str,
         base_path: &Path,
     ) -> Result<Plan, LabError> {
-        let seeds = match f.seeds {
-            Seeds::Count(0) => return Err(LabError::at(label, "field `seeds`: at least one seed")),
-            Seeds::Count(n) if n > MAX_SEEDS => {
-                return Err(LabError::at(
-                    label,
-                    format!("field `seeds`: {n} seeds, at most {MAX_SEEDS}"),
-                ))
-            }
-            Seeds::Count(n) => (1..=n).collect(),
-            Seeds::List(v) if v.is_empty() => {
-                return Err(LabError::at(label, "field `seeds`: at least one seed"))
-            }
-            Seeds::List(v) => {
-                if let Some(d) = v.iter().enumerate().find(|(i, x)| v[..*i].contains(x)) {
-                    return Err(LabError::at(
-                        label,
-                        format!("field `seeds`: seed {} is listed twice", d.1),
-                    ));
-                }
-                if v.len() as u64 > MAX_SEEDS {
-                    return Err(LabError::at(
-                        label,
-                        format!("field `seeds`: {} seeds, at most {MAX_SEEDS}", v.len()),
-                    ));
-                }
-                v
-            }
-        };
-        let ci = match f.ci.as_deref() {
-            None | Some("t") => CiMethod::T,
-            Some("z") => CiMethod::Z,
-            Some(o) => {
-                return Err(LabError::at(
-                    label,
-                    format!("field `ci`: unknown method `{o}` (t or z)"),
-                ))
-            }
-        };
-        let mut axes = Vec::with_capacity(f.axes.len());
-        for (i, a) in f.axes.iter().enumerate() {
-            if axes.iter().any(|x: &Axis| x.key == a.key) {
-                return Err(LabError::at(
-                    label,
-                    format!("axes[{i}]: duplicate axis `{}`", a.key),
-                ));
-            }
-            let mut variants = Vec::new();
-            let values = match (&a.values, &a.range, &a.variants) {
-                (Some(v), None, None) if !v.is_empty() => {
-                    let values: Vec<String> = v.iter().map(|x| x.to_string()).collect();
-                    if let Some((_, d)) = values
-                        .iter()
-                        .enumerate()
-                        .find(|(j, x)| values[..*j].contains(x))
-                    {
-                        return Err(LabError::at(
-                            label,
-                            format!(
-                                "axes[{i}] `{}`: value {d} is listed twice (each grid point \
-                                 would be run and counted twice)",
-                                a.key
-                            ),
-                        ));
-                    }
-                    values
-                }
-                (None, Some(r), None) => range_values(&a.key, r.from, r.to, r.step, label)?,
-                (None, None, Some(vs)) if !vs.is_empty() => {
-                    let mut names: Vec<String> = Vec::with_capacity(vs.len());
-                    for v in vs {
-                        let name = toml::Value::String(v.name.clone()).to_string();
-                        if names.contains(&name) {
-                            return Err(LabError::at(
-                                label,
-                                format!("axes[{i}] `{}`: duplicate variant {name}", a.key),
-                            ));
-                        }
-                        names.push(name);
-                        variants.push(
-                            flatten(&v.set)
-                                .into_iter()
-                                .map(|(k, x)| format!("{k}={x}"))
-                                .collect(),
-                        );
-                    }
-                    names
-                }
-                _ => {
-                    return Err(LabError::at(
-                        label,
-                        format!(
-                            "axes[{i}] `{}`: give exactly one of a non-empty `values`, \
-                             a `range` or non-empty `variants`",
-                            a.key
-                        ),
-                    ))
-                }
-            };
-            axes.push(Axis {
-                key: a.key.clone(),
-                values,
-                variants,
-            });
-        }
+        let seeds = seeds(f.seeds.clone(), label)?;
+        let ci = ci_method(f.ci.as_deref(), label)?;
+        let axes = axes(&f.axes, label)?;
         let fixed: Vec<String> = flatten(&f.set)
             .into_iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
 
-        let runs = axes
-            .iter()
-            .try_fold(seeds.len() as u64, |n, a| {
-                n.checked_mul(a.values.len() as u64)
-            })
-            .filter(|&n| n <= MAX_RUNS);
-        if runs.is_none() {
-            return Err(LabError::at(
-                label,
-                format!("the grid times the seeds is more than {MAX_RUNS} runs: split the sweep"),
-            ));
-        }
-        // Every grid point must be a valid scenario (checked with the first seed).
+        check_grid_size(&axes, &seeds, label)?;
         let points = cartesian(&axes);
-        let mut path_names = Vec::new();
-        let mut traces: std::collections::BTreeMap<&[usize], Vec<u64>> = Default::default();
-        for p in &points {
-            let mut ov = fixed.clone();
-            ov.extend(
-                p.iter()
-                    .enumerate()
-                    .flat_map(|(a, &v)| axes[a].overrides(v)),
-            );
-            ov.push(format!("seed={}", seeds[0]));
-            let built = cmt_sim::load_str_in(
-                &base_text,
-                &base_path.display().to_string(),
-                None,
-                &ov,
-                base_path.parent(),
-            )
-            .map_err(|e| {
-                let at: Vec<String> = p
-                    .iter()
-                    .enumerate()
-                    .map(|(a, &v)| format!("{}={}", axes[a].key, axes[a].values[v]))
-                    .collect();
-                LabError::at(label, format!("grid point [{}]: {e}", at.join(", ")))
-            })?;
-            if path_names.is_empty() {
-                path_names = built.paths.iter().map(|p| p.name.clone()).collect();
-            }
-            let t = built.links.iter().filter_map(|l| l.trace.as_ref());
-            traces.insert(&p[..], t.map(|t| t.fingerprint()).collect());
-        }
+        let (path_names, traces) = check_points(
+            &points,
+            &axes,
+            &fixed,
+            seeds[0],
+            (&base_text, base_path),
+            label,
+        )?;
         let build = cmt_sim::build();
-        let metrics = if f.metrics.is_empty() {
-            vec!["goodput_mbps".to_string()]
-        } else {
-            f.metrics.clone()
-        };
-        for m in metrics
-            .iter()
-            .chain(f.comparisons.iter().map(|c| &c.metric))
-            .chain(f.reports.iter().map(|r| &r.y))
-        {
-            if !is_metric(m, &path_names) {
-                return Err(LabError::at(
-                    label,
-                    format!(
-                        "unknown metric `{m}` (known: {}, paths.<name>.<{}>)",
-                        cmt_sim::METRICS.join(", "),
-                        cmt_sim::PATH_METRICS.join("|")
-                    ),
-                ));
-            }
-        }
-        let axis_known = |k: &str| axes.iter().any(|a| a.key == k);
-        for c in &f.comparisons {
-            if !axis_known(&c.axis) {
-                return Err(LabError::at(
-                    label,
-                    format!("comparison on `{}`: not an axis", c.axis),
-                ));
-            }
-            let b = c.baseline.to_string();
-            if !axes
-                .iter()
-                .any(|a| a.key == c.axis && a.values.contains(&b))
-            {
-                return Err(LabError::at(
-                    label,
-                    format!(
-                        "comparison on `{}`: baseline {b} is not one of its values",
-                        c.axis
-                    ),
-                ));
-            }
-        }
-        for r in &f.reports {
-            for k in std::iter::once(&r.x)
-                .chain(r.group.iter())
-                .chain(r.at.keys())
-            {
-                if !axis_known(k) {
-                    return Err(LabError::at(
-                        label,
-                        format!("report `{}`: `{k}` is not an axis", r.name),
-                    ));
-                }
-            }
-            if r.at.contains_key(&r.x) {
-                return Err(LabError::at(
-                    label,
-                    format!("report `{}`: `at` fixes its own x axis `{}`", r.name, r.x),
-                ));
-            }
-            for (k, v) in &r.at {
-                let v = v.to_string();
-                if !axes.iter().any(|a| &a.key == k && a.values.contains(&v)) {
-                    return Err(LabError::at(
-                        label,
-                        format!("report `{}`: at {k} = {v} is not one of its values", r.name),
-                    ));
-                }
-            }
-        }
-
-        let mut runs = Vec::with_capacity(points.len() * seeds.len());
-        for p in &points {
-            for &seed in &seeds {
-                let mut overrides = fixed.clone();
-                overrides.extend(
-                    p.iter()
-                        .enumerate()
-                        .flat_map(|(a, &v)| axes[a].overrides(v)),
-                );
-                overrides.push(format!("seed={seed}"));
-                let mut h = base_text.clone().into_bytes();
-                for o in &overrides {
-                    h.push(0);
-                    h.extend_from_slice(o.as_bytes());
-                }
-                // The code and the traces too: a rebuilt binary or an edited trace
-                // never reuses a result of another.
-                h.push(0);
-                h.extend_from_slice(build.source.as_bytes());
-                for t in &traces[&p[..]] {
-                    h.extend_from_slice(&t.to_le_bytes());
-                }
-                runs.push(RunSpec {
-                    index: runs.len(),
-                    id: format!("{:016x}", fnv1a(&h)),
-                    seed,
-                    point: p.clone(),
-                    overrides,
-                });
-            }
-        }
+        let metrics = metrics(&f, &path_names, label)?;
+        check_comparisons(&f, &axes, label)?;
+        check_reports(&f, &axes, label)?;
+        let runs = runs(&points, &seeds, &axes, &fixed, &base_text, &build, &traces);
         let base_name = base_path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -519,11 +224,6 @@ impl Plan {
     }
 }
 
-/// Most seeds one sweep may list or count.
-pub const MAX_SEEDS: u64 = 100_000;
-/// Most runs (grid points × seeds) one sweep may plan.
-pub const MAX_RUNS: u64 = 1_000_000;
-
 /// A TOML syntax error as one line with its line and column.
 pub(crate) fn toml_error(text: &str, e: &toml::de::Error) -> String {
     match e.span() {
@@ -546,51 +246,182 @@ fn is_metric(m: &str, paths: &[String]) -> bool {
     cmt_sim::METRICS.contains(&m)
 }
 
-/// All index tuples of the axes, first axis outermost; one empty tuple without axes.
-fn cartesian(axes: &[Axis]) -> Vec<Vec<usize>> {
-    let mut out = vec![Vec::new()];
-    for a in axes {
-        out = out
-            .into_iter()
-            .flat_map(|p| {
-                (0..a.values.len()).map(move |v| {
-                    let mut q = p.clone();
-                    q.push(v);
-                    q
-                })
-            })
-            .collect();
+/// Trace fingerprints per grid point.
+type Traces<'p> = std::collections::BTreeMap<&'p [usize], Vec<u64>>;
+
+/// Every grid point must be a valid scenario (checked with the first seed): the path
+/// names (of the first point) and each point's trace fingerprints.
+fn check_points<'p>(
+    points: &'p [Vec<usize>],
+    axes: &[Axis],
+    fixed: &[String],
+    seed: u64,
+    base: (&str, &Path),
+    label: &str,
+) -> Result<(Vec<String>, Traces<'p>), LabError> {
+    let (base_text, base_path) = base;
+    let mut path_names = Vec::new();
+    let mut traces: Traces<'p> = Default::default();
+    for p in points {
+        let mut ov = fixed.to_vec();
+        ov.extend(
+            p.iter()
+                .enumerate()
+                .flat_map(|(a, &v)| axes[a].overrides(v)),
+        );
+        ov.push(format!("seed={seed}"));
+        let built = cmt_sim::load_str_in(
+            base_text,
+            &base_path.display().to_string(),
+            None,
+            &ov,
+            base_path.parent(),
+        )
+        .map_err(|e| {
+            let at: Vec<String> = p
+                .iter()
+                .enumerate()
+                .map(|(a, &v)| format!("{}={}", axes[a].key, axes[a].values[v]))
+                .collect();
+            LabError::at(label, format!("grid point [{}]: {e}", at.join(", ")))
+        })?;
+        if path_names.is_empty() {
+            path_names = built.paths.iter().map(|p| p.name.clone()).collect();
+        }
+        let t = built.links.iter().filter_map(|l| l.trace.as_ref());
+        traces.insert(&p[..], t.map(|t| t.fingerprint()).collect());
     }
-    out
+    Ok((path_names, traces))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grid_is_first_axis_outermost_and_ranges_are_clean() {
-        let axes = vec![
-            Axis {
-                key: "a".into(),
-                values: vec!["1".into(), "2".into()],
-                variants: vec![],
-            },
-            Axis {
-                key: "b".into(),
-                values: vec!["x".into(), "y".into(), "z".into()],
-                variants: vec![],
-            },
-        ];
-        let c = cartesian(&axes);
-        assert_eq!(c.len(), 6);
-        assert_eq!(c[0], vec![0, 0]);
-        assert_eq!(c[1], vec![0, 1]);
-        assert_eq!(c[3], vec![1, 0]);
-        let r = range_values("k", 0.01, 0.1, 0.01, "f").unwrap();
-        assert_eq!(r.len(), 10);
-        assert_eq!(r[2], "0.03");
-        assert_eq!(r[9], "0.1");
-        assert!(range_values("k", 1.0, 0.0, 0.1, "f").is_err());
+/// `metrics` (default goodput) and every metric comparisons and reports name must exist.
+fn metrics(f: &SweepFile, path_names: &[String], label: &str) -> Result<Vec<String>, LabError> {
+    let metrics = if f.metrics.is_empty() {
+        vec!["goodput_mbps".to_string()]
+    } else {
+        f.metrics.clone()
+    };
+    for m in metrics
+        .iter()
+        .chain(f.comparisons.iter().map(|c| &c.metric))
+        .chain(f.reports.iter().map(|r| &r.y))
+    {
+        if !is_metric(m, path_names) {
+            return Err(LabError::at(
+                label,
+                format!(
+                    "unknown metric `{m}` (known: {}, paths.<name>.<{}>)",
+                    cmt_sim::METRICS.join(", "),
+                    cmt_sim::PATH_METRICS.join("|")
+                ),
+            ));
+        }
     }
+    Ok(metrics)
+}
+
+/// Comparisons name an axis and one of its values as baseline.
+fn check_comparisons(f: &SweepFile, axes: &[Axis], label: &str) -> Result<(), LabError> {
+    let axis_known = |k: &str| axes.iter().any(|a| a.key == k);
+    for c in &f.comparisons {
+        if !axis_known(&c.axis) {
+            return Err(LabError::at(
+                label,
+                format!("comparison on `{}`: not an axis", c.axis),
+            ));
+        }
+        let b = c.baseline.to_string();
+        if !axes
+            .iter()
+            .any(|a| a.key == c.axis && a.values.contains(&b))
+        {
+            return Err(LabError::at(
+                label,
+                format!(
+                    "comparison on `{}`: baseline {b} is not one of its values",
+                    c.axis
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reports name axes, and fix other axes at values they have.
+fn check_reports(f: &SweepFile, axes: &[Axis], label: &str) -> Result<(), LabError> {
+    let axis_known = |k: &str| axes.iter().any(|a| a.key == k);
+    for r in &f.reports {
+        for k in std::iter::once(&r.x)
+            .chain(r.group.iter())
+            .chain(r.at.keys())
+        {
+            if !axis_known(k) {
+                return Err(LabError::at(
+                    label,
+                    format!("report `{}`: `{k}` is not an axis", r.name),
+                ));
+            }
+        }
+        if r.at.contains_key(&r.x) {
+            return Err(LabError::at(
+                label,
+                format!("report `{}`: `at` fixes its own x axis `{}`", r.name, r.x),
+            ));
+        }
+        for (k, v) in &r.at {
+            let v = v.to_string();
+            if !axes.iter().any(|a| &a.key == k && a.values.contains(&v)) {
+                return Err(LabError::at(
+                    label,
+                    format!("report `{}`: at {k} = {v} is not one of its values", r.name),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every run: grid point × seed, its overrides and its id (a hash of the base
+/// scenario, the overrides, the build and the point's traces).
+fn runs(
+    points: &[Vec<usize>],
+    seeds: &[u64],
+    axes: &[Axis],
+    fixed: &[String],
+    base_text: &str,
+    build: &cmt_sim::Build,
+    traces: &Traces<'_>,
+) -> Vec<RunSpec> {
+    let mut runs = Vec::with_capacity(points.len() * seeds.len());
+    for p in points {
+        for &seed in seeds {
+            let mut overrides = fixed.to_vec();
+            overrides.extend(
+                p.iter()
+                    .enumerate()
+                    .flat_map(|(a, &v)| axes[a].overrides(v)),
+            );
+            overrides.push(format!("seed={seed}"));
+            let mut h = base_text.as_bytes().to_vec();
+            for o in &overrides {
+                h.push(0);
+                h.extend_from_slice(o.as_bytes());
+            }
+            // The code and the traces too: a rebuilt binary or an edited trace
+            // never reuses a result of another.
+            h.push(0);
+            h.extend_from_slice(build.source.as_bytes());
+            for t in &traces[&p[..]] {
+                h.extend_from_slice(&t.to_le_bytes());
+            }
+            runs.push(RunSpec {
+                index: runs.len(),
+                id: format!("{:016x}", fnv1a(&h)),
+                seed,
+                point: p.clone(),
+                overrides,
+            });
+        }
+    }
+    runs
 }
