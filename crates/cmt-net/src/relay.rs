@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use cmt_core::{Duration, Time};
-use cmt_sim::link::{Finished, InFlight, Link, LinkParams, Offer};
+use cmt_sim::link::{Cargo, Finished, InFlight, Link, LinkParams, Offer};
 use cmt_sim::loss::{Gilbert, LossChain};
 use cmt_sim::rng::stream;
 use cmt_sim::units::{parse_duration, parse_probability, parse_rate, Raw};
@@ -177,24 +177,18 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
             let id = next_id;
             next_id += 1;
             let pkt = InFlight {
-                packet: None,
+                cargo: Cargo::Relayed(id),
                 route: dir,
-                path: 0,
-                dest: 0,
-                flow: None,
                 hop: 0,
                 size: n as u32 + 28,
                 sent_at: t,
-                data: true,
             };
             held.insert(id, bytes);
-            // The link carries the id in `path` (it never reads it).
-            let pkt = InFlight { path: id, ..pkt };
             match links[dir].offer(t, pkt) {
                 Offer::Started(end) => service[dir] = Some(end),
                 Offer::Queued => {}
-                Offer::Dropped(p, _) => {
-                    held.remove(&p.path);
+                Offer::Dropped(..) => {
+                    held.remove(&id);
                 }
             }
         }
@@ -204,12 +198,15 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
                 service[dir] = next;
                 match fate {
                     Some(Finished::Arrives(when, p)) => {
-                        if let Some(b) = held.remove(&p.path) {
-                            arrivals.insert((when, p.path), (dir, b));
+                        let id = p.relayed_id();
+                        if let Some((id, b)) = id.and_then(|id| Some((id, held.remove(&id)?))) {
+                            arrivals.insert((when, id), (dir, b));
                         }
                     }
                     Some(Finished::Lost(p, _)) => {
-                        held.remove(&p.path);
+                        if let Some(id) = p.relayed_id() {
+                            held.remove(&id);
+                        }
                     }
                     None => {}
                 }

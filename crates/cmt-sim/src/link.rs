@@ -6,35 +6,60 @@
 
 use std::collections::VecDeque;
 
-use cmt_core::{Duration, Packet, Time};
+use cmt_core::{Duration, Packet, PathId, Time};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 
 use crate::loss::LossChain;
 use crate::trace::{Trace, TraceCursor};
 
+/// What a packet carries through the simulated network.
+#[derive(Clone, Debug)]
+pub enum Cargo {
+    /// An SCTP packet between two endpoints.
+    Sctp {
+        /// The packet.
+        packet: Packet,
+        /// The path it travels on, within its association.
+        path: PathId,
+        /// The endpoint that receives it.
+        dest: usize,
+        /// The TCP-like background flow it belongs to (`None`: the association under
+        /// study).
+        flow: Option<usize>,
+    },
+    /// A packet of an open-loop background flow (no contents).
+    Background {
+        /// The flow.
+        flow: usize,
+    },
+    /// A datagram the real-network relay holds under this id.
+    Relayed(usize),
+}
+
+impl InFlight {
+    /// The relay's id of a [`Cargo::Relayed`] datagram.
+    pub fn relayed_id(&self) -> Option<usize> {
+        match self.cargo {
+            Cargo::Relayed(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
 /// A packet travelling through the simulated network.
 #[derive(Clone, Debug)]
 pub struct InFlight {
-    /// The SCTP packet, or `None` for background traffic.
-    pub packet: Option<Packet>,
+    /// What it carries.
+    pub cargo: Cargo,
     /// Route (chain of link directions) it travels.
     pub route: usize,
-    /// Path index of an SCTP packet (within its association).
-    pub path: usize,
-    /// Endpoint that receives it (`usize::MAX` for open-loop background traffic).
-    pub dest: usize,
-    /// Background flow it belongs to, if any.
-    pub flow: Option<usize>,
-
     /// Index of the current hop in the route.
     pub hop: usize,
     /// Bytes on the wire (SCTP packet plus IP header).
     pub size: u32,
     /// When the sender emitted it.
     pub sent_at: Time,
-    /// Carries DATA.
-    pub data: bool,
 }
 
 /// Fixed parameters of a link direction after per-run draws.
@@ -278,18 +303,19 @@ mod tests {
 
     fn pkt(size: u32) -> InFlight {
         InFlight {
-            packet: Some(Packet {
-                vtag: 0,
-                chunks: vec![],
-            }),
+            cargo: Cargo::Sctp {
+                packet: Packet {
+                    vtag: 0,
+                    chunks: vec![],
+                },
+                path: PathId(0),
+                dest: 1,
+                flow: None,
+            },
             route: 0,
-            path: 0,
-            dest: 1,
-            flow: None,
             hop: 0,
             size,
             sent_at: Time::ZERO,
-            data: true,
         }
     }
 

@@ -5,19 +5,19 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use cmt_core::{Algorithms, AssocInit, Association, Duration, PathId, Payload, Time};
-use rand::Rng;
+use cmt_core::{PathId, Payload, Time};
 
-use crate::link::{DropCause, Finished, InFlight, Link, LinkParams, Offer};
-use crate::loss::LossChain;
+use crate::link::{Cargo, DropCause, Finished, InFlight, Link, Offer};
 use crate::queue::EventQueue;
-use crate::recorder::{Probe, Recorder, Role};
-use crate::rng::stream;
+use crate::recorder::Recorder;
 use crate::scenario::{Built, Workload};
 use crate::traffic::Source;
-use crate::units::Spread;
 
+mod assemble;
 mod bounds;
+mod endpoint;
+
+use endpoint::Endpoint;
 
 enum Ev {
     LinkDone(usize),
@@ -121,16 +121,9 @@ pub struct Simulation {
     routes: Vec<Vec<usize>>,
     /// Endpoints: 0 and 1 the association under study, then sender and receiver of
     /// each TCP-like flow.
-    ends: Vec<Association<Probe>>,
-    timer_at: Vec<Option<Time>>,
+    ends: Vec<Endpoint>,
     /// pcap capture of the association under study.
     capture: Option<crate::capture::Capture>,
-    /// Per endpoint: the route of each of its paths.
-    end_routes: Vec<Vec<usize>>,
-    /// Per endpoint: the endpoint it talks to.
-    peer: Vec<usize>,
-    /// Per endpoint: the background flow it belongs to.
-    end_flow: Vec<Option<usize>>,
     /// Per background flow: its TCP sender endpoint.
     flow_sender: Vec<Option<usize>>,
     pub(crate) rec: Rc<RefCell<Recorder>>,
@@ -141,217 +134,7 @@ pub struct Simulation {
     pub(crate) sources: Vec<Option<(Source, usize)>>,
 }
 
-fn draw<T: Copy + rand::distributions::uniform::SampleUniform + PartialOrd>(
-    s: Spread<T>,
-    rng: &mut impl Rng,
-) -> T {
-    match s {
-        Spread::Fixed(v) => v,
-        Spread::Uniform(lo, hi) if lo < hi => rng.gen_range(lo..=hi),
-        Spread::Uniform(lo, _) => lo,
-    }
-}
-
 impl Simulation {
-    /// Builds links, draws per-run values and creates both endpoints.
-    pub fn new(built: Built) -> Result<Self, String> {
-        let seed = built.seed;
-        let mut links = Vec::with_capacity(2 * built.links.len());
-        let mut drawn = Vec::with_capacity(built.links.len());
-        for l in &built.links {
-            let mut rng = stream(seed, &format!("link/{}/draw", l.name));
-            let delay_ns = draw(
-                match l.delay {
-                    Spread::Fixed(d) => Spread::Fixed(d.as_nanos()),
-                    Spread::Uniform(a, b) => Spread::Uniform(a.as_nanos(), b.as_nanos()),
-                },
-                &mut rng,
-            );
-            let loss = draw(l.loss, &mut rng);
-            drawn.push(Drawn {
-                link: l.name.clone(),
-                delay_ms: delay_ns as f64 * 1e-6,
-                loss,
-            });
-            let params = LinkParams {
-                trace: l.trace.clone(),
-                rate_bps: l.rate_bps,
-                delay: Duration::from_nanos(delay_ns),
-                jitter: l.jitter,
-                jitter_half: l.jitter_half,
-                queue: l.queue,
-                reorder: l.reorder,
-            };
-            for dir in ["fwd", "rev"] {
-                let mut params = params.clone();
-                if let (Some(rate), "rev") = (l.reverse_rate_bps, dir) {
-                    params.trace = None;
-                    params.rate_bps = rate;
-                }
-                let chain = if l.loss_direction.applies(dir == "rev") {
-                    LossChain::new(loss, l.gilbert)
-                        .with_model(l.loss_model.as_ref().map(|m| m.factory.build()))
-                } else {
-                    LossChain::new(0.0, None)
-                };
-                links.push(Link::new(
-                    format!("{}/{dir}", l.name),
-                    params,
-                    chain,
-                    stream(seed, &format!("link/{}/{dir}/loss", l.name)),
-                    stream(seed, &format!("link/{}/{dir}/jitter", l.name)),
-                ));
-            }
-        }
-        let routes: Vec<Vec<usize>> = built
-            .paths
-            .iter()
-            .flat_map(|p| {
-                let fwd = p.links.iter().map(|&l| 2 * l).collect();
-                let rev = p.links.iter().rev().map(|&l| 2 * l + 1).collect();
-                [fwd, rev]
-            })
-            .collect();
-        let mut routes = routes;
-        let mut sources = Vec::with_capacity(built.traffic.len());
-        let mut tcp_flows = Vec::new();
-        for (f, t) in built.traffic.iter().enumerate() {
-            if t.tcp {
-                let fwd = routes.len();
-                routes.push(t.route.clone());
-                routes.push(t.route.iter().rev().map(|&l| l ^ 1).collect());
-                tcp_flows.push((f, fwd));
-                sources.push(None);
-                continue;
-            }
-            let rate = draw(
-                t.rate_bps,
-                &mut stream(seed, &format!("traffic/{}/draw", t.name)),
-            );
-            let stop = t.stop.map_or(Time::MAX, |d| Time::ZERO + d);
-            let src = Source::new(
-                t.pattern,
-                t.sizes,
-                rate,
-                stop,
-                stream(seed, &format!("traffic/{}", t.name)),
-            );
-            sources.push(Some((src, routes.len())));
-            routes.push(t.route.clone());
-        }
-        let n = built.paths.len();
-        let cfg = built.config.clone();
-        let rec = Rc::new(RefCell::new(Recorder::new(
-            n,
-            built.bin,
-            cfg.initial_cwnd(),
-        )));
-        rec.borrow_mut().flows = vec![Default::default(); built.traffic.len()];
-        let mut init_rng = stream(seed, "association/init");
-        let (ia, ib) = AssocInit::pair(init_rng.gen(), cfg.rbuf, cfg.rbuf);
-        fn algs(b: &Built, n: usize) -> Algorithms<'_> {
-            Algorithms {
-                scheduler: b.scheduler.build(n),
-                rtx: b.rtx.build(),
-                cc: b.cc.as_ref(),
-            }
-        }
-        let sender = Association::new(
-            cfg.clone(),
-            n,
-            algs(&built, n),
-            ia,
-            Probe::new(rec.clone(), Role::Sender),
-        )?;
-        let mut sender = sender;
-        for (p, path) in built.paths.iter().enumerate() {
-            sender.set_destination_capacity(PathId(p), path_capacity(&built, &path.links));
-        }
-        if built.oracle_loss {
-            for (p, path) in built.paths.iter().enumerate() {
-                sender.set_destination_loss_rate(
-                    PathId(p),
-                    Some(configured_loss(&built, &drawn, &path.links)),
-                );
-            }
-        }
-        let receiver = Association::new(
-            cfg,
-            n,
-            algs(&built, n),
-            ib,
-            Probe::new(rec.clone(), Role::Receiver),
-        )?;
-        let mut ends = vec![sender, receiver];
-        let mut end_routes: Vec<Vec<usize>> = vec![
-            (0..n).map(|p| 2 * p).collect(),
-            (0..n).map(|p| 2 * p + 1).collect(),
-        ];
-        let mut peer = vec![1, 0];
-        let mut end_flow = vec![None, None];
-        let mut flow_sender = vec![None; built.traffic.len()];
-        for (f, fwd) in tcp_flows {
-            let t = &built.traffic[f];
-            let tcp_cfg = cmt_core::Config {
-                rbuf: t.window,
-                mtu: t.mtu,
-                sack_freq: t.ack_every,
-                ..cmt_core::Config::default()
-            };
-            let (ia, ib) = AssocInit::pair(
-                stream(seed, &format!("traffic/{}/init", t.name)).gen(),
-                t.window,
-                t.window,
-            );
-            let reno = cmt_core::cc::RenoFactory;
-            let mk = |init, role| {
-                let algs = Algorithms {
-                    scheduler: cmt_core::sched::SchedulerFactory::build(
-                        &cmt_core::sched::RoundRobinFactory,
-                        1,
-                    ),
-                    rtx: cmt_core::rtx::RtxFactory::build(&cmt_core::rtx::RtxSameFactory::default()),
-                    cc: &reno,
-                };
-                Association::new(
-                    tcp_cfg.clone(),
-                    1,
-                    algs,
-                    init,
-                    Probe::new(rec.clone(), role),
-                )
-            };
-            let s_end = ends.len();
-            ends.push(mk(ia, Role::FlowSender(f))?);
-            ends.push(mk(ib, Role::FlowReceiver(f))?);
-            end_routes.push(vec![fwd]);
-            end_routes.push(vec![fwd + 1]);
-            peer.extend([s_end + 1, s_end]);
-            end_flow.extend([Some(f), Some(f)]);
-            flow_sender[f] = Some(s_end);
-        }
-        let timer_at = vec![None; ends.len()];
-        Ok(Simulation {
-            built,
-            now: Time::ZERO,
-            q: EventQueue::default(),
-            links,
-            routes,
-            ends,
-            timer_at,
-            capture: None,
-            end_routes,
-            peer,
-            end_flow,
-            flow_sender,
-            rec,
-            events: 0,
-            drawn,
-            ending: None,
-            sources,
-        })
-    }
-
     /// Runs to the end. `progress` gets the fraction of simulated time done now and then.
     pub fn run(&mut self, progress: &mut dyn FnMut(f64)) -> Ending {
         let (end, file) = match self.built.workload {
@@ -359,11 +142,11 @@ impl Simulation {
             Workload::File { bytes, limit } => (Time::ZERO + limit, Some(bytes)),
         };
         match file {
-            None => self.ends[0].write_backlog(),
+            None => self.ends[0].assoc.write_backlog(),
             Some(mut bytes) => {
                 while bytes > 0 {
                     let part = bytes.min(u32::MAX as u64 / 2);
-                    self.ends[0].write(Payload::Synthetic(part as u32));
+                    self.ends[0].assoc.write(Payload::Synthetic(part as u32));
                     bytes -= part;
                 }
             }
@@ -396,7 +179,7 @@ impl Simulation {
                 Ev::LinkDone(l) => self.link_done(l),
                 Ev::Traffic(f) => match self.flow_sender[f] {
                     Some(e) => {
-                        self.ends[e].write_backlog();
+                        self.ends[e].assoc.write_backlog();
                         self.flush(e);
                     }
                     None => self.emit_background(f),
@@ -411,9 +194,9 @@ impl Simulation {
                 }
                 Ev::Arrive(l, pkt) => self.arrive(l, pkt),
                 Ev::Timer(side) => {
-                    if self.timer_at[side] == Some(at) {
-                        self.timer_at[side] = None;
-                        self.ends[side].handle_timeout(at);
+                    if self.ends[side].timer_at == Some(at) {
+                        self.ends[side].timer_at = None;
+                        self.ends[side].assoc.handle_timeout(at);
                         self.flush(side);
                     }
                 }
@@ -424,7 +207,7 @@ impl Simulation {
                     break;
                 }
             }
-            if self.ends[0].is_failed() {
+            if self.ends[0].assoc.is_failed() {
                 self.ending = Some(Ending::AssociationFailed);
                 break;
             }
@@ -447,8 +230,8 @@ impl Simulation {
     pub fn trace_to(&mut self, file: &std::path::Path) -> Result<(), String> {
         let names = self.built.paths.iter().map(|p| p.name.clone()).collect();
         let mut t = crate::packet_trace::PacketTrace::create(file, names)?;
-        let n = self.ends[0].num_paths();
-        t.set_cwnds((0..n).map(|i| self.ends[0].path(PathId(i)).cwnd));
+        let sender = &self.ends[0].assoc;
+        t.set_cwnds((0..sender.num_paths()).map(|i| sender.path(PathId(i)).cwnd));
         self.rec.borrow_mut().trace = Some(t);
         Ok(())
     }
@@ -476,7 +259,7 @@ impl Simulation {
 
     /// The CMT sender's protocol counters (retransmission decisions, refused choices).
     pub fn sender_stats(&self) -> cmt_core::AssocStats {
-        self.ends[0].stats().clone()
+        self.ends[0].assoc.stats().clone()
     }
 
     /// The metrics recorded so far (time-series bins, per-path totals).
@@ -497,19 +280,33 @@ impl Simulation {
     }
 
     fn dropped(&mut self, pkt: &InFlight, cause: DropCause, link: usize) {
-        if let (None, Some(packet)) = (pkt.flow, &pkt.packet) {
-            if let Some(t) = self.rec.borrow_mut().trace.as_mut() {
-                let name = &self.links[link].name;
-                t.network_drop(self.now, PathId(pkt.path), packet, cause.as_str(), name);
+        let mut rec = self.rec.borrow_mut();
+        match &pkt.cargo {
+            Cargo::Sctp {
+                packet,
+                path,
+                dest,
+                flow: None,
+            } => {
+                if let Some(t) = rec.trace.as_mut() {
+                    let name = &self.links[link].name;
+                    t.network_drop(self.now, *path, packet, cause.as_str(), name);
+                }
+                if packet.has_data() && *dest == 1 {
+                    rec.on_data_drop(path.0);
+                }
             }
-        }
-        match pkt.flow {
-            Some(f) if pkt.packet.is_none() || pkt.data => {
-                self.rec.borrow_mut().flows[f].lost_packets += 1
+            Cargo::Sctp {
+                packet,
+                flow: Some(f),
+                ..
+            } => {
+                if packet.has_data() {
+                    rec.flows[*f].lost_packets += 1;
+                }
             }
-            Some(_) => {}
-            None if pkt.data && pkt.dest == 1 => self.rec.borrow_mut().on_data_drop(pkt.path),
-            None => {}
+            Cargo::Background { flow } => rec.flows[*flow].lost_packets += 1,
+            Cargo::Relayed(_) => {}
         }
     }
 
@@ -528,15 +325,11 @@ impl Simulation {
             rec.flows[f].sent_bytes += size as u64;
         }
         let pkt = InFlight {
-            packet: None,
+            cargo: Cargo::Background { flow: f },
             route,
-            path: 0,
-            dest: usize::MAX,
-            flow: Some(f),
             hop: 0,
             size,
             sent_at: self.now,
-            data: false,
         };
         self.offer(pkt);
     }
@@ -559,50 +352,59 @@ impl Simulation {
             self.offer(pkt);
             return;
         }
-        let Some(packet) = pkt.packet else {
-            if let Some(f) = pkt.flow {
-                self.rec.borrow_mut().flows[f].delivered_bytes += pkt.size as u64;
+        let (packet, path, dest, flow) = match pkt.cargo {
+            Cargo::Sctp {
+                packet,
+                path,
+                dest,
+                flow,
+            } => (packet, path, dest, flow),
+            Cargo::Background { flow } => {
+                self.rec.borrow_mut().flows[flow].delivered_bytes += pkt.size as u64;
+                return;
             }
-            return;
+            Cargo::Relayed(_) => return,
         };
-        if pkt.data && pkt.dest == 1 {
+        if packet.has_data() && dest == 1 {
             self.rec.borrow_mut().on_data_arrival(self.now, pkt.sent_at);
         }
-        if (pkt.dest, pkt.flow) == (0, None) {
+        if (dest, flow) == (0, None) {
             if let Some(t) = self.rec.borrow_mut().trace.as_mut() {
-                t.sender_received(self.now, PathId(pkt.path), &packet);
+                t.sender_received(self.now, path, &packet);
             }
         }
-        self.ends[pkt.dest].handle_packet(self.now, PathId(pkt.path), packet);
-        self.flush(pkt.dest);
+        self.ends[dest].assoc.handle_packet(self.now, path, packet);
+        self.flush(dest);
     }
 
     /// Sends everything endpoint `side` has to send, drains delivered data, re-arms its timer.
     fn flush(&mut self, side: usize) {
-        let (dest, flow) = (self.peer[side], self.end_flow[side]);
         let ip = self.built.config.ip_header_len;
-        while let Some(t) = self.ends[side].poll_transmit(self.now) {
+        let (dest, flow) = (self.ends[side].peer, self.ends[side].flow);
+        while let Some(t) = self.ends[side].assoc.poll_transmit(self.now) {
             if let (Some(c), None) = (self.capture.as_mut(), flow) {
                 c.packet(self.now, side, t.path.0, &t.packet);
             }
             let size = t.packet.wire_len() as u32 + ip;
             let pkt = InFlight {
-                data: t.packet.has_data(),
-                packet: Some(t.packet),
-                route: self.end_routes[side][t.path.0],
-                path: t.path.0,
-                dest,
-                flow,
+                route: self.ends[side].routes[t.path.0],
+                cargo: Cargo::Sctp {
+                    packet: t.packet,
+                    path: t.path,
+                    dest,
+                    flow,
+                },
                 hop: 0,
                 size,
                 sent_at: self.now,
             };
             self.offer(pkt);
         }
-        while self.ends[side].read().is_some() {}
-        let t = self.ends[side].poll_timeout().map(|t| t.max(self.now));
-        if t != self.timer_at[side] {
-            self.timer_at[side] = t;
+        let end = &mut self.ends[side];
+        while end.assoc.read().is_some() {}
+        let t = end.assoc.poll_timeout().map(|t| t.max(self.now));
+        if t != end.timer_at {
+            end.timer_at = t;
             if let Some(t) = t {
                 self.q.push(t, Ev::Timer(side));
             }

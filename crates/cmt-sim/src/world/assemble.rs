@@ -1,0 +1,259 @@
+//! Building a simulation from a validated scenario: both directions of every link with
+//! the values drawn for this run, the routes, the background sources and the endpoints.
+//! Every random value comes from a stream named after its component, so the order of
+//! these steps does not matter.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use cmt_core::{Algorithms, AssocInit, Association, Duration, PathId, Time};
+use rand::Rng;
+
+use super::endpoint::Endpoint;
+use super::{configured_loss, path_capacity, Drawn, Simulation};
+use crate::link::{Link, LinkParams};
+use crate::loss::LossChain;
+use crate::queue::EventQueue;
+use crate::recorder::{Probe, Recorder, Role};
+use crate::rng::stream;
+use crate::scenario::{Built, BuiltLink};
+use crate::traffic::Source;
+use crate::units::Spread;
+
+/// Open-loop sources (with their route) per background flow, `None` for TCP-like ones.
+type Sources = Vec<Option<(Source, usize)>>;
+
+impl Simulation {
+    /// Builds links, draws per-run values and creates both endpoints.
+    pub fn new(built: Built) -> Result<Self, String> {
+        let (links, drawn) = build_links(&built);
+        let mut routes = path_routes(&built);
+        let (sources, tcp_flows) = background(&built, &mut routes);
+        let rec = Rc::new(RefCell::new(Recorder::new(
+            built.paths.len(),
+            built.bin,
+            built.config.initial_cwnd(),
+        )));
+        rec.borrow_mut().flows = vec![Default::default(); built.traffic.len()];
+        let mut ends = main_endpoints(&built, &drawn, &rec)?;
+        let flow_sender = tcp_endpoints(&built, &tcp_flows, &rec, &mut ends)?;
+        Ok(Simulation {
+            built,
+            now: Time::ZERO,
+            q: EventQueue::default(),
+            links,
+            routes,
+            ends,
+            capture: None,
+            flow_sender,
+            rec,
+            events: 0,
+            drawn,
+            ending: None,
+            sources,
+        })
+    }
+}
+
+fn draw<T: Copy + rand::distributions::uniform::SampleUniform + PartialOrd>(
+    s: Spread<T>,
+    rng: &mut impl Rng,
+) -> T {
+    match s {
+        Spread::Fixed(v) => v,
+        Spread::Uniform(lo, hi) if lo < hi => rng.gen_range(lo..=hi),
+        Spread::Uniform(lo, _) => lo,
+    }
+}
+
+/// Both directions of every link (link `l` is directions `2l` forward and `2l + 1`
+/// back), and the values drawn for each.
+fn build_links(built: &Built) -> (Vec<Link>, Vec<Drawn>) {
+    let mut links = Vec::with_capacity(2 * built.links.len());
+    let mut drawn = Vec::with_capacity(built.links.len());
+    for l in &built.links {
+        let (pair, d) = link_directions(l, built.seed);
+        links.extend(pair);
+        drawn.push(d);
+    }
+    (links, drawn)
+}
+
+/// One duplex link: its per-run draws (delay, Bernoulli loss) and its two directions,
+/// each with its own loss and jitter streams.
+fn link_directions(l: &BuiltLink, seed: u64) -> ([Link; 2], Drawn) {
+    let mut rng = stream(seed, &format!("link/{}/draw", l.name));
+    let delay_ns = draw(
+        match l.delay {
+            Spread::Fixed(d) => Spread::Fixed(d.as_nanos()),
+            Spread::Uniform(a, b) => Spread::Uniform(a.as_nanos(), b.as_nanos()),
+        },
+        &mut rng,
+    );
+    let loss = draw(l.loss, &mut rng);
+    let drawn = Drawn {
+        link: l.name.clone(),
+        delay_ms: delay_ns as f64 * 1e-6,
+        loss,
+    };
+    let params = LinkParams {
+        trace: l.trace.clone(),
+        rate_bps: l.rate_bps,
+        delay: Duration::from_nanos(delay_ns),
+        jitter: l.jitter,
+        jitter_half: l.jitter_half,
+        queue: l.queue,
+        reorder: l.reorder,
+    };
+    let direction = |dir: &str| {
+        let mut params = params.clone();
+        if let (Some(rate), "rev") = (l.reverse_rate_bps, dir) {
+            params.trace = None;
+            params.rate_bps = rate;
+        }
+        let chain = if l.loss_direction.applies(dir == "rev") {
+            LossChain::new(loss, l.gilbert)
+                .with_model(l.loss_model.as_ref().map(|m| m.factory.build()))
+        } else {
+            LossChain::new(0.0, None)
+        };
+        Link::new(
+            format!("{}/{dir}", l.name),
+            params,
+            chain,
+            stream(seed, &format!("link/{}/{dir}/loss", l.name)),
+            stream(seed, &format!("link/{}/{dir}/jitter", l.name)),
+        )
+    };
+    ([direction("fwd"), direction("rev")], drawn)
+}
+
+/// Route `2p` is path `p` from sender to receiver, `2p + 1` the way back.
+fn path_routes(built: &Built) -> Vec<Vec<usize>> {
+    built
+        .paths
+        .iter()
+        .flat_map(|p| {
+            let fwd = p.links.iter().map(|&l| 2 * l).collect();
+            let rev = p.links.iter().rev().map(|&l| 2 * l + 1).collect();
+            [fwd, rev]
+        })
+        .collect()
+}
+
+/// The background flows: an open-loop source with its route, or for a TCP-like flow
+/// its two routes (returned as `(flow, forward route)`), appended to `routes`.
+fn background(built: &Built, routes: &mut Vec<Vec<usize>>) -> (Sources, Vec<(usize, usize)>) {
+    let seed = built.seed;
+    let mut sources = Vec::with_capacity(built.traffic.len());
+    let mut tcp_flows = Vec::new();
+    for (f, t) in built.traffic.iter().enumerate() {
+        if t.tcp {
+            let fwd = routes.len();
+            routes.push(t.route.clone());
+            routes.push(t.route.iter().rev().map(|&l| l ^ 1).collect());
+            tcp_flows.push((f, fwd));
+            sources.push(None);
+            continue;
+        }
+        let rate = draw(
+            t.rate_bps,
+            &mut stream(seed, &format!("traffic/{}/draw", t.name)),
+        );
+        let stop = t.stop.map_or(Time::MAX, |d| Time::ZERO + d);
+        let src = Source::new(
+            t.pattern,
+            t.sizes,
+            rate,
+            stop,
+            stream(seed, &format!("traffic/{}", t.name)),
+        );
+        sources.push(Some((src, routes.len())));
+        routes.push(t.route.clone());
+    }
+    (sources, tcp_flows)
+}
+
+/// Endpoints 0 (sender) and 1 (receiver) of the association under study; the sender
+/// learns each path's capacity, and with the oracle its configured loss.
+fn main_endpoints(
+    built: &Built,
+    drawn: &[Drawn],
+    rec: &Rc<RefCell<Recorder>>,
+) -> Result<Vec<Endpoint>, String> {
+    let n = built.paths.len();
+    let cfg = built.config.clone();
+    let mut init_rng = stream(built.seed, "association/init");
+    let (ia, ib) = AssocInit::pair(init_rng.gen(), cfg.rbuf, cfg.rbuf);
+    let algs = || Algorithms {
+        scheduler: built.scheduler.build(n),
+        rtx: built.rtx.build(),
+        cc: built.cc.as_ref(),
+    };
+    let probe = |role| Probe::new(rec.clone(), role);
+    let mut sender = Association::new(cfg.clone(), n, algs(), ia, probe(Role::Sender))?;
+    for (p, path) in built.paths.iter().enumerate() {
+        sender.set_destination_capacity(PathId(p), path_capacity(built, &path.links));
+    }
+    if built.oracle_loss {
+        for (p, path) in built.paths.iter().enumerate() {
+            let loss = configured_loss(built, drawn, &path.links);
+            sender.set_destination_loss_rate(PathId(p), Some(loss));
+        }
+    }
+    let receiver = Association::new(cfg, n, algs(), ib, probe(Role::Receiver))?;
+    Ok(vec![
+        Endpoint::new(sender, (0..n).map(|p| 2 * p).collect(), 1, None),
+        Endpoint::new(receiver, (0..n).map(|p| 2 * p + 1).collect(), 0, None),
+    ])
+}
+
+/// Both ends of every TCP-like flow (one-path Reno with the flow's window, MTU and
+/// ack frequency), appended to `ends`; returns each flow's sender endpoint.
+fn tcp_endpoints(
+    built: &Built,
+    tcp_flows: &[(usize, usize)],
+    rec: &Rc<RefCell<Recorder>>,
+    ends: &mut Vec<Endpoint>,
+) -> Result<Vec<Option<usize>>, String> {
+    let mut flow_sender = vec![None; built.traffic.len()];
+    for &(f, fwd) in tcp_flows {
+        let t = &built.traffic[f];
+        let tcp_cfg = cmt_core::Config {
+            rbuf: t.window,
+            mtu: t.mtu,
+            sack_freq: t.ack_every,
+            ..cmt_core::Config::default()
+        };
+        let (ia, ib) = AssocInit::pair(
+            stream(built.seed, &format!("traffic/{}/init", t.name)).gen(),
+            t.window,
+            t.window,
+        );
+        let reno = cmt_core::cc::RenoFactory;
+        let mk = |init, role| {
+            let algs = Algorithms {
+                scheduler: cmt_core::sched::SchedulerFactory::build(
+                    &cmt_core::sched::RoundRobinFactory,
+                    1,
+                ),
+                rtx: cmt_core::rtx::RtxFactory::build(&cmt_core::rtx::RtxSameFactory::default()),
+                cc: &reno,
+            };
+            Association::new(
+                tcp_cfg.clone(),
+                1,
+                algs,
+                init,
+                Probe::new(rec.clone(), role),
+            )
+        };
+        let s_end = ends.len();
+        let sender = mk(ia, Role::FlowSender(f))?;
+        let receiver = mk(ib, Role::FlowReceiver(f))?;
+        ends.push(Endpoint::new(sender, vec![fwd], s_end + 1, Some(f)));
+        ends.push(Endpoint::new(receiver, vec![fwd + 1], s_end, Some(f)));
+        flow_sender[f] = Some(s_end);
+    }
+    Ok(flow_sender)
+}
