@@ -7,6 +7,7 @@ mod loss;
 mod recv;
 mod sack;
 mod send;
+mod send_queue;
 mod shutdown;
 mod timers;
 
@@ -31,7 +32,7 @@ use crate::view::{PathId, PathState, PathView};
 
 use recv::RecvState;
 use sack::AckScratch;
-use send::SendState;
+use send_queue::SendState;
 
 /// The algorithm instances an association runs with.
 pub struct Algorithms<'a> {

@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use super::send::TxChunk;
+use super::send_queue::TxChunk;
 use super::Association;
 use crate::cc::{AckSignal, CcPathView};
 use crate::event::{Event, Observer};

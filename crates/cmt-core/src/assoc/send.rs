@@ -6,8 +6,8 @@
 //! cwnd exemption of a fast retransmission (ns-2 `RTX_LIMIT_ONE_PACKET`, docs/algorithms.md §1.4).
 
 use super::Lifecycle;
-use std::collections::{BTreeSet, VecDeque};
 
+use super::send_queue::{SendState, TxChunk};
 use super::{Association, Transmit};
 use crate::event::{Event, Observer, SendKind};
 use crate::packet::{data_chunk_len, hold_to_wire, Chunk, DataChunk, DataFlags, Packet, Payload};
@@ -16,139 +16,6 @@ use crate::sched::SchedContext;
 use crate::time::Time;
 use crate::tsn::wire_tsn;
 use crate::view::{PathId, PathState, PathView};
-
-/// A chunk sent and not yet cumulatively acknowledged.
-pub(super) struct TxChunk {
-    pub(super) payload: Payload,
-    pub(super) len: u32,
-    pub(super) ssn: u16,
-    /// Path of the latest transmission.
-    pub(super) path: PathId,
-    pub(super) tx_count: u32,
-    /// Gap-acknowledged (our receiver never reneges, so this is final).
-    pub(super) acked: bool,
-    /// Counted in its path's flight.
-    pub(super) in_flight: bool,
-    pub(super) missing: u32,
-    /// Already fast-retransmitted once: never again.
-    pub(super) fast_done: bool,
-    /// Marked for retransmission: why, and the chosen destination.
-    pub(super) rtx: Option<(SendKind, PathId)>,
-}
-
-impl TxChunk {
-    /// Bytes this chunk counts in flight and in cwnd arithmetic (DATA chunk length).
-    pub(super) fn size(&self) -> u64 {
-        data_chunk_len(self.len as usize) as u64
-    }
-}
-
-pub(super) struct SendState {
-    queue: VecDeque<Payload>,
-    queued: u64,
-    pub(super) backlog: bool,
-    pub(super) next_tsn: u64,
-    next_ssn: u16,
-    /// Highest cumulatively acknowledged TSN.
-    pub(super) cum_ack: u64,
-    /// TSNs `cum_ack + 1 ..` in order.
-    pub(super) chunks: VecDeque<TxChunk>,
-    /// TSNs marked for retransmission, in order.
-    pub(super) rtx_marked: BTreeSet<u64>,
-    /// TSNs given to chunks that are not sent yet (a path took a chunk further down the
-    /// queue, `Scheduler::select_at`); they head the send queue.
-    pub(super) reserved: BTreeSet<u64>,
-    /// Copies the scheduler asked for, `(tsn, path)`, in request order.
-    pub(super) copy_queue: VecDeque<(u64, PathId)>,
-
-    pub(super) peer_rwnd: u64,
-    /// The latest a_rwnd the peer advertised.
-    pub(super) peer_awnd: u64,
-    /// Per path: a fast retransmission may go out even with a full cwnd.
-    pub(super) fast_exempt: Vec<bool>,
-    /// Bytes (DATA chunk sizes) of the chunks in `chunks` that have been gap-acked.
-    pub(super) gap_acked_bytes: u64,
-    /// ns-2's `uiHighestTsnNewlyAcked`: kept across SACKs (used without SFR).
-    pub(super) htna_ns2: u64,
-    blocked: bool,
-}
-
-impl SendState {
-    pub(super) fn new(initial_tsn: u32, peer_rwnd: u32, num_paths: usize) -> Self {
-        // Unwrapped TSNs start in the second 2^32 block so that `cum_ack = initial − 1`
-        // never underflows.
-        let first = (1u64 << 32) + initial_tsn as u64;
-        SendState {
-            queue: VecDeque::new(),
-            queued: 0,
-            backlog: false,
-            next_tsn: first,
-            next_ssn: 0,
-            cum_ack: first - 1,
-            chunks: VecDeque::new(),
-            rtx_marked: BTreeSet::new(),
-            reserved: BTreeSet::new(),
-            copy_queue: VecDeque::new(),
-
-            peer_rwnd: peer_rwnd as u64,
-            peer_awnd: peer_rwnd as u64,
-            fast_exempt: vec![false; num_paths],
-            gap_acked_bytes: 0,
-            htna_ns2: 0,
-            blocked: false,
-        }
-    }
-
-    pub(super) fn enqueue(&mut self, data: Payload) {
-        if !data.is_empty() {
-            self.queued += data.len() as u64;
-            self.queue.push_back(data);
-        }
-    }
-
-    pub(super) fn has_new_data(&self) -> bool {
-        self.backlog || !self.queue.is_empty() || !self.reserved.is_empty()
-    }
-
-    /// Data not yet given a TSN.
-    fn has_queued(&self) -> bool {
-        self.backlog || !self.queue.is_empty()
-    }
-
-    fn queued_bytes(&self) -> u64 {
-        if self.backlog {
-            u64::MAX
-        } else {
-            self.queued
-        }
-    }
-
-    pub(super) fn unacked_bytes(&self) -> u64 {
-        let in_chunks: u64 = self.chunks.iter().map(|c| c.len as u64).sum();
-        self.queued_bytes().saturating_add(in_chunks)
-    }
-
-    fn next_len(&self, max: u32) -> u32 {
-        match self.queue.front() {
-            Some(p) => (p.len() as u32).min(max),
-            None => max,
-        }
-    }
-
-    fn take(&mut self, max: u32) -> Payload {
-        match self.queue.pop_front() {
-            Some(p) => {
-                let (head, rest) = p.split_at(max as usize);
-                if let Some(rest) = rest {
-                    self.queue.push_front(rest);
-                }
-                self.queued -= head.len() as u64;
-                head
-            }
-            None => Payload::Synthetic(max),
-        }
-    }
-}
 
 /// What the scheduler sees for a chunk of `len` bytes.
 fn sched_context<'a>(

@@ -1,0 +1,141 @@
+//! The send queue: chunks written by the application and not yet cumulatively
+//! acknowledged, with their transmission state (RFC 9260 §6.1, §6.2).
+
+use std::collections::{BTreeSet, VecDeque};
+
+use crate::event::SendKind;
+use crate::packet::{data_chunk_len, Payload};
+use crate::view::PathId;
+
+/// A chunk sent and not yet cumulatively acknowledged.
+pub(super) struct TxChunk {
+    pub(super) payload: Payload,
+    pub(super) len: u32,
+    pub(super) ssn: u16,
+    /// Path of the latest transmission.
+    pub(super) path: PathId,
+    pub(super) tx_count: u32,
+    /// Gap-acknowledged (our receiver never reneges, so this is final).
+    pub(super) acked: bool,
+    /// Counted in its path's flight.
+    pub(super) in_flight: bool,
+    pub(super) missing: u32,
+    /// Already fast-retransmitted once: never again.
+    pub(super) fast_done: bool,
+    /// Marked for retransmission: why, and the chosen destination.
+    pub(super) rtx: Option<(SendKind, PathId)>,
+}
+
+impl TxChunk {
+    /// Bytes this chunk counts in flight and in cwnd arithmetic (DATA chunk length).
+    pub(super) fn size(&self) -> u64 {
+        data_chunk_len(self.len as usize) as u64
+    }
+}
+
+pub(super) struct SendState {
+    queue: VecDeque<Payload>,
+    queued: u64,
+    pub(super) backlog: bool,
+    pub(super) next_tsn: u64,
+    pub(super) next_ssn: u16,
+    /// Highest cumulatively acknowledged TSN.
+    pub(super) cum_ack: u64,
+    /// TSNs `cum_ack + 1 ..` in order.
+    pub(super) chunks: VecDeque<TxChunk>,
+    /// TSNs marked for retransmission, in order.
+    pub(super) rtx_marked: BTreeSet<u64>,
+    /// TSNs given to chunks that are not sent yet (a path took a chunk further down the
+    /// queue, `Scheduler::select_at`); they head the send queue.
+    pub(super) reserved: BTreeSet<u64>,
+    /// Copies the scheduler asked for, `(tsn, path)`, in request order.
+    pub(super) copy_queue: VecDeque<(u64, PathId)>,
+
+    pub(super) peer_rwnd: u64,
+    /// The latest a_rwnd the peer advertised.
+    pub(super) peer_awnd: u64,
+    /// Per path: a fast retransmission may go out even with a full cwnd.
+    pub(super) fast_exempt: Vec<bool>,
+    /// Bytes (DATA chunk sizes) of the chunks in `chunks` that have been gap-acked.
+    pub(super) gap_acked_bytes: u64,
+    /// ns-2's `uiHighestTsnNewlyAcked`: kept across SACKs (used without SFR).
+    pub(super) htna_ns2: u64,
+    pub(super) blocked: bool,
+}
+
+impl SendState {
+    pub(super) fn new(initial_tsn: u32, peer_rwnd: u32, num_paths: usize) -> Self {
+        // Unwrapped TSNs start in the second 2^32 block so that `cum_ack = initial − 1`
+        // never underflows.
+        let first = (1u64 << 32) + initial_tsn as u64;
+        SendState {
+            queue: VecDeque::new(),
+            queued: 0,
+            backlog: false,
+            next_tsn: first,
+            next_ssn: 0,
+            cum_ack: first - 1,
+            chunks: VecDeque::new(),
+            rtx_marked: BTreeSet::new(),
+            reserved: BTreeSet::new(),
+            copy_queue: VecDeque::new(),
+
+            peer_rwnd: peer_rwnd as u64,
+            peer_awnd: peer_rwnd as u64,
+            fast_exempt: vec![false; num_paths],
+            gap_acked_bytes: 0,
+            htna_ns2: 0,
+            blocked: false,
+        }
+    }
+
+    pub(super) fn enqueue(&mut self, data: Payload) {
+        if !data.is_empty() {
+            self.queued += data.len() as u64;
+            self.queue.push_back(data);
+        }
+    }
+
+    pub(super) fn has_new_data(&self) -> bool {
+        self.backlog || !self.queue.is_empty() || !self.reserved.is_empty()
+    }
+
+    /// Data not yet given a TSN.
+    pub(super) fn has_queued(&self) -> bool {
+        self.backlog || !self.queue.is_empty()
+    }
+
+    pub(super) fn queued_bytes(&self) -> u64 {
+        if self.backlog {
+            u64::MAX
+        } else {
+            self.queued
+        }
+    }
+
+    pub(super) fn unacked_bytes(&self) -> u64 {
+        let in_chunks: u64 = self.chunks.iter().map(|c| c.len as u64).sum();
+        self.queued_bytes().saturating_add(in_chunks)
+    }
+
+    pub(super) fn next_len(&self, max: u32) -> u32 {
+        match self.queue.front() {
+            Some(p) => (p.len() as u32).min(max),
+            None => max,
+        }
+    }
+
+    pub(super) fn take(&mut self, max: u32) -> Payload {
+        match self.queue.pop_front() {
+            Some(p) => {
+                let (head, rest) = p.split_at(max as usize);
+                if let Some(rest) = rest {
+                    self.queue.push_front(rest);
+                }
+                self.queued -= head.len() as u64;
+                head
+            }
+            None => Payload::Synthetic(max),
+        }
+    }
+}
