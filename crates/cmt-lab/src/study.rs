@@ -315,25 +315,7 @@ pub fn reproduce_with(
     if quick && study.quick.is_none() {
         return Err(LabError::at(&label, "has no [quick] settings"));
     }
-    let mut done: Vec<(Plan, Aggregate)> = Vec::new();
-    for s in &study.sweeps {
-        let q = study.quick.clone().filter(|_| quick);
-        let plan = Plan::load_with(&dir.join(s), |f| {
-            if let Some(q) = q {
-                f.seeds = Seeds::Count(q.seeds);
-                f.set.extend(q.set);
-            }
-        })?;
-        let sweep_out = out.join(&plan.name);
-        let opts = RunOptions {
-            jobs,
-            shard: None,
-            out: sweep_out.clone(),
-        };
-        run_plan(&plan, &opts, &|d, t| progress(&plan.name, d, t))?;
-        let agg = crate::finalize(&plan, &sweep_out, &sweep_out)?;
-        done.push((plan, agg));
-    }
+    let done = run_sweeps(&study, dir, quick, jobs, out, progress)?;
     let real_done = match (real, &study.real) {
         (Some(runner), Some(spec)) => {
             crate::real::run_all(spec, &done, runner, &out.join("real"), progress)
@@ -365,30 +347,7 @@ pub fn reproduce_with(
         md,
         "Run with `cmtlab reproduce`, {mode}. Means ± 95 % CI over seeds.\n"
     );
-    let _ = writeln!(md, "## Claims\n");
-    let _ = writeln!(md, "| claim | paper | measured | compared with | difference | paired Δ (95 % CI) | sign test p | holds |\n|---|---|---|---|---|---|---|---|");
-    for c in &study.claims {
-        let (plan, agg) = done
-            .iter()
-            .find(|(p, _)| p.name == c.sweep)
-            .ok_or_else(|| {
-                LabError::at(
-                    &label,
-                    format!("claim `{}`: no sweep named `{}`", c.text, c.sweep),
-                )
-            })?;
-        let v = evaluate(c, plan, agg)
-            .map_err(|e| LabError::at(&label, format!("claim `{}`: {e}", c.text)))?;
-        md += &claim_row(c, &v, "");
-        if let Some((_, ragg)) = real_done.iter().find(|(p, _)| p.name == c.sweep) {
-            let rv = evaluate(c, plan, ragg)
-                .map_err(|e| LabError::at(&label, format!("claim `{}`: {e}", c.text)))?;
-            if rv.left.0.is_some() {
-                md += &claim_row(c, &rv, " — **real sockets**");
-            }
-        }
-    }
-    let _ = writeln!(md, "\n\"Difference\" is (measured − compared with) / compared with, on the means. Runs at different grid points share seeds, so each claim is tested on the per-seed differences (measured − compared with): \"paired Δ\" is their mean with its 95 % CI, \"sign test p\" the two-sided exact sign test of their signs. A claim holds when the paired CI lies on the claimed side of zero (for `~`, inside the tolerance band), is contradicted (**no**) when it lies on the other side, and is **unclear** when it straddles the boundary.\n");
+    md += &claims_table(&study, &done, &real_done, &label)?;
     let mut headroom = Vec::new();
     for (plan, _) in &done {
         headroom.push((
@@ -401,7 +360,84 @@ pub fn reproduce_with(
     if !runs_md.is_empty() {
         let _ = writeln!(md, "## Single runs\n\n{runs_md}");
     }
-    for (plan, _) in &done {
+    md += &sweep_reports(&done, out);
+    let report = out.join("report.md");
+    write_atomic(&report, md.as_bytes())
+        .map_err(|e| LabError::at(&out.display().to_string(), e))?;
+    Ok(report)
+}
+
+/// Runs every sweep of the study (its quick settings in quick mode) and aggregates it.
+fn run_sweeps(
+    study: &StudyFile,
+    dir: &Path,
+    quick: bool,
+    jobs: usize,
+    out: &Path,
+    progress: &(dyn Fn(&str, usize, usize) + Sync),
+) -> Result<Vec<(Plan, Aggregate)>, LabError> {
+    let mut done: Vec<(Plan, Aggregate)> = Vec::new();
+    for s in &study.sweeps {
+        let q = study.quick.clone().filter(|_| quick);
+        let plan = Plan::load_with(&dir.join(s), |f| {
+            if let Some(q) = q {
+                f.seeds = Seeds::Count(q.seeds);
+                f.set.extend(q.set);
+            }
+        })?;
+        let sweep_out = out.join(&plan.name);
+        let opts = RunOptions {
+            jobs,
+            shard: None,
+            out: sweep_out.clone(),
+        };
+        run_plan(&plan, &opts, &|d, t| progress(&plan.name, d, t))?;
+        let agg = crate::finalize(&plan, &sweep_out, &sweep_out)?;
+        done.push((plan, agg));
+    }
+    Ok(done)
+}
+
+/// The claims table: each claim's verdict in simulation, and over real sockets when
+/// that sweep was also run there.
+fn claims_table(
+    study: &StudyFile,
+    done: &[(Plan, Aggregate)],
+    real_done: &[(Plan, Aggregate)],
+    label: &str,
+) -> Result<String, LabError> {
+    let mut md = String::new();
+    let _ = writeln!(md, "## Claims\n");
+    let _ = writeln!(md, "| claim | paper | measured | compared with | difference | paired Δ (95 % CI) | sign test p | holds |\n|---|---|---|---|---|---|---|---|");
+    for c in &study.claims {
+        let (plan, agg) = done
+            .iter()
+            .find(|(p, _)| p.name == c.sweep)
+            .ok_or_else(|| {
+                LabError::at(
+                    label,
+                    format!("claim `{}`: no sweep named `{}`", c.text, c.sweep),
+                )
+            })?;
+        let v = evaluate(c, plan, agg)
+            .map_err(|e| LabError::at(label, format!("claim `{}`: {e}", c.text)))?;
+        md += &claim_row(c, &v, "");
+        if let Some((_, ragg)) = real_done.iter().find(|(p, _)| p.name == c.sweep) {
+            let rv = evaluate(c, plan, ragg)
+                .map_err(|e| LabError::at(label, format!("claim `{}`: {e}", c.text)))?;
+            if rv.left.0.is_some() {
+                md += &claim_row(c, &rv, " — **real sockets**");
+            }
+        }
+    }
+    let _ = writeln!(md, "\n\"Difference\" is (measured − compared with) / compared with, on the means. Runs at different grid points share seeds, so each claim is tested on the per-seed differences (measured − compared with): \"paired Δ\" is their mean with its 95 % CI, \"sign test p\" the two-sided exact sign test of their signs. A claim holds when the paired CI lies on the claimed side of zero (for `~`, inside the tolerance band), is contradicted (**no**) when it lies on the other side, and is **unclear** when it straddles the boundary.\n");
+    Ok(md)
+}
+
+/// Each sweep's own report, its headings one level down and its links into its folder.
+fn sweep_reports(done: &[(Plan, Aggregate)], out: &Path) -> String {
+    let mut md = String::new();
+    for (plan, _) in done {
         let sub =
             std::fs::read_to_string(out.join(&plan.name).join("report.md")).unwrap_or_default();
         let sub = sub
@@ -420,10 +456,7 @@ pub fn reproduce_with(
             .join("\n");
         let _ = writeln!(md, "{sub}\n");
     }
-    let report = out.join("report.md");
-    write_atomic(&report, md.as_bytes())
-        .map_err(|e| LabError::at(&out.display().to_string(), e))?;
-    Ok(report)
+    md
 }
 
 /// One row of the claims table; `suffix` marks rows measured over real sockets.

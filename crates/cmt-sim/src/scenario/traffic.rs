@@ -2,7 +2,7 @@
 //! TCP-like flows.
 
 use super::links::BuiltLink;
-use super::{field, BuildError, Scenario};
+use super::{field, BuildError, Scenario, TrafficSpec};
 use crate::traffic::{Pattern, Sizes};
 use crate::units::{
     parse_duration, parse_probability, parse_rate, parse_size, parse_spread, Raw, Spread,
@@ -50,40 +50,8 @@ pub(super) fn build_traffic(
     let mut out = Vec::new();
     for (i, t) in s.traffic.iter().enumerate() {
         let f = |k: &str| format!("traffic[{i}].{k}");
-        let reverse = match t.direction.as_deref() {
-            None | Some("forward") => false,
-            Some("reverse") => true,
-            Some(o) => {
-                return Err((
-                    f("direction"),
-                    format!("unknown direction `{o}` (forward, reverse)"),
-                ))
-            }
-        };
-        if t.links.is_empty() {
-            return Err((f("links"), "give at least one link".into()));
-        }
-        let mut route = Vec::with_capacity(t.links.len());
-        for (j, name) in t.links.iter().enumerate() {
-            let k = links.iter().position(|l| &l.name == name).ok_or_else(|| {
-                (
-                    format!("traffic[{i}].links[{j}]"),
-                    format!("unknown link `{name}`"),
-                )
-            })?;
-            route.push(2 * k + reverse as usize);
-        }
-        let first_rate = links[route[0] / 2].rate_bps as f64;
-        let count = t.count.unwrap_or(1);
-        if count == 0 {
-            return Err((f("count"), "must be at least 1".into()));
-        }
-        if count > MAX_COUNT {
-            return Err((
-                f("count"),
-                format!("{count} copies: at most {MAX_COUNT} per [[traffic]] entry"),
-            ));
-        }
+        let route = route(i, t, links, &f)?;
+        let count = copies(t, &f)?;
         let tcp = t.kind == "tcp";
         if tcp && (t.rate.is_some() || t.load.is_some() || t.stop.is_some()) {
             return Err((
@@ -91,76 +59,10 @@ pub(super) fn build_traffic(
                 "a tcp flow is backlogged until the end: no rate, load or stop".into(),
             ));
         }
-        let rate = match (&t.rate, &t.load) {
-            _ if tcp => Spread::Fixed(0.0),
-            (Some(r), None) => Spread::Fixed(field(&f("rate"), parse_rate(r))? as f64),
-            (None, Some(l)) => match field(&f("load"), parse_spread(l, parse_probability))? {
-                Spread::Fixed(x) => Spread::Fixed(x * first_rate),
-                Spread::Uniform(a, b) => Spread::Uniform(a * first_rate, b * first_rate),
-            },
-            _ => return Err((f("rate"), "give exactly one of `rate` and `load`".into())),
-        };
-        let rate = match rate {
-            Spread::Fixed(x) => Spread::Fixed(x / count as f64),
-            Spread::Uniform(a, b) => Spread::Uniform(a / count as f64, b / count as f64),
-        };
-        let dur = |k: &str, r: &Option<Raw>, d: Duration| {
-            r.as_ref()
-                .map_or(Ok(d), |r| field(&f(k), parse_duration(r)))
-        };
-        let pattern = match t.kind.as_str() {
-            "cbr" | "tcp" => Pattern::Cbr,
-            "poisson" => Pattern::Poisson,
-            "pareto" => {
-                let shape = t.shape.unwrap_or(1.5);
-                if !(shape > 1.0 && shape.is_finite()) {
-                    return Err((
-                        f("shape"),
-                        format!("{shape}: must be above 1 (finite mean)"),
-                    ));
-                }
-                let burst = dur("burst", &t.burst, Duration::from_millis(500))?;
-                if burst == Duration::ZERO {
-                    return Err((f("burst"), "must be positive".into()));
-                }
-                Pattern::Pareto {
-                    burst,
-                    idle: dur("idle", &t.idle, Duration::from_millis(500))?,
-                    shape,
-                }
-            }
-            "vbr" => Pattern::Vbr {
-                interval: dur("interval", &t.interval, Duration::from_millis(200))?,
-            },
-            o => {
-                return Err((
-                    f("kind"),
-                    format!("unknown traffic kind `{o}` (cbr, poisson, pareto, vbr, tcp)"),
-                ))
-            }
-        };
-        let sizes = if t.kind == "vbr" {
-            let (a, b) = (t.min_size.unwrap_or(100), t.max_size.unwrap_or(200));
-            if a == 0 || a > b {
-                return Err((
-                    f("min_size"),
-                    format!("need 0 < min_size ≤ max_size, got {a} and {b}"),
-                ));
-            }
-            Sizes::Uniform(a, b)
-        } else {
-            match &t.size {
-                None => Sizes::Fixed(1000),
-                Some(Raw::Text(m)) if m == "mix" => Sizes::Mix,
-                Some(r) => {
-                    let b = field(&f("size"), parse_size(r))?;
-                    if b == 0 || b > 65_535 {
-                        return Err((f("size"), format!("{b} bytes: must be 1..65535")));
-                    }
-                    Sizes::Fixed(b as u32)
-                }
-            }
-        };
+        let first_rate = links[route[0] / 2].rate_bps as f64;
+        let rate = rate(t, tcp, first_rate, count, &f)?;
+        let pattern = pattern(t, &f)?;
+        let sizes = sizes(t, &f)?;
         let (window, mtu, ack_every) = tcp_settings(t, tcp, &f)?;
         for k in 0..count {
             out.push(BuiltTraffic {
@@ -174,7 +76,7 @@ pub(super) fn build_traffic(
                 sizes,
                 route: route.clone(),
                 rate_bps: rate,
-                start: dur("start", &t.start, Duration::ZERO)?,
+                start: dur(&t.start, "start", Duration::ZERO, &f)?,
                 stop: t
                     .stop
                     .as_ref()
@@ -187,6 +89,150 @@ pub(super) fn build_traffic(
         }
     }
     Ok(out)
+}
+
+/// An optional duration key `k`, or `default`.
+fn dur(
+    r: &Option<Raw>,
+    k: &str,
+    default: Duration,
+    f: &dyn Fn(&str) -> String,
+) -> Result<Duration, BuildError> {
+    r.as_ref()
+        .map_or(Ok(default), |r| field(&f(k), parse_duration(r)))
+}
+
+/// `links` and `direction`: the link directions the flow crosses.
+fn route(
+    i: usize,
+    t: &TrafficSpec,
+    links: &[BuiltLink],
+    f: &dyn Fn(&str) -> String,
+) -> Result<Vec<usize>, BuildError> {
+    let reverse = match t.direction.as_deref() {
+        None | Some("forward") => false,
+        Some("reverse") => true,
+        Some(o) => {
+            return Err((
+                f("direction"),
+                format!("unknown direction `{o}` (forward, reverse)"),
+            ))
+        }
+    };
+    if t.links.is_empty() {
+        return Err((f("links"), "give at least one link".into()));
+    }
+    let mut route = Vec::with_capacity(t.links.len());
+    for (j, name) in t.links.iter().enumerate() {
+        let k = links.iter().position(|l| &l.name == name).ok_or_else(|| {
+            (
+                format!("traffic[{i}].links[{j}]"),
+                format!("unknown link `{name}`"),
+            )
+        })?;
+        route.push(2 * k + reverse as usize);
+    }
+    Ok(route)
+}
+
+/// `count`: identical copies of the flow, 1..=[`MAX_COUNT`].
+fn copies(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<u32, BuildError> {
+    let count = t.count.unwrap_or(1);
+    if count == 0 {
+        return Err((f("count"), "must be at least 1".into()));
+    }
+    if count > MAX_COUNT {
+        return Err((
+            f("count"),
+            format!("{count} copies: at most {MAX_COUNT} per [[traffic]] entry"),
+        ));
+    }
+    Ok(count)
+}
+
+/// Each copy's rate: `rate`, or `load` as a share of the first link's rate, split
+/// over the copies (none for a TCP flow).
+fn rate(
+    t: &TrafficSpec,
+    tcp: bool,
+    first_rate: f64,
+    count: u32,
+    f: &dyn Fn(&str) -> String,
+) -> Result<Spread<f64>, BuildError> {
+    let rate = match (&t.rate, &t.load) {
+        _ if tcp => Spread::Fixed(0.0),
+        (Some(r), None) => Spread::Fixed(field(&f("rate"), parse_rate(r))? as f64),
+        (None, Some(l)) => match field(&f("load"), parse_spread(l, parse_probability))? {
+            Spread::Fixed(x) => Spread::Fixed(x * first_rate),
+            Spread::Uniform(a, b) => Spread::Uniform(a * first_rate, b * first_rate),
+        },
+        _ => return Err((f("rate"), "give exactly one of `rate` and `load`".into())),
+    };
+    Ok(match rate {
+        Spread::Fixed(x) => Spread::Fixed(x / count as f64),
+        Spread::Uniform(a, b) => Spread::Uniform(a / count as f64, b / count as f64),
+    })
+}
+
+/// `kind` and its timing keys: CBR, Poisson, Pareto on/off (`shape`, `burst`,
+/// `idle`), VBR (`interval`); a TCP flow sends whenever its window allows.
+fn pattern(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Pattern, BuildError> {
+    Ok(match t.kind.as_str() {
+        "cbr" | "tcp" => Pattern::Cbr,
+        "poisson" => Pattern::Poisson,
+        "pareto" => {
+            let shape = t.shape.unwrap_or(1.5);
+            if !(shape > 1.0 && shape.is_finite()) {
+                return Err((
+                    f("shape"),
+                    format!("{shape}: must be above 1 (finite mean)"),
+                ));
+            }
+            let burst = dur(&t.burst, "burst", Duration::from_millis(500), f)?;
+            if burst == Duration::ZERO {
+                return Err((f("burst"), "must be positive".into()));
+            }
+            Pattern::Pareto {
+                burst,
+                idle: dur(&t.idle, "idle", Duration::from_millis(500), f)?,
+                shape,
+            }
+        }
+        "vbr" => Pattern::Vbr {
+            interval: dur(&t.interval, "interval", Duration::from_millis(200), f)?,
+        },
+        o => {
+            return Err((
+                f("kind"),
+                format!("unknown traffic kind `{o}` (cbr, poisson, pareto, vbr, tcp)"),
+            ))
+        }
+    })
+}
+
+/// Packet sizes: `size` (bytes or "mix"), or for VBR `min_size..=max_size`.
+fn sizes(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Sizes, BuildError> {
+    if t.kind == "vbr" {
+        let (a, b) = (t.min_size.unwrap_or(100), t.max_size.unwrap_or(200));
+        if a == 0 || a > b {
+            return Err((
+                f("min_size"),
+                format!("need 0 < min_size ≤ max_size, got {a} and {b}"),
+            ));
+        }
+        return Ok(Sizes::Uniform(a, b));
+    }
+    Ok(match &t.size {
+        None => Sizes::Fixed(1000),
+        Some(Raw::Text(m)) if m == "mix" => Sizes::Mix,
+        Some(r) => {
+            let b = field(&f("size"), parse_size(r))?;
+            if b == 0 || b > 65_535 {
+                return Err((f("size"), format!("{b} bytes: must be 1..65535")));
+            }
+            Sizes::Fixed(b as u32)
+        }
+    })
 }
 
 /// A TCP flow's receive window, packet size and acknowledgement frequency (`window`,
