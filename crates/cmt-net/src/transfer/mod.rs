@@ -8,6 +8,7 @@
 //! path that dies mid-transfer stops getting new data after its second timeout.
 
 mod digest;
+mod established;
 mod options;
 mod recv;
 mod report;

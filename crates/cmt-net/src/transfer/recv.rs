@@ -5,20 +5,20 @@ use std::path::Path;
 
 use cmt_core::setup::{ListenOutcome, Listener, CAUSE_OUT_OF_RESOURCE};
 use cmt_core::wire::chunk_type;
-use cmt_core::{Association, Chunk, Closing, Payload, Time};
+use cmt_core::{Association, Chunk, Closing, Packet, Payload, Time};
 
 use super::{
     digest::digest_chunk,
+    established::{self, End, Established},
     options::{overhead_of, Options},
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
     session::{
-        abort, admit, association, deliver, finish_trace, flush, flush_and_check,
-        negotiated_receiver_rates, next, setup_config, start_trace, until, write_capture, Ticker,
-        Wake,
+        association, finish_trace, negotiated_receiver_rates, next, setup_config, start_trace,
+        write_capture, Wake,
     },
 };
-use crate::io::{Arrival, Sockets};
+use crate::io::Sockets;
 use crate::sink::Sink;
 use crate::trust::Trust;
 
@@ -38,7 +38,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     o.validate_for(overhead)?;
     // Where the data goes is checked before anyone connects; until the commit below the
     // destination keeps whatever it held.
-    let mut sink = Sink::create(out)?;
+    let sink = Sink::create(out)?;
     if o.pcap.is_some() {
         socks.start_capture();
     }
@@ -74,19 +74,18 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         .send(arrived_on, from, peer_port, &cookie_ack)
         .await
         .map_err(|e| e.to_string())?;
-    let mut routes = Routes::new(
+    let routes = Routes::new(
         listen.len(),
         pair_remotes(&listen, arrived_on, from, &est.peer_addresses),
         peer_port,
     );
     let n = routes.paths.len();
-    let local_vtag = est.init.local_vtag;
     let receiver_rates = negotiated_receiver_rates(o, &est);
     let confirm = est.peer_extensions.contains(&chunk_type::FILE_DIGEST);
-    let peer_vtag = est.init.peer_vtag;
+    let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     // The handshake's source and the addresses the peer's INIT listed (at the same
     // port) speak for it; any other source must first answer a probe.
-    let mut trust = Trust::new(
+    let trust = Trust::new(
         std::iter::once(from).chain(
             est.peer_addresses
                 .iter()
@@ -97,93 +96,89 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     let mut assoc = association(o, n, est.init, receiver_rates, overhead)?;
     start_trace(&mut assoc, o, &routes.addresses(&socks), false)?;
     let start = socks.now();
-    let mut heard = start;
-    let mut ticker = Ticker::new();
-    let mut sha = None;
-    loop {
-        ticker.tick(socks.now(), sink.bytes(), &assoc.observer().paths, o);
-        if let Err(e) = store(&mut assoc, &mut sink, &mut sha, confirm) {
-            // The sender must not believe the file arrived: ABORT, "out of resource".
-            assoc.abort(socks.now(), Some(CAUSE_OUT_OF_RESOURCE));
-            let _ = flush(&mut socks, &mut assoc, &routes).await;
-            return Err(e);
-        }
-        if flush_and_check(&mut socks, &mut assoc, &routes, o, start).await? {
-            break;
-        }
+    let mut s = Established {
+        assoc,
+        routes,
+        trust,
+        local_vtag,
+        peer_vtag,
+        rejected,
+        start,
+    };
+    let mut end = Receiving {
+        sink,
+        sha: None,
+        confirm,
+        heard: start,
+        cookie_ack,
+    };
+    established::run(&mut socks, &mut s, &mut end, o).await?;
+    let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
+    finish_trace(&mut s.assoc, o)?;
+    write_capture(&mut socks, o)?;
+    let sha256 = end
+        .sha
+        .ok_or("the association closed before the peer's SHUTDOWN")?;
+    Ok(Report {
+        bytes: end.sink.bytes(),
+        seconds,
+        sha256,
+        confirmed: confirm,
+        paths: s.assoc.observer().paths.clone(),
+        rejected: s.rejected + s.assoc.stats().bad_vtag + s.trust.dropped,
+        receiver_rates,
+        routes: s.routes.addresses(&socks),
+    })
+}
+
+/// The receiver's part of the established phase: delivered data stored (and committed
+/// before the SHUTDOWN ACK), paths latched to where their packets come from, a silent
+/// sender given up on, a repeated COOKIE ECHO answered again.
+struct Receiving {
+    sink: Sink,
+    sha: Option<String>,
+    confirm: bool,
+    /// When the sender was last heard from.
+    heard: Time,
+    cookie_ack: Packet,
+}
+
+impl End for Receiving {
+    fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
+        // The sender must not believe the file arrived: ABORT, "out of resource".
+        store(assoc, &mut self.sink, &mut self.sha, self.confirm)
+            .map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))
+    }
+
+    fn done(&self, _assoc: &Association<Counters>) -> u64 {
+        self.sink.bytes()
+    }
+
+    fn limit(&self, now: Time, o: &Options) -> Result<Option<Time>, String> {
         let silent_until = Time::from_nanos(
-            heard
+            self.heard
                 .as_nanos()
                 .saturating_add((o.peer_silence_s * 1e9) as u64),
         );
-        if socks.now() >= silent_until {
+        if now >= silent_until {
             return Err(format!(
                 "the sender went silent: nothing from it for {} s",
                 o.peer_silence_s
             ));
         }
-        let wake = until(
-            ticker.wake(assoc.poll_timeout(), o),
-            o.deadline(start).min(silent_until),
-        );
-        match next(&mut socks, wake, o).await {
-            Wake::Packet(Arrival {
-                local,
-                from,
-                packet: Ok(p),
-                ..
-            }) => {
-                // Our COOKIE ACK got lost: answer the repeated COOKIE ECHO again.
-                if p.vtag == local_vtag
-                    && trust.is_confirmed(from)
-                    && matches!(p.chunks.first(), Some(Chunk::CookieEcho { .. }))
-                {
-                    socks
-                        .send(local, from, routes.peer_port, &cookie_ack)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    continue;
-                }
-                if p.vtag != local_vtag {
-                    // The core counts and drops a packet under another tag.
-                    deliver(&mut assoc, socks.now(), routes.path_of(local), p);
-                    continue;
-                }
-                let now = socks.now();
-                for (l, p) in admit(
-                    &mut socks,
-                    &mut trust,
-                    (local, from),
-                    p,
-                    peer_vtag,
-                    routes.peer_port,
-                )
-                .await
-                {
-                    routes.latch(l, from);
-                    heard = now;
-                    deliver(&mut assoc, now, routes.path_of(l), p);
-                }
-            }
-            Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
-            Wake::Timer => assoc.handle_timeout(socks.now()),
-            Wake::Abort => return Err(abort(&mut socks, &mut assoc, &routes, o).await),
-        }
+        Ok(Some(silent_until))
     }
-    let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
-    finish_trace(&mut assoc, o)?;
-    write_capture(&mut socks, o)?;
-    let sha256 = sha.ok_or("the association closed before the peer's SHUTDOWN")?;
-    Ok(Report {
-        bytes: sink.bytes(),
-        seconds,
-        sha256,
-        confirmed: confirm,
-        paths: assoc.observer().paths.clone(),
-        rejected: rejected + assoc.stats().bad_vtag + trust.dropped,
-        receiver_rates,
-        routes: routes.addresses(&socks),
-    })
+
+    fn direct_reply(&self, p: &Packet, trusted: bool) -> Option<Packet> {
+        // Our COOKIE ACK got lost: answer the repeated COOKIE ECHO again.
+        let echo = matches!(p.chunks.first(), Some(Chunk::CookieEcho { .. }));
+        (trusted && echo).then(|| self.cookie_ack.clone())
+    }
+
+    fn heard(&mut self, routes: &mut Routes, local: usize, from: SocketAddr, now: Time) {
+        routes.latch(local, from);
+        self.heard = now;
+    }
 }
 
 /// Moves delivered data into the sink; once the peer has asked to shut down (so every

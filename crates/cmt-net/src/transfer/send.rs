@@ -7,17 +7,17 @@ use std::path::Path;
 use bytes::Bytes;
 use cmt_core::setup::{Connector, CAUSE_USER_INITIATED_ABORT};
 use cmt_core::wire::chunk_type;
-use cmt_core::{PathId, Payload, Time};
+use cmt_core::{Association, PathId, Payload, Time};
 
 use super::{
     digest::{check_digest, parse_digest},
+    established::{self, End, Established},
     options::{overhead_of, Options},
-    report::Report,
+    report::{Counters, Report},
     routes::Routes,
     session::{
-        abort, admit, association, deliver, finish_trace, flush, flush_and_check,
-        negotiated_receiver_rates, next, setup_config, start_trace, until, write_capture, Ticker,
-        Wake,
+        association, finish_trace, negotiated_receiver_rates, next, setup_config, start_trace,
+        until, write_capture, Wake,
     },
 };
 use crate::io::{Arrival, Sockets};
@@ -50,7 +50,7 @@ pub async fn send_file(
 pub(super) async fn send_from(
     locals: &[SocketAddr],
     remotes: &[SocketAddr],
-    mut src: Source,
+    src: Source,
     o: &Options,
 ) -> Result<Report, String> {
     if locals.is_empty() || remotes.is_empty() {
@@ -107,91 +107,86 @@ pub(super) async fn send_from(
     );
     let receiver_rates = negotiated_receiver_rates(o, &est);
     let confirm = est.peer_extensions.contains(&chunk_type::FILE_DIGEST);
-    let mut digest = None;
     let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
-    // Only the addresses we send to speak for the receiver until another answers a probe.
-    let mut trust = Trust::new(remotes.iter().copied());
     let overhead = overhead + socks.authenticate(est.auth.clone());
     let mut assoc = association(o, n, est.init, receiver_rates, overhead)?;
     start_trace(&mut assoc, o, &routes.addresses(&socks), true)?;
     for (i, c) in o.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
     }
-    let start = socks.now();
-    let total = src.len();
-    // Unacknowledged bytes the sender keeps in memory: twice the receive buffer,
-    // within 1–32 MiB; pieces are whole chunks, so no write leaves a short one.
-    let window = (2 * o.rbuf as u64).clamp(1 << 20, 32 << 20);
     let piece = assoc.max_payload() as usize * 64;
-    let mut ticker = Ticker::new();
-    loop {
-        while !src.is_done() && assoc.unacked_bytes() < window {
-            match src.next_piece(piece) {
-                Ok(b) => assoc.write(Payload::Bytes(b)),
-                Err(e) => {
-                    assoc.abort(socks.now(), Some(CAUSE_USER_INITIATED_ABORT));
-                    let _ = flush(&mut socks, &mut assoc, &routes).await;
-                    return Err(e);
-                }
-            }
-        }
-        if src.is_done() && assoc.unacked_bytes() == 0 {
-            assoc.close();
-        }
-        let done = src.read() - assoc.unacked_bytes().min(src.read());
-        ticker.tick(socks.now(), done, &assoc.observer().paths, o);
-        if flush_and_check(&mut socks, &mut assoc, &routes, o, start).await? {
-            break;
-        }
-        let wake = until(ticker.wake(assoc.poll_timeout(), o), o.deadline(start));
-        match next(&mut socks, wake, o).await {
-            Wake::Packet(Arrival {
-                local,
-                from,
-                packet: Ok(p),
-                ..
-            }) => {
-                let now = socks.now();
-                let admitted = if p.vtag == local_vtag {
-                    admit(
-                        &mut socks,
-                        &mut trust,
-                        (local, from),
-                        p,
-                        peer_vtag,
-                        routes.peer_port,
-                    )
-                    .await
-                } else {
-                    vec![(local, p)] // the core counts and drops it
-                };
-                for (l, p) in admitted {
-                    deliver(&mut assoc, now, routes.path_of(l), p);
-                }
-                if let Some(d) = assoc.take_extension_chunks().iter().find_map(parse_digest) {
-                    digest = Some(d);
-                }
-            }
-            Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
-            Wake::Timer => assoc.handle_timeout(socks.now()),
-            Wake::Abort => return Err(abort(&mut socks, &mut assoc, &routes, o).await),
-        }
-    }
-    let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
-    finish_trace(&mut assoc, o)?;
+    let mut s = Established {
+        assoc,
+        routes,
+        // Only the addresses we send to speak for the receiver until another answers
+        // a probe.
+        trust: Trust::new(remotes.iter().copied()),
+        local_vtag,
+        peer_vtag,
+        rejected,
+        start: socks.now(),
+    };
+    let total = src.len();
+    let mut end = Sending {
+        src,
+        // Unacknowledged bytes the sender keeps in memory: twice the receive buffer,
+        // within 1–32 MiB; pieces are whole chunks, so no write leaves a short one.
+        window: (2 * o.rbuf as u64).clamp(1 << 20, 32 << 20),
+        piece,
+        digest: None,
+    };
+    established::run(&mut socks, &mut s, &mut end, o).await?;
+    let seconds = (socks.now().as_nanos() - s.start.as_nanos()) as f64 / 1e9;
+    finish_trace(&mut s.assoc, o)?;
     write_capture(&mut socks, o)?;
-    let sha256 = src.sha256();
+    let sha256 = end.src.sha256();
     if confirm {
-        check_digest((total, &sha256), digest)?;
+        check_digest((total, &sha256), end.digest)?;
     }
     Ok(Report {
         bytes: total,
         seconds,
         sha256,
         confirmed: confirm,
-        paths: assoc.observer().paths.clone(),
-        rejected: rejected + assoc.stats().bad_vtag + trust.dropped,
+        paths: s.assoc.observer().paths.clone(),
+        rejected: s.rejected + s.assoc.stats().bad_vtag + s.trust.dropped,
         receiver_rates,
-        routes: routes.addresses(&socks),
+        routes: s.routes.addresses(&socks),
     })
+}
+
+/// The sender's part of the established phase: the source written in while less than
+/// a window is unacknowledged, a graceful close once all is acknowledged, and the
+/// receiver's digest taken when it comes.
+struct Sending {
+    src: Source,
+    window: u64,
+    piece: usize,
+    digest: Option<(u64, String)>,
+}
+
+impl End for Sending {
+    fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
+        while !self.src.is_done() && assoc.unacked_bytes() < self.window {
+            let b = self
+                .src
+                .next_piece(self.piece)
+                .map_err(|e| (e, CAUSE_USER_INITIATED_ABORT))?;
+            assoc.write(Payload::Bytes(b));
+        }
+        if self.src.is_done() && assoc.unacked_bytes() == 0 {
+            assoc.close();
+        }
+        Ok(())
+    }
+
+    fn done(&self, assoc: &Association<Counters>) -> u64 {
+        self.src.read() - assoc.unacked_bytes().min(self.src.read())
+    }
+
+    fn after_packets(&mut self, assoc: &mut Association<Counters>) {
+        if let Some(d) = assoc.take_extension_chunks().iter().find_map(parse_digest) {
+            self.digest = Some(d);
+        }
+    }
 }

@@ -1,0 +1,120 @@
+//! The established phase of a transfer, one loop for both ends: move application data
+//! (the [`End`] does: the sender writes its source in, the receiver stores what was
+//! delivered), send what the core has, wait for a packet, a timer or an abort, hand
+//! packets through the source check to the core, until the association closes, fails or
+//! runs out of time.
+
+use std::net::SocketAddr;
+
+use cmt_core::{Association, Packet, Time};
+
+use super::options::Options;
+use super::report::Counters;
+use super::routes::Routes;
+use super::session::{abort, admit, deliver, flush, flush_and_check, next, until, Ticker, Wake};
+use crate::io::{Arrival, Sockets};
+use crate::trust::Trust;
+
+/// What differs between the sender and the receiver once the association is up.
+pub(super) trait End {
+    /// Moves application data in or out before each flush. An error ends the transfer
+    /// with an ABORT carrying the returned error cause.
+    fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)>;
+    /// Bytes done so far, for progress reports.
+    fn done(&self, assoc: &Association<Counters>) -> u64;
+    /// The latest time to wait until besides the transfer's time limit; an error once
+    /// it has passed (the receiver's limit on a silent sender).
+    fn limit(&self, _now: Time, _o: &Options) -> Result<Option<Time>, String> {
+        Ok(None)
+    }
+    /// A packet to answer directly instead of handing it to the core (the receiver's
+    /// COOKIE ACK for a repeated COOKIE ECHO); `trusted`: under our tag from a
+    /// confirmed source.
+    fn direct_reply(&self, _p: &Packet, _trusted: bool) -> Option<Packet> {
+        None
+    }
+    /// A packet from a trusted source under our tag arrived on `local` from `from`.
+    fn heard(&mut self, _routes: &mut Routes, _local: usize, _from: SocketAddr, _now: Time) {}
+    /// After packets were handed to the core (the sender takes the receiver's digest).
+    fn after_packets(&mut self, _assoc: &mut Association<Counters>) {}
+}
+
+/// The association and what the loop keeps around it.
+pub(super) struct Established {
+    pub(super) assoc: Association<Counters>,
+    pub(super) routes: Routes,
+    pub(super) trust: Trust,
+    pub(super) local_vtag: u32,
+    pub(super) peer_vtag: u32,
+    /// Datagrams that did not parse.
+    pub(super) rejected: u64,
+    /// When the established phase began.
+    pub(super) start: Time,
+}
+
+/// Runs the established phase until the association has closed gracefully.
+pub(super) async fn run<E: End>(
+    socks: &mut Sockets,
+    s: &mut Established,
+    end: &mut E,
+    o: &Options,
+) -> Result<(), String> {
+    let mut ticker = Ticker::new();
+    loop {
+        if let Err((e, cause)) = end.exchange(&mut s.assoc) {
+            s.assoc.abort(socks.now(), Some(cause));
+            let _ = flush(socks, &mut s.assoc, &s.routes).await;
+            return Err(e);
+        }
+        let done = end.done(&s.assoc);
+        ticker.tick(socks.now(), done, &s.assoc.observer().paths, o);
+        if flush_and_check(socks, &mut s.assoc, &s.routes, o, s.start).await? {
+            return Ok(());
+        }
+        let limit = end.limit(socks.now(), o)?;
+        let deadline = limit.map_or(o.deadline(s.start), |l| l.min(o.deadline(s.start)));
+        let wake = until(ticker.wake(s.assoc.poll_timeout(), o), deadline);
+        match next(socks, wake, o).await {
+            Wake::Packet(Arrival {
+                local,
+                from,
+                packet: Ok(p),
+                ..
+            }) => on_packet(socks, s, end, (local, from), p).await?,
+            Wake::Packet(Arrival { packet: Err(_), .. }) => s.rejected += 1,
+            Wake::Timer => s.assoc.handle_timeout(socks.now()),
+            Wake::Abort => return Err(abort(socks, &mut s.assoc, &s.routes, o).await),
+        }
+    }
+}
+
+/// One parsed datagram: answered directly, handed to the core as it is (another
+/// verification tag: the core counts and drops it), or passed through the source check.
+async fn on_packet<E: End>(
+    socks: &mut Sockets,
+    s: &mut Established,
+    end: &mut E,
+    (local, from): (usize, SocketAddr),
+    p: Packet,
+) -> Result<(), String> {
+    let trusted = p.vtag == s.local_vtag && s.trust.is_confirmed(from);
+    if let Some(reply) = end.direct_reply(&p, trusted) {
+        return socks
+            .send(local, from, s.routes.peer_port, &reply)
+            .await
+            .map_err(|e| e.to_string());
+    }
+    let now = socks.now();
+    if p.vtag != s.local_vtag {
+        deliver(&mut s.assoc, now, s.routes.path_of(local), p);
+        end.after_packets(&mut s.assoc);
+        return Ok(());
+    }
+    let peer = (s.peer_vtag, s.routes.peer_port);
+    for (l, p) in admit(socks, &mut s.trust, (local, from), p, peer.0, peer.1).await {
+        end.heard(&mut s.routes, l, from, now);
+        deliver(&mut s.assoc, now, s.routes.path_of(l), p);
+    }
+    end.after_packets(&mut s.assoc);
+    Ok(())
+}
