@@ -28,12 +28,12 @@ impl Simulation {
                 let rate = if rate.is_finite() { rate } else { 0.0 };
                 let mut rtt = 0.0;
                 for &l in fwd {
-                    rtt += self.links[l].params.delay.as_secs_f64()
-                        + pkt * 8.0 / self.links[l].params.rate_bps as f64;
+                    rtt += self.links[l].params().delay.as_secs_f64()
+                        + pkt * 8.0 / self.links[l].params().rate_bps as f64;
                 }
                 for &l in rev {
-                    rtt += self.links[l].params.delay.as_secs_f64()
-                        + sack * 8.0 / self.links[l].params.rate_bps as f64;
+                    rtt += self.links[l].params().delay.as_secs_f64()
+                        + sack * 8.0 / self.links[l].params().rate_bps as f64;
                 }
                 PathCapacity {
                     goodput_bps: rate / 8.0 * payload / pkt,
@@ -45,7 +45,7 @@ impl Simulation {
 
     /// A directional link's rate, bits/s; a traced link's mean over `over`.
     fn link_rate_bps(&self, l: usize, over: Duration) -> f64 {
-        let p = &self.links[l].params;
+        let p = self.links[l].params();
         p.trace
             .as_ref()
             .map_or(p.rate_bps as f64, |t| t.mean_rate_bps_over(over))

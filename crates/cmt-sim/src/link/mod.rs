@@ -8,10 +8,14 @@ use std::collections::VecDeque;
 
 use cmt_core::{Duration, Packet, PathId, Time};
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Normal};
 
 use crate::loss::LossChain;
+
+mod impair;
+
 use crate::trace::{Trace, TraceCursor};
+pub use impair::Verdict;
+use impair::{Lossy, Outage, Propagation};
 
 /// What a packet carries through the simulated network.
 #[derive(Clone, Debug)]
@@ -152,21 +156,20 @@ pub enum Finished {
     Lost(InFlight, DropCause),
 }
 
-/// A link direction and its state.
+/// A link direction: serialisation at its rate (or capacity trace) from a drop-tail
+/// queue, then the impairments of [`impair`] in order — outage, loss, propagation.
 pub struct Link {
     /// Name (from the scenario) plus direction.
     pub name: String,
-    /// Parameters after draws.
-    pub params: LinkParams,
-    loss: LossChain,
-    rng_loss: ChaCha8Rng,
-    rng_jitter: ChaCha8Rng,
-    jitter: Option<Normal<f64>>,
+    /// Parameters after draws (updated by scheduled changes); read with
+    /// [`params`](Self::params), change with [`change`](Self::change).
+    params: LinkParams,
     in_service: Option<InFlight>,
     queue: VecDeque<InFlight>,
-    last_arrival: Time,
-    down: bool,
     cursor: Option<TraceCursor>,
+    outage: Outage,
+    lossy: Lossy,
+    propagation: Propagation,
     /// Counters.
     pub stats: LinkStats,
 }
@@ -180,29 +183,35 @@ impl Link {
         rng_loss: ChaCha8Rng,
         rng_jitter: ChaCha8Rng,
     ) -> Self {
-        let sigma = params.jitter.as_nanos() as f64;
         let cursor = params.trace.clone().map(TraceCursor::new);
+        let propagation = Propagation::new(
+            params.delay,
+            params.jitter,
+            params.jitter_half,
+            params.reorder,
+            rng_jitter,
+        );
         Link {
             name,
-            jitter: (sigma > 0.0).then(|| Normal::new(0.0, sigma).expect("finite, positive sigma")),
             params,
-            loss,
-            rng_loss,
-            rng_jitter,
             in_service: None,
             queue: VecDeque::new(),
-            last_arrival: Time::ZERO,
-            down: false,
             cursor,
+            outage: Outage::default(),
+            lossy: Lossy {
+                chain: loss,
+                rng: rng_loss,
+            },
+            propagation,
             stats: LinkStats::default(),
         }
     }
 
     /// Offers a packet for transmission.
     pub fn offer(&mut self, now: Time, pkt: InFlight) -> Offer {
-        if self.down {
+        if let Verdict::Drop(cause) = self.outage.verdict() {
             self.stats.down_drops += 1;
-            return Offer::Dropped(pkt, DropCause::Down);
+            return Offer::Dropped(pkt, cause);
         }
         if self.in_service.is_none() {
             let done = self.service_end(now, pkt.size);
@@ -223,29 +232,15 @@ impl Link {
         let fate = self.in_service.take().map(|pkt| {
             self.stats.tx_packets += 1;
             self.stats.tx_bytes += pkt.size as u64;
-            if self.down {
+            if let Verdict::Drop(cause) = self.outage.verdict() {
                 self.stats.down_drops += 1;
-                return Finished::Lost(pkt, DropCause::Down);
+                return Finished::Lost(pkt, cause);
             }
-            if self.loss.lose(now, pkt.size, &mut self.rng_loss) {
+            if let Verdict::Drop(cause) = self.lossy.verdict(now, pkt.size) {
                 self.stats.loss_drops += 1;
-                return Finished::Lost(pkt, DropCause::Loss);
+                return Finished::Lost(pkt, cause);
             }
-            let mut at = now + self.params.delay;
-            if let Some(n) = &self.jitter {
-                let mut j = n.sample(&mut self.rng_jitter);
-                if self.params.jitter_half {
-                    j = j.abs();
-                }
-                let ns = at.as_nanos() as f64 + j;
-                at = Time::from_nanos(ns.max(now.as_nanos() as f64) as u64);
-            }
-            if !self.params.reorder {
-                // FIFO: never overtake the previous packet.
-                at = at.max(self.last_arrival);
-                self.last_arrival = at;
-            }
-            Finished::Arrives(at, pkt)
+            Finished::Arrives(self.propagation.arrival(now), pkt)
         });
         let next = self.queue.pop_front().map(|pkt| {
             let done = self.service_end(now, pkt.size);
@@ -271,28 +266,34 @@ impl Link {
         }
         if let Some(d) = c.delay {
             self.params.delay = d;
+            self.propagation.delay = d;
         }
         if let Some(p) = c.loss {
-            self.loss.set_bernoulli(p);
+            self.lossy.chain.set_bernoulli(p);
         }
         match c.down {
             Some(true) => {
-                self.down = true;
+                self.outage.down = true;
                 let lost: Vec<InFlight> = self.queue.drain(..).collect();
                 self.stats.down_drops += lost.len() as u64;
                 lost
             }
             Some(false) => {
-                self.down = false;
+                self.outage.down = false;
                 Vec::new()
             }
             None => Vec::new(),
         }
     }
 
+    /// The parameters in force (after draws and scheduled changes).
+    pub fn params(&self) -> &LinkParams {
+        &self.params
+    }
+
     /// True while the link is down.
     pub fn is_down(&self) -> bool {
-        self.down
+        self.outage.down
     }
 }
 
@@ -320,7 +321,18 @@ mod tests {
     }
 
     fn link(rate_bps: u64, delay_ms: u64, jitter_ms: u64, queue: usize) -> Link {
-        let params = LinkParams {
+        link_with(rate_bps, delay_ms, jitter_ms, queue, |_| {})
+    }
+
+    /// As [`link`], with `tweak` applied to the parameters first.
+    fn link_with(
+        rate_bps: u64,
+        delay_ms: u64,
+        jitter_ms: u64,
+        queue: usize,
+        tweak: impl FnOnce(&mut LinkParams),
+    ) -> Link {
+        let mut params = LinkParams {
             rate_bps,
             delay: Duration::from_millis(delay_ms),
             jitter: Duration::from_millis(jitter_ms),
@@ -329,6 +341,7 @@ mod tests {
             reorder: false,
             trace: None,
         };
+        tweak(&mut params);
         Link::new(
             "t".into(),
             params,
@@ -369,13 +382,11 @@ mod tests {
 
     #[test]
     fn reorder_mode_lets_packets_overtake_and_keeps_the_mean() {
-        let mut l = link(1_000_000_000, 50, 5, 100_000);
-        l.params.reorder = true;
+        let mut l = link_with(1_000_000_000, 50, 5, 100_000, |p| p.reorder = true);
         let a = drain(&mut l, 20_000);
         let overtaken = a.windows(2).filter(|w| w[1] < w[0]).count();
         assert!(overtaken > 5_000, "only {overtaken} reorderings");
-        let mut l = link(1_000_000_000, 50, 5, 100_000);
-        l.params.reorder = true;
+        let mut l = link_with(1_000_000_000, 50, 5, 100_000, |p| p.reorder = true);
         let d = delays(&mut l, 20_000);
         let mean = d.iter().sum::<f64>() / d.len() as f64;
         assert!((mean - 0.050).abs() < 0.0005, "mean {mean}");
@@ -424,7 +435,7 @@ mod tests {
 
     /// One-way delays (arrival − departure) of `n` back-to-back 1500-byte packets.
     fn delays(l: &mut Link, n: usize) -> Vec<f64> {
-        let tx = Duration::transmission(1500, l.params.rate_bps).as_secs_f64();
+        let tx = Duration::transmission(1500, l.params().rate_bps).as_secs_f64();
         drain(l, n)
             .iter()
             .enumerate()
@@ -446,8 +457,7 @@ mod tests {
     fn half_normal_jitter_adds_sigma_times_abs_g() {
         // the JAPS paper's "50 + 100|G| ms" at 1 Mbit/s with σ = 2 ms (spacing 12 ms ≫ σ):
         // mean 50 + 2·√(2/π) = 51.596 ms, never below 50 ms.
-        let mut l = link(1_000_000, 50, 2, 100_000);
-        l.params.jitter_half = true;
+        let mut l = link_with(1_000_000, 50, 2, 100_000, |p| p.jitter_half = true);
         let d = delays(&mut l, 5_000);
         let mean = d.iter().sum::<f64>() / d.len() as f64;
         assert!((mean - 0.051596).abs() < 0.0002, "mean {mean}");
