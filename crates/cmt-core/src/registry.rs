@@ -1,9 +1,9 @@
 //! Registries: the tables that map the names used in scenario files, sweeps and on the
 //! command line to algorithms.
 //!
-//! There is one [`Table`] per extension point — schedulers ([`crate::sched`]),
-//! retransmission policies ([`crate::rtx`]), congestion controllers ([`crate::cc`]); the
-//! simulator adds loss models. A row is a name, its aliases, a one-line summary and a
+//! There is one [`Table`] per extension point — schedulers, retransmission policies and
+//! congestion controllers (each module's `builtin()` and `REGISTRY`); the simulator adds
+//! loss models. A row is a name, its aliases, a one-line summary and a
 //! builder from a scenario's parameter table to a factory. The name list, the lookup,
 //! the `--help` text and the "unknown …" error all derive from the rows, so adding an
 //! algorithm is one file plus one row.

@@ -10,6 +10,7 @@
 //! * [`study`] — one-command reproduction of a study with its claims table.
 
 pub mod aggregate;
+pub mod claims;
 pub mod error;
 pub mod headroom;
 pub mod merge;

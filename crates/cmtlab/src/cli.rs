@@ -181,7 +181,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
         Command::Relay { paths, seed } => net::relay(&paths, seed),
         Command::Plot { dir } => sweep::plot(&dir),
         Command::Algorithms => {
-            crate::extend::list_algorithms();
+            list_algorithms();
             Ok(())
         }
         Command::Reproduce {
@@ -208,4 +208,23 @@ fn algorithms_help() -> String {
         wrap(cmt_core::cc::names()),
         wrap(cmt_sim::loss_model::REGISTRY.names())
     )
+}
+
+/// `cmtlab algorithms`: every table, one line per name.
+fn list_algorithms() {
+    fn table<F: ?Sized>(t: &cmt_core::registry::Table<F>) {
+        sayln!("{}:", t.kind());
+        for e in t.entries() {
+            let mut names = e.name.clone();
+            for a in &e.aliases {
+                names.push_str(&format!(" ({a})"));
+            }
+            let ext = if e.extension { " [registered]" } else { "" };
+            sayln!("  {names:<24} {}{ext}", e.summary);
+        }
+    }
+    table(&cmt_core::sched::REGISTRY.snapshot());
+    table(&cmt_core::rtx::REGISTRY.snapshot());
+    table(&cmt_core::cc::REGISTRY.snapshot());
+    table(&cmt_sim::loss_model::REGISTRY.snapshot());
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use cmt_core::cc::CcFactory;
-use cmt_core::registry::{RegistryError, Table};
+use cmt_core::registry::RegistryError;
 use cmt_core::rtx::RtxFactory;
 use cmt_core::sched::SchedulerFactory;
 use cmt_core::{ParamError, Params};
@@ -109,23 +109,4 @@ impl Cmtlab {
             }
         }
     }
-}
-
-/// `cmtlab algorithms`: every table, one line per name.
-pub(crate) fn list_algorithms() {
-    fn table<F: ?Sized>(t: &Table<F>) {
-        sayln!("{}:", t.kind());
-        for e in t.entries() {
-            let mut names = e.name.clone();
-            for a in &e.aliases {
-                names.push_str(&format!(" ({a})"));
-            }
-            let ext = if e.extension { " [registered]" } else { "" };
-            sayln!("  {names:<24} {}{ext}", e.summary);
-        }
-    }
-    table(&cmt_core::sched::REGISTRY.snapshot());
-    table(&cmt_core::rtx::REGISTRY.snapshot());
-    table(&cmt_core::cc::REGISTRY.snapshot());
-    table(&cmt_sim::loss_model::REGISTRY.snapshot());
 }
