@@ -157,7 +157,8 @@ pub enum Finished {
 }
 
 /// A link direction: serialisation at its rate (or capacity trace) from a drop-tail
-/// queue, then the impairments of [`impair`] in order — outage, loss, propagation.
+/// queue, then its impairments in order — outage, loss, propagation — each a small part
+/// that returns a [`Verdict`].
 pub struct Link {
     /// Name (from the scenario) plus direction.
     pub name: String,
