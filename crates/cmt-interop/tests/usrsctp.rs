@@ -257,7 +257,7 @@ fn we_receive(
             },
             r = &mut us => (r, usrsctp_result(them.await)?),
         };
-        let ours = ours.map_err(|e| e.to_string())?;
+        let ours = ours.map_err(|e| e.to_string())?.map_err(String::from);
         Ok(FromThem {
             ours,
             peers,
@@ -357,7 +357,7 @@ fn we_abort_mid_transfer(env: &Env) -> Result<String, String> {
         &o,
     ));
     check(
-        ours.as_ref().err().map(String::as_str) == Some("aborted: ABORT sent to the peer"),
+        ours.as_ref().err() == Some(&cmt_net::transfer::TransferError::Aborted),
         || format!("our sender ended with {:?}", ours.as_ref().map(|r| r.bytes)),
     )?;
     match them

@@ -12,7 +12,7 @@ use cmt_core::auth::{AuthConfig, AUTH_CHUNK};
 use cmt_core::wire::{checksum, decode};
 use cmt_core::Chunk;
 use cmt_net::io::Sockets;
-use cmt_net::transfer::{receive_on, send, Options, Report};
+use cmt_net::transfer::{receive_on, send, Options, Report, TransferError};
 use tokio::net::UdpSocket;
 
 fn a(s: &str) -> SocketAddr {
@@ -38,7 +38,7 @@ fn dir(name: &str) -> std::path::PathBuf {
     d
 }
 
-type Server = tokio::task::JoinHandle<Result<Report, String>>;
+type Server = tokio::task::JoinHandle<Result<Report, TransferError>>;
 
 async fn receiver(listen: &[&str], out: &std::path::Path, o: Options) -> (Vec<SocketAddr>, Server) {
     let addrs: Vec<SocketAddr> = listen.iter().map(|s| a(s)).collect();
@@ -146,7 +146,7 @@ async fn tampering_hop(target: SocketAddr, n: u64) -> (SocketAddr, Arc<AtomicU64
 async fn through_tampering_hop(
     name: &str,
     o: Options,
-) -> (Result<Report, String>, Report, Vec<u8>, u64) {
+) -> (Result<Report, TransferError>, Report, Vec<u8>, u64) {
     let d = dir(name);
     let out = d.join("out.bin");
     let (remotes, server) = receiver(&["127.0.0.1:0"], &out, o.clone()).await;
@@ -176,7 +176,10 @@ async fn bytes_changed_on_the_path_never_reach_the_file_when_authenticated() {
         "the tampering hop changed the file"
     );
     let e = sent.unwrap_err();
-    assert!(e.contains("the receiver stored"), "{e}");
+    assert!(
+        matches!(&e, TransferError::Unconfirmed(m) if m.contains("the receiver stored")),
+        "{e}"
+    );
     // With the key: every changed packet is discarded and resent; the file is intact.
     let (sent, got, stored, changed) = through_tampering_hop("keyed", keyed(b"k")).await;
     assert_eq!(changed, 30);
@@ -231,7 +234,10 @@ async fn an_end_that_requires_authentication_refuses_a_peer_without_it() {
     )
     .await
     .unwrap_err();
-    assert!(e.contains("does not support SCTP authentication"), "{e}");
+    assert!(
+        matches!(&e, TransferError::Setup(m) if m.contains("does not support SCTP authentication")),
+        "{e}"
+    );
     server.abort();
     // The receiver has the key, the sender does not: the INIT is refused.
     let (remotes, server) = receiver(&["127.0.0.1:0"], &d.join("b.bin"), short(keyed(b"k"))).await;
@@ -243,7 +249,10 @@ async fn an_end_that_requires_authentication_refuses_a_peer_without_it() {
     )
     .await
     .unwrap_err();
-    assert!(e.contains("refused the association (cause 13)"), "{e}");
+    assert!(
+        matches!(&e, TransferError::Setup(m) if m.contains("refused the association (cause 13)")),
+        "{e}"
+    );
     server.abort();
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use cmt_net::io::Sockets;
 use cmt_net::relay::{parse_spec, run_path};
-use cmt_net::transfer::{receive_on, send, Options};
+use cmt_net::transfer::{receive_on, send, Options, TransferError};
 
 fn a(s: &str) -> SocketAddr {
     s.parse().unwrap()
@@ -34,6 +34,8 @@ async fn a_receiver_whose_directory_is_missing_fails_before_anyone_connects() {
     let e = receive_on(socks, &d.join("gone/out.bin"), &Options::default())
         .await
         .unwrap_err();
+    assert!(matches!(&e, TransferError::Invalid(_)), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("gone") && e.contains("cannot create"), "{e}");
 }
 
@@ -46,8 +48,8 @@ async fn transfer_through_relay(
     sender: Options,
     during: impl FnOnce() + Send + 'static,
 ) -> (
-    Result<cmt_net::transfer::Report, String>,
-    Result<cmt_net::transfer::Report, String>,
+    Result<cmt_net::transfer::Report, TransferError>,
+    Result<cmt_net::transfer::Report, TransferError>,
 ) {
     let rx = Sockets::bind(&[a("127.0.0.1:0")]).await.unwrap();
     let target = rx.local_addrs()[0];
@@ -92,9 +94,15 @@ async fn a_receiver_that_cannot_store_the_file_makes_the_sender_fail() {
     )
     .await;
     let e = sent.unwrap_err();
-    assert!(e.contains("out of resource"), "sender: {e}");
+    assert!(
+        matches!(&e, TransferError::Ended(m) if m.contains("out of resource")),
+        "sender: {e}"
+    );
     let e = got.unwrap_err();
-    assert!(e.contains("cannot store"), "receiver: {e}");
+    assert!(
+        matches!(&e, TransferError::Io(m) if m.contains("cannot store")),
+        "receiver: {e}"
+    );
     let left: Vec<_> = std::fs::read_dir(&d)
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -127,9 +135,12 @@ async fn an_aborted_transfer_leaves_the_old_file_intact() {
         move || stop2.notify_one(),
     )
     .await;
-    assert!(sent.unwrap_err().contains("aborted"));
+    assert_eq!(sent.unwrap_err(), TransferError::Aborted);
     let e = got.unwrap_err();
-    assert!(e.contains("aborted"), "receiver: {e}");
+    assert!(
+        matches!(&e, TransferError::Ended(m) if m.contains("aborted")),
+        "receiver: {e}"
+    );
     assert_eq!(std::fs::read(&out).unwrap(), b"the previous version");
     assert_eq!(
         std::fs::read_dir(&d).unwrap().count(),
@@ -197,7 +208,10 @@ async fn a_receiver_whose_sender_vanished_gives_up_after_the_documented_silence(
     let e = server.await.unwrap().unwrap_err();
     let took = killed.elapsed();
     relay.abort();
-    assert!(e.contains("went silent"), "{e}");
+    assert!(
+        matches!(&e, TransferError::Ended(m) if m.contains("went silent")),
+        "{e}"
+    );
     assert!(took < Duration::from_millis(2500), "{took:?}");
     assert_eq!(std::fs::read(&out).unwrap(), b"kept");
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
@@ -244,9 +258,15 @@ async fn a_full_file_system_fails_the_sender_and_keeps_the_old_file() {
     let old = std::fs::read(&out).unwrap();
     let _ = std::process::Command::new("umount").arg(&fs).status();
     let e = sent.unwrap_err();
-    assert!(e.contains("out of resource"), "sender: {e}");
+    assert!(
+        matches!(&e, TransferError::Ended(m) if m.contains("out of resource")),
+        "sender: {e}"
+    );
     let e = got.unwrap_err();
-    assert!(e.contains("cannot write"), "receiver: {e}");
+    assert!(
+        matches!(&e, TransferError::Io(m) if m.contains("cannot write")),
+        "receiver: {e}"
+    );
     assert_eq!(old, b"the previous version");
     assert_eq!(
         left,

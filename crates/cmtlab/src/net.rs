@@ -249,7 +249,7 @@ pub fn send(file: &Path, local: &[String], remote: &[String], a: &AlgArgs) -> Re
     let (local, remote) = (parse_locals(local)?, parse(remote, "remote")?);
     let r = runtime()?.block_on(async {
         let o = abort_on_ctrl_c(options(a)?);
-        transfer::send_file(&local, &remote, file, &o).await
+        Ok::<_, String>(transfer::send_file(&local, &remote, file, &o).await?)
     })?;
     print(&r, "sent");
     if let Some(p) = &a.summary {
@@ -271,7 +271,7 @@ pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Res
     let r = runtime()?.block_on(async {
         let mut o = abort_on_ctrl_c(options(a)?);
         o.peers = peers;
-        transfer::receive(&listen, out, &o).await
+        Ok::<_, String>(transfer::receive(&listen, out, &o).await?)
     })?;
     print(&r, "received");
     if let Some(p) = &a.summary {

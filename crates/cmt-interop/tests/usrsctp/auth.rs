@@ -147,7 +147,8 @@ pub(super) fn a_wrong_key_gets_no_byte_into_usrsctp(env: &Env) -> Result<String,
     ));
     let e = ours
         .err()
-        .ok_or("our sender succeeded with the wrong key")?;
+        .ok_or("our sender succeeded with the wrong key")?
+        .to_string();
     check(e.contains("timed out"), || format!("our sender: {e}"))?;
     let theirs = them.join().map_err(|_| "usrsctp: thread panicked")?;
     let bytes = seen.load(Ordering::Relaxed);

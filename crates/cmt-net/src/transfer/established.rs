@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 
 use cmt_core::{Association, Packet, Time};
 
+use super::error::TransferError;
 use super::options::Options;
 use super::report::Counters;
 use super::routes::Routes;
@@ -58,20 +59,21 @@ pub(super) async fn run<E: End>(
     s: &mut Established,
     end: &mut E,
     o: &Options,
-) -> Result<(), String> {
+) -> Result<(), TransferError> {
     let mut ticker = Ticker::new();
     loop {
         if let Err((e, cause)) = end.exchange(&mut s.assoc) {
             s.assoc.abort(socks.now(), Some(cause));
             let _ = flush(socks, &mut s.assoc, &s.routes).await;
-            return Err(e);
+            return Err(TransferError::Io(e));
         }
         let done = end.done(&s.assoc);
         ticker.tick(socks.now(), done, &s.assoc.observer().paths, o);
-        if flush_and_check(socks, &mut s.assoc, &s.routes, o, s.start).await? {
+        let closed = flush_and_check(socks, &mut s.assoc, &s.routes, o, s.start).await;
+        if closed.map_err(TransferError::Ended)? {
             return Ok(());
         }
-        let limit = end.limit(socks.now(), o)?;
+        let limit = end.limit(socks.now(), o).map_err(TransferError::Ended)?;
         let deadline = limit.map_or(o.deadline(s.start), |l| l.min(o.deadline(s.start)));
         let wake = until(ticker.wake(s.assoc.poll_timeout(), o), deadline);
         match next(socks, wake, o).await {
@@ -83,7 +85,12 @@ pub(super) async fn run<E: End>(
             }) => on_packet(socks, s, end, (local, from), p).await?,
             Wake::Packet(Arrival { packet: Err(_), .. }) => s.rejected += 1,
             Wake::Timer => s.assoc.handle_timeout(socks.now()),
-            Wake::Abort => return Err(abort(socks, &mut s.assoc, &s.routes, o).await),
+            Wake::Abort => {
+                return Err(match abort(socks, &mut s.assoc, &s.routes, o).await {
+                    Ok(()) => TransferError::Aborted,
+                    Err(e) => TransferError::Io(e),
+                })
+            }
         }
     }
 }
@@ -96,13 +103,13 @@ async fn on_packet<E: End>(
     end: &mut E,
     (local, from): (usize, SocketAddr),
     p: Packet,
-) -> Result<(), String> {
+) -> Result<(), TransferError> {
     let trusted = p.vtag == s.local_vtag && s.trust.is_confirmed(from);
     if let Some(reply) = end.direct_reply(&p, trusted) {
         return socks
             .send(local, from, s.routes.peer_port, &reply)
             .await
-            .map_err(|e| e.to_string());
+            .map_err(|e| TransferError::Io(e.to_string()));
     }
     let now = socks.now();
     if p.vtag != s.local_vtag {

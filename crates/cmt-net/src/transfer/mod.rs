@@ -8,6 +8,7 @@
 //! path that dies mid-transfer stops getting new data after its second timeout.
 
 mod digest;
+mod error;
 mod established;
 mod options;
 mod recv;
@@ -16,6 +17,7 @@ mod routes;
 mod send;
 mod session;
 
+pub use error::TransferError;
 pub use options::Options;
 pub use recv::{receive, receive_on};
 pub use report::{Counters, PathCount, Report};

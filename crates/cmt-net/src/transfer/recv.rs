@@ -9,6 +9,7 @@ use cmt_core::{Association, Chunk, Closing, Packet, Payload, Time};
 
 use super::{
     digest::digest_chunk,
+    error::TransferError::{self, Ended, Invalid, Io, Setup},
     established::{self, End, Established},
     options::{overhead_of, Options},
     report::{Counters, Report},
@@ -24,21 +25,31 @@ use crate::trust::Trust;
 
 /// Accepts one association on `listen`, writes what arrives to `out`, returns when the
 /// peer has closed.
-pub async fn receive(listen: &[SocketAddr], out: &Path, o: &Options) -> Result<Report, String> {
+pub async fn receive(
+    listen: &[SocketAddr],
+    out: &Path,
+    o: &Options,
+) -> Result<Report, TransferError> {
     if listen.is_empty() {
-        return Err("give at least one address to listen on".into());
+        return Err(Invalid("give at least one address to listen on".into()));
     }
-    let socks = Sockets::bind(listen).await.map_err(|e| e.to_string())?;
+    let socks = Sockets::bind(listen)
+        .await
+        .map_err(|e| Invalid(e.to_string()))?;
     receive_on(socks, out, o).await
 }
 
 /// As [`receive`], on sockets already bound (tests bind port 0 and read the ports).
-pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<Report, String> {
+pub async fn receive_on(
+    mut socks: Sockets,
+    out: &Path,
+    o: &Options,
+) -> Result<Report, TransferError> {
     let overhead = overhead_of(&socks.local_addrs());
-    o.validate_for(overhead)?;
+    o.validate_for(overhead).map_err(Invalid)?;
     // Where the data goes is checked before anyone connects; until the commit below the
     // destination keeps whatever it held.
-    let sink = Sink::create(out)?;
+    let sink = Sink::create(out).map_err(Invalid)?;
     if o.pcap.is_some() {
         socks.start_capture();
     }
@@ -50,8 +61,11 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     let (est, arrived_on, from, peer_port, cookie_ack) = loop {
         let a = match next(&mut socks, Some(setup_deadline), o).await {
             Wake::Packet(a) => a,
-            Wake::Timer => return Err(format!("no sender associated within {} s", o.timeout_s)),
-            Wake::Abort => return Err("aborted before a peer connected".into()),
+            Wake::Timer => {
+                let why = format!("no sender associated within {} s", o.timeout_s);
+                return Err(Setup(why));
+            }
+            Wake::Abort => return Err(Setup("aborted before a peer connected".into())),
         };
         let Ok(p) = a.packet else {
             rejected += 1;
@@ -65,7 +79,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
             ListenOutcome::Reply(r) => socks
                 .send(a.local, a.from, a.src_port, &r)
                 .await
-                .map_err(|e| e.to_string())?,
+                .map_err(|e| Setup(e.to_string()))?,
             ListenOutcome::Established(est, ack) => break (est, a.local, a.from, a.src_port, ack),
             ListenOutcome::Drop(_) => rejected += 1,
         }
@@ -73,7 +87,7 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     socks
         .send(arrived_on, from, peer_port, &cookie_ack)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Setup(e.to_string()))?;
     let routes = Routes::new(
         listen.len(),
         pair_remotes(&listen, arrived_on, from, &est.peer_addresses),
@@ -93,8 +107,8 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
         ),
     );
     let overhead = overhead + socks.authenticate(est.auth.clone());
-    let mut assoc = association(o, n, est.init, receiver_rates, overhead)?;
-    start_trace(&mut assoc, o, &routes.addresses(&socks), false)?;
+    let mut assoc = association(o, n, est.init, receiver_rates, overhead).map_err(Setup)?;
+    start_trace(&mut assoc, o, &routes.addresses(&socks), false).map_err(Io)?;
     let start = socks.now();
     let mut s = Established {
         assoc,
@@ -114,11 +128,11 @@ pub async fn receive_on(mut socks: Sockets, out: &Path, o: &Options) -> Result<R
     };
     established::run(&mut socks, &mut s, &mut end, o).await?;
     let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
-    finish_trace(&mut s.assoc, o)?;
-    write_capture(&mut socks, o)?;
+    finish_trace(&mut s.assoc, o).map_err(Io)?;
+    write_capture(&mut socks, o).map_err(Io)?;
     let sha256 = end
         .sha
-        .ok_or("the association closed before the peer's SHUTDOWN")?;
+        .ok_or_else(|| Ended("the association closed before the peer's SHUTDOWN".into()))?;
     Ok(Report {
         bytes: end.sink.bytes(),
         seconds,

@@ -11,6 +11,7 @@ use cmt_core::{Association, PathId, Payload, Time};
 
 use super::{
     digest::{check_digest, parse_digest},
+    error::TransferError::{self, Invalid, Io, Setup, Unconfirmed},
     established::{self, End, Established},
     options::{overhead_of, Options},
     report::{Counters, Report},
@@ -30,7 +31,7 @@ pub async fn send(
     remotes: &[SocketAddr],
     data: Bytes,
     o: &Options,
-) -> Result<Report, String> {
+) -> Result<Report, TransferError> {
     send_from(locals, remotes, Source::memory(data), o).await
 }
 
@@ -41,8 +42,9 @@ pub async fn send_file(
     remotes: &[SocketAddr],
     path: &Path,
     o: &Options,
-) -> Result<Report, String> {
-    send_from(locals, remotes, Source::file(path)?, o).await
+) -> Result<Report, TransferError> {
+    let src = Source::file(path).map_err(Invalid)?;
+    send_from(locals, remotes, src, o).await
 }
 
 /// Sends everything `src` yields, writing it into the association in pieces while less
@@ -52,21 +54,25 @@ pub(super) async fn send_from(
     remotes: &[SocketAddr],
     src: Source,
     o: &Options,
-) -> Result<Report, String> {
+) -> Result<Report, TransferError> {
     if locals.is_empty() || remotes.is_empty() {
-        return Err("give at least one local and one remote address".into());
+        return Err(Invalid(
+            "give at least one local and one remote address".into(),
+        ));
     }
     if locals.len() != remotes.len() {
-        return Err(format!(
+        return Err(Invalid(format!(
             "{} local and {} remote addresses: path i pairs local address i with remote \
              address i, so give as many of each",
             locals.len(),
             remotes.len()
-        ));
+        )));
     }
     let overhead = overhead_of(locals);
-    o.validate_for(overhead)?;
-    let mut socks = Sockets::bind(locals).await.map_err(|e| e.to_string())?;
+    o.validate_for(overhead).map_err(Invalid)?;
+    let mut socks = Sockets::bind(locals)
+        .await
+        .map_err(|e| Invalid(e.to_string()))?;
     if o.pcap.is_some() {
         socks.start_capture();
     }
@@ -77,25 +83,25 @@ pub(super) async fn send_from(
     let est = loop {
         let now = socks.now();
         if now >= setup_deadline {
-            return Err(format!("no answer to INIT within {} s", o.timeout_s));
+            return Err(Setup(format!("no answer to INIT within {} s", o.timeout_s)));
         }
         if let Some(p) = conn.poll_transmit(now) {
             socks
                 .send(0, remotes[0], remotes[0].port(), &p)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| Setup(e.to_string()))?;
         }
         match next(&mut socks, until(conn.poll_timeout(), setup_deadline), o).await {
             Wake::Packet(Arrival { packet: Ok(p), .. }) => match conn.handle_packet(&p) {
                 Ok(Some(est)) => break est,
                 Ok(None) => {}
-                Err(e) => return Err(format!("setup failed: {e}")),
+                Err(e) => return Err(Setup(format!("setup failed: {e}"))),
             },
             Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
-            Wake::Abort => return Err("aborted before the association was set up".into()),
+            Wake::Abort => return Err(Setup("aborted before the association was set up".into())),
             Wake::Timer => conn
                 .handle_timeout(socks.now())
-                .map_err(|e| format!("setup failed: {e}"))?,
+                .map_err(|e| Setup(format!("setup failed: {e}")))?,
         }
     };
     let n = locals.len().min(remotes.len());
@@ -109,8 +115,8 @@ pub(super) async fn send_from(
     let confirm = est.peer_extensions.contains(&chunk_type::FILE_DIGEST);
     let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     let overhead = overhead + socks.authenticate(est.auth.clone());
-    let mut assoc = association(o, n, est.init, receiver_rates, overhead)?;
-    start_trace(&mut assoc, o, &routes.addresses(&socks), true)?;
+    let mut assoc = association(o, n, est.init, receiver_rates, overhead).map_err(Setup)?;
+    start_trace(&mut assoc, o, &routes.addresses(&socks), true).map_err(Io)?;
     for (i, c) in o.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
     }
@@ -137,11 +143,11 @@ pub(super) async fn send_from(
     };
     established::run(&mut socks, &mut s, &mut end, o).await?;
     let seconds = (socks.now().as_nanos() - s.start.as_nanos()) as f64 / 1e9;
-    finish_trace(&mut s.assoc, o)?;
-    write_capture(&mut socks, o)?;
+    finish_trace(&mut s.assoc, o).map_err(Io)?;
+    write_capture(&mut socks, o).map_err(Io)?;
     let sha256 = end.src.sha256();
     if confirm {
-        check_digest((total, &sha256), end.digest)?;
+        check_digest((total, &sha256), end.digest).map_err(Unconfirmed)?;
     }
     Ok(Report {
         bytes: total,

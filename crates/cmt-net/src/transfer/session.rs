@@ -172,19 +172,17 @@ pub(super) async fn next(socks: &mut Sockets, timer: Option<Time>, o: &Options) 
     }
 }
 
-/// Aborts an established association: the ABORT goes out, the capture is written.
+/// Aborts an established association: the ABORT goes out, the capture is written
+/// (its error, if writing failed).
 pub(super) async fn abort(
     socks: &mut Sockets,
     assoc: &mut Association<Counters>,
     routes: &Routes,
     o: &Options,
-) -> String {
+) -> Result<(), String> {
     assoc.abort(socks.now(), None);
     let _ = flush(socks, assoc, routes).await;
-    if let Err(e) = write_capture(socks, o) {
-        return e;
-    }
-    "aborted: ABORT sent to the peer".into()
+    write_capture(socks, o)
 }
 
 /// Sends what the core has, then checks how the association stands: `Ok(true)` once it
