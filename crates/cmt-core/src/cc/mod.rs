@@ -195,3 +195,32 @@ pub fn builtin() -> Table<dyn CcFactory> {
 }
 
 crate::extension_point!(CcFactory, "congestion control");
+
+/// A factory from a name and a per-path constructor, for controllers without
+/// parameters.
+pub struct FnFactory<C> {
+    name: &'static str,
+    make: C,
+}
+
+impl<C> FnFactory<C>
+where
+    C: Fn(PathId, &CcInit) -> Box<dyn CongestionControl> + Send + Sync,
+{
+    /// `make(path, init)` builds each path's controller.
+    pub fn new(name: &'static str, make: C) -> Self {
+        FnFactory { name, make }
+    }
+}
+
+impl<C> CcFactory for FnFactory<C>
+where
+    C: Fn(PathId, &CcInit) -> Box<dyn CongestionControl> + Send + Sync,
+{
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn build(&self, path: PathId, init: &CcInit) -> Box<dyn CongestionControl> {
+        (self.make)(path, init)
+    }
+}

@@ -105,6 +105,34 @@ pub fn builtin() -> Table<dyn RtxFactory> {
 
 crate::extension_point!(RtxFactory, "retransmission policy");
 
+/// A factory from a name and a constructor, for policies without parameters.
+pub struct FnFactory<P> {
+    name: &'static str,
+    make: P,
+}
+
+impl<P> FnFactory<P>
+where
+    P: Fn() -> Box<dyn RetransmissionPolicy> + Send + Sync,
+{
+    /// `make()` builds each association's policy.
+    pub fn new(name: &'static str, make: P) -> Self {
+        FnFactory { name, make }
+    }
+}
+
+impl<P> RtxFactory for FnFactory<P>
+where
+    P: Fn() -> Box<dyn RetransmissionPolicy> + Send + Sync,
+{
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn build(&self) -> Box<dyn RetransmissionPolicy> {
+        (self.make)()
+    }
+}
+
 /// How ties between equally good candidates are broken (docs/algorithms.md §1.5 tie-breaking note).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum TieBreak {
