@@ -59,7 +59,7 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
             delay: Duration::ZERO,
             jitter: Duration::ZERO,
             jitter_half: false,
-            queue: 100,
+            queue: Some(100),
             reorder: false,
             trace: None,
         },
@@ -77,12 +77,12 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
             "delay" => spec.params.delay = parse_duration(&raw).map_err(e)?,
             "jitter" => spec.params.jitter = parse_duration(&raw).map_err(e)?,
             "loss" => spec.loss = parse_probability(&raw).map_err(e)?,
-            "queue" if v.trim() == "unlimited" => spec.params.queue = usize::MAX,
+            "queue" if v.trim() == "unlimited" => spec.params.queue = None,
             "queue" => {
-                spec.params.queue = v
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("`queue`: `{v}` is not a packet count or `unlimited`"))?
+                spec.params.queue =
+                    Some(v.trim().parse().map_err(|_| {
+                        format!("`queue`: `{v}` is not a packet count or `unlimited`")
+                    })?)
             }
             "jitter_model" => {
                 spec.params.jitter_half = match v.trim() {
@@ -252,14 +252,14 @@ mod tests {
             .unwrap();
         assert_eq!(s.params.rate_bps, 2_000_000);
         assert_eq!(s.params.delay, Duration::from_millis(40));
-        assert_eq!((s.loss, s.params.queue), (0.01, 20));
+        assert_eq!((s.loss, s.params.queue), (0.01, Some(20)));
         assert!(!s.params.jitter_half);
         // The JAPS paper's delaying socket: never drops, jitter σ·|G|.
         let d = parse_spec(
             "127.0.0.1:1>127.0.0.1:2,jitter=2ms,jitter_model=half-normal,queue=unlimited",
         )
         .unwrap();
-        assert_eq!((d.params.queue, d.params.jitter_half), (usize::MAX, true));
+        assert_eq!((d.params.queue, d.params.jitter_half), (None, true));
         for (bad, want) in [
             (
                 "127.0.0.1:1>127.0.0.1:2,queue=lots",

@@ -77,8 +77,9 @@ pub struct LinkParams {
     pub jitter: Duration,
     /// Half-normal jitter: add σ·|G| rather than σ·G.
     pub jitter_half: bool,
-    /// Drop-tail queue limit, packets waiting (excluding the one in service).
-    pub queue: usize,
+    /// Drop-tail queue limit, packets waiting (excluding the one in service); `None`:
+    /// unlimited (nothing is dropped, a sender ahead of the link waits).
+    pub queue: Option<usize>,
     /// netem-like jitter: packets may overtake each other (default: FIFO).
     pub reorder: bool,
     /// Capacity trace replacing `rate_bps` for serialisation.
@@ -219,7 +220,11 @@ impl Link {
             self.in_service = Some(pkt);
             return Offer::Started(done);
         }
-        if self.queue.len() >= self.params.queue {
+        if self
+            .params
+            .queue
+            .is_some_and(|limit| self.queue.len() >= limit)
+        {
             self.stats.queue_drops += 1;
             return Offer::Dropped(pkt, DropCause::Queue);
         }
@@ -338,7 +343,7 @@ mod tests {
             delay: Duration::from_millis(delay_ms),
             jitter: Duration::from_millis(jitter_ms),
             jitter_half: false,
-            queue,
+            queue: Some(queue),
             reorder: false,
             trace: None,
         };

@@ -21,8 +21,8 @@ pub struct BuiltLink {
     pub jitter: Duration,
     /// Jitter is σ·|G| (never below the base delay) instead of σ·G.
     pub jitter_half: bool,
-    /// Queue limit, packets.
-    pub queue: usize,
+    /// Queue limit, packets (`None`: unlimited).
+    pub queue: Option<usize>,
     /// Bernoulli loss (drawn per run when a range).
     pub loss: Spread<f64>,
     /// Gilbert–Elliott model in series.
@@ -74,13 +74,13 @@ impl LossDirection {
 }
 
 /// A link's queue limit: packets (at least 1; default 50) or "unlimited".
-fn parse_queue(q: Option<&Raw>) -> Result<usize, String> {
+fn parse_queue(q: Option<&Raw>) -> Result<Option<usize>, String> {
     match q {
-        None => Ok(50),
+        None => Ok(Some(50)),
         Some(Raw::Num(x)) if *x >= 1.0 && x.fract() == 0.0 && *x <= u32::MAX as f64 => {
-            Ok(*x as usize)
+            Ok(Some(*x as usize))
         }
-        Some(Raw::Text(t)) if t == "unlimited" => Ok(usize::MAX),
+        Some(Raw::Text(t)) if t == "unlimited" => Ok(None),
         Some(other) => Err(format!(
             "{other} is not a queue limit (a whole number of packets, at least 1, or \"unlimited\")"
         )),
