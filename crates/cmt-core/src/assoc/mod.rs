@@ -118,6 +118,33 @@ pub struct AssocStats {
     pub rtx_not_largest_cwnd: u64,
 }
 
+/// Receiver-driven CMT's rounds (Cao et al. 2015, CMT-Rev; MPTCP-rec 2016): what the
+/// sender learned from rate adverts, and the round info of the DATA being read.
+#[derive(Debug)]
+struct Rounds {
+    /// The round id DATA carries: the sequence number of the latest advert applied
+    /// (`u32::MAX` on the wire before any).
+    round: u32,
+    /// Sequence number of the latest advert applied.
+    latest_advert: Option<u32>,
+    /// Adverts applied so far (schedulers see rounds through it).
+    adverts: u64,
+    /// The round info of the DATA chunk being read from a packet: round id, per-path
+    /// sequence number, hold time.
+    pending: Option<(u32, u32, u16)>,
+}
+
+impl Default for Rounds {
+    fn default() -> Self {
+        Rounds {
+            round: u32::MAX,
+            latest_advert: None,
+            adverts: 0,
+            pending: None,
+        }
+    }
+}
+
 /// Whether the association is up or how it ended badly (a graceful close is tracked by
 /// [`Closing`] while up).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,16 +204,8 @@ pub struct Association<O: Observer = ()> {
     now: Time,
     /// Receiver-driven CMT, receiver side (when `cfg.rev` is set).
     rev_rx: Option<RevReceiver>,
-    /// Receiver-driven CMT, sender side: the round id DATA carries (the sequence number
-    /// of the latest advert applied; `u32::MAX` before any).
-    round: u32,
-    /// Sequence number of the latest advert applied.
-    latest_advert: Option<u32>,
-    /// Adverts applied so far (schedulers see rounds through it).
-    adverts: u64,
-    /// The round info of the DATA chunk being read from a packet: round id, per-path
-    /// sequence number, hold time.
-    pending_round: Option<(u32, u32, u16)>,
+    /// Receiver-driven CMT: the rounds the sender is in and the round info being read.
+    rounds: Rounds,
     scratch: AckScratch,
     sched_begin: bool,
     /// Ask the scheduler for copies at the next poll (set with `sched_begin`).
@@ -263,10 +282,7 @@ impl<O: Observer> Association<O> {
             extension_in: Vec::new(),
             now: Time::ZERO,
             rev_rx,
-            round: u32::MAX,
-            latest_advert: None,
-            adverts: 0,
-            pending_round: None,
+            rounds: Rounds::default(),
             scratch: AckScratch::default(),
             sched_begin: true,
             sched_copies: true,
@@ -409,7 +425,7 @@ impl<O: Observer> Association<O> {
                 Chunk::Data(d) => {
                     had_data = true;
                     if let (Some(rx), Some((round, seq, hold))) =
-                        (self.rev_rx.as_mut(), self.pending_round.take())
+                        (self.rev_rx.as_mut(), self.rounds.pending.take())
                     {
                         let (len, hold) = (d.payload.len() as u32, hold_from_wire(hold));
                         rx.on_packet(now, path, round, seq as u64, len, hold);
@@ -418,7 +434,7 @@ impl<O: Observer> Association<O> {
                 }
                 Chunk::RoundInfo {
                     round, seq, hold, ..
-                } => self.pending_round = Some((round, seq, hold)),
+                } => self.rounds.pending = Some((round, seq, hold)),
                 Chunk::RateAdvert { seq, rates } => self.on_rate_advert(now, seq, &rates),
                 Chunk::Sack(s) => {
                     if self.acks_unsent_data(s.cum_tsn) {
@@ -463,7 +479,7 @@ impl<O: Observer> Association<O> {
                 _ => self.stats.bogus_chunks += 1,
             }
         }
-        self.pending_round = None;
+        self.rounds.pending = None;
         if had_data {
             self.after_data_packet(now, path, gap_before);
             if let Some(rx) = self.rev_rx.as_mut() {
@@ -481,12 +497,12 @@ impl<O: Observer> Association<O> {
     /// a new round on every path; each path's first packet of it reports how long it
     /// was held after now.
     fn on_rate_advert(&mut self, now: Time, seq: u32, rates: &[(u8, u32)]) {
-        if self.latest_advert.is_some_and(|l| seq <= l) {
+        if self.rounds.latest_advert.is_some_and(|l| seq <= l) {
             return; // older than one applied: it travelled on a slower path
         }
-        self.latest_advert = Some(seq);
-        self.round = seq;
-        self.adverts += 1;
+        self.rounds.latest_advert = Some(seq);
+        self.rounds.round = seq;
+        self.rounds.adverts += 1;
         for p in &mut self.paths {
             p.rev.round_opened = Some(now);
         }

@@ -72,7 +72,7 @@ impl<O: Observer> Association<O> {
         self.refresh_views();
         let len = self.snd.next_len(self.cfg.max_payload());
         let mut out = std::mem::take(&mut self.copy_buf);
-        let ctx = sched_context(&self.views, &self.snd, self.adverts, now, len);
+        let ctx = sched_context(&self.views, &self.snd, self.rounds.adverts, now, len);
         self.sched.copies(&ctx, &mut out);
         for (tsn, path) in out.drain(..) {
             if path.0 < self.paths.len() {
@@ -318,7 +318,7 @@ impl<O: Observer> Association<O> {
         }
         self.set_blocked(now, false);
         self.refresh_views();
-        let ctx = sched_context(&self.views, &self.snd, self.adverts, now, len);
+        let ctx = sched_context(&self.views, &self.snd, self.rounds.adverts, now, len);
         if std::mem::take(&mut self.sched_begin) {
             self.sched.begin(&ctx);
         }
@@ -462,7 +462,7 @@ impl<O: Observer> Association<O> {
                 .take()
                 .map_or(0, |t| hold_to_wire(now.saturating_since(t)));
             let info = Chunk::RoundInfo {
-                round: self.round,
+                round: self.rounds.round,
                 path: path.0 as u8,
                 hold,
                 seq,
