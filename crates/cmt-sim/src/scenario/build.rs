@@ -87,7 +87,7 @@ pub const MAX_BINS: u64 = 1_000_000;
 /// Refuses a simulated time above [`MAX_SIM_TIME`].
 fn at_most_max_time(key: &str, t: Duration) -> Result<Duration, BuildError> {
     if t > MAX_SIM_TIME {
-        return Err((
+        return Err(BuildError::new(
             key.into(),
             format!(
                 "{} s is above the limit of {} s of simulated time",
@@ -203,7 +203,7 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
         None => d.rbuf as u64,
     };
     let rbuf = u32::try_from(rbuf).map_err(|_| {
-        (
+        BuildError::new(
             "receiver.rbuf".to_string(),
             "too large (max 4 GiB − 1)".to_string(),
         )
@@ -212,7 +212,7 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
         None | Some("rfc") => Compat::Rfc,
         Some("ns2") => Compat::Ns2,
         Some(other) => {
-            return Err((
+            return Err(BuildError::new(
                 "association.compat".into(),
                 format!("unknown `{other}` (known: rfc, ns2)"),
             ))
@@ -237,7 +237,7 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
             Some("rfc") => MaxBurstMode::Always,
             Some("ns2") => MaxBurstMode::Ns2,
             Some(other) => {
-                return Err((
+                return Err(BuildError::new(
                     "association.max_burst_mode".into(),
                     format!("unknown mode `{other}` (known: rfc, ns2)"),
                 ))
@@ -280,7 +280,7 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
         Some("cmt-rev") => ("cmt-rev", "rtx-cwnd", "receiver", true),
         Some("mptcp-rec") => ("mptcp-rec", "rtx-cwnd", "receiver", true),
         Some(o) => {
-            return Err((
+            return Err(BuildError::new(
                 "association.preset".into(),
                 format!("unknown preset `{o}` (known: db-cmt, a-cmt, cmt-qa, cmt-rev, mptcp-rec)"),
             ))
@@ -289,10 +289,10 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
     if a.receiver_rates.unwrap_or(p_rev) {
         config.rev = Some(
             rev_config(&params(&a.receiver_params, "association.receiver_params")?)
-                .map_err(|e| ("association.receiver_params".to_string(), e.0))?,
+                .map_err(|e| BuildError::new("association.receiver_params".to_string(), e.0))?,
         );
     } else if !a.receiver_params.is_empty() {
-        return Err((
+        return Err(BuildError::new(
             "association.receiver_params".into(),
             "set, but receiver_rates is off".into(),
         ));
@@ -303,13 +303,13 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
         sched_name,
         &params(&a.scheduler_params, "association.scheduler_params")?,
     )
-    .map_err(|e| ("association.scheduler".to_string(), e.0))?;
+    .map_err(|e| BuildError::new("association.scheduler".to_string(), e.0))?;
     let rtx_name = a.rtx.as_deref().unwrap_or(p_rtx);
     let rtx = rtx::by_name(rtx_name, &params(&a.rtx_params, "association.rtx_params")?)
-        .map_err(|e| ("association.rtx".to_string(), e.0))?;
+        .map_err(|e| BuildError::new("association.rtx".to_string(), e.0))?;
     let cc_name = a.cc.as_deref().unwrap_or(p_cc);
     let cc = cc::by_name(cc_name, &params(&a.cc_params, "association.cc_params")?)
-        .map_err(|e| ("association.cc".to_string(), e.0))?;
+        .map_err(|e| BuildError::new("association.cc".to_string(), e.0))?;
     Ok((scheduler, rtx, cc))
 }
 
@@ -319,14 +319,20 @@ fn workload(s: &Scenario) -> Result<Workload, BuildError> {
         (Some(dur), None) => {
             let t = at_most_max_time("duration", field("duration", parse_duration(dur))?)?;
             if t == Duration::ZERO {
-                return Err(("duration".into(), "must be positive".into()));
+                return Err(BuildError::new(
+                    "duration".into(),
+                    "must be positive".into(),
+                ));
             }
             Workload::Timed(t)
         }
         (None, Some(size)) => {
             let bytes = field("file_size", parse_size(size))?;
             if bytes == 0 {
-                return Err(("file_size".into(), "must be positive".into()));
+                return Err(BuildError::new(
+                    "file_size".into(),
+                    "must be positive".into(),
+                ));
             }
             Workload::File {
                 bytes,
@@ -337,13 +343,13 @@ fn workload(s: &Scenario) -> Result<Workload, BuildError> {
             }
         }
         (Some(_), Some(_)) => {
-            return Err((
+            return Err(BuildError::new(
                 "duration".into(),
                 "give either `duration` or `file_size`, not both".into(),
             ))
         }
         (None, None) => {
-            return Err((
+            return Err(BuildError::new(
                 "duration".into(),
                 "missing: give `duration` (bulk run) or `file_size` (file transfer)".into(),
             ))
@@ -354,18 +360,21 @@ fn workload(s: &Scenario) -> Result<Workload, BuildError> {
 /// `[[paths]]`: unique names, each a chain of known links.
 fn build_paths(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltPath>, BuildError> {
     if s.paths.is_empty() {
-        return Err(("paths".into(), "at least one path is required".into()));
+        return Err(BuildError::new(
+            "paths".into(),
+            "at least one path is required".into(),
+        ));
     }
     let mut paths = Vec::with_capacity(s.paths.len());
     for (i, p) in s.paths.iter().enumerate() {
         if s.paths[..i].iter().any(|q| q.name == p.name) {
-            return Err((
+            return Err(BuildError::new(
                 format!("paths[{i}].name"),
                 format!("duplicate path name `{}`", p.name),
             ));
         }
         if p.links.is_empty() {
-            return Err((
+            return Err(BuildError::new(
                 format!("paths[{i}].links"),
                 "a path needs at least one link".into(),
             ));
@@ -373,7 +382,7 @@ fn build_paths(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltPath>, Buil
         let mut idx = Vec::with_capacity(p.links.len());
         for (j, name) in p.links.iter().enumerate() {
             let k = links.iter().position(|l| &l.name == name).ok_or_else(|| {
-                (
+                BuildError::new(
                     format!("paths[{i}].links[{j}]"),
                     format!("unknown link `{name}`"),
                 )
@@ -395,14 +404,17 @@ fn metrics_bin(s: &Scenario, workload: &Workload) -> Result<Duration, BuildError
         None => Duration::from_millis(500),
     };
     if bin == Duration::ZERO {
-        return Err(("metrics.bin".into(), "must be positive".into()));
+        return Err(BuildError::new(
+            "metrics.bin".into(),
+            "must be positive".into(),
+        ));
     }
     let run_time = match workload {
         Workload::Timed(d) => d,
         Workload::File { limit, .. } => limit,
     };
     if run_time.as_nanos() / bin.as_nanos() > MAX_BINS {
-        return Err((
+        return Err(BuildError::new(
             "metrics.bin".into(),
             format!(
                 "{} s bins over {} s of run are more than {MAX_BINS} bins: use a longer bin",
@@ -430,13 +442,13 @@ fn build_event(i: usize, e: &EventSpec, links: &[BuiltLink]) -> Result<BuiltEven
     let link = links
         .iter()
         .position(|l| l.name == e.link)
-        .ok_or_else(|| (f("link"), format!("unknown link `{}`", e.link)))?;
+        .ok_or_else(|| BuildError::new(f("link"), format!("unknown link `{}`", e.link)))?;
     let dirs = match e.direction.as_deref() {
         None | Some("both") => vec![2 * link, 2 * link + 1],
         Some("forward") => vec![2 * link],
         Some("reverse") => vec![2 * link + 1],
         Some(o) => {
-            return Err((
+            return Err(BuildError::new(
                 f("direction"),
                 format!("unknown direction `{o}` (both, forward, reverse)"),
             ))
@@ -447,7 +459,12 @@ fn build_event(i: usize, e: &EventSpec, links: &[BuiltLink]) -> Result<BuiltEven
             None => None,
             Some("down") => Some(true),
             Some("up") => Some(false),
-            Some(o) => return Err((f("state"), format!("unknown state `{o}` (down, up)"))),
+            Some(o) => {
+                return Err(BuildError::new(
+                    f("state"),
+                    format!("unknown state `{o}` (down, up)"),
+                ))
+            }
         },
         rate_bps: e
             .rate
@@ -466,7 +483,7 @@ fn build_event(i: usize, e: &EventSpec, links: &[BuiltLink]) -> Result<BuiltEven
             .transpose()?,
     };
     if change == LinkChange::default() {
-        return Err((
+        return Err(BuildError::new(
             format!("events[{i}]"),
             "changes nothing: give state, rate, delay or loss".into(),
         ));
@@ -484,7 +501,7 @@ fn oracle_loss(s: &Scenario) -> Result<bool, BuildError> {
         None | Some("estimated") => false,
         Some("oracle") => true,
         Some(o) => {
-            return Err((
+            return Err(BuildError::new(
                 "association.loss_rate".into(),
                 format!("unknown `{o}` (estimated or oracle)"),
             ))

@@ -95,7 +95,7 @@ pub(super) fn build_links(
     let mut links = Vec::with_capacity(specs.len());
     for (i, l) in specs.iter().enumerate() {
         if specs[..i].iter().any(|o| o.name == l.name) {
-            return Err((
+            return Err(BuildError::new(
                 format!("links[{i}].name"),
                 format!("duplicate link name `{}`", l.name),
             ));
@@ -132,7 +132,12 @@ fn build_link(
     let (rate_bps, reverse_rate_bps) = match (&trace, rate) {
         (None, Some(r)) => (r, None),
         (Some(t), r) => (t.mean_rate_bps().round() as u64, r),
-        (None, None) => return Err((f("rate"), "missing: give `rate` or `trace`".into())),
+        (None, None) => {
+            return Err(BuildError::new(
+                f("rate"),
+                "missing: give `rate` or `trace`".into(),
+            ))
+        }
     };
     Ok(BuiltLink {
         name: l.name.clone(),
@@ -148,7 +153,7 @@ fn build_link(
             None | Some("normal") => false,
             Some("half-normal") => true,
             Some(o) => {
-                return Err((
+                return Err(BuildError::new(
                     f("jitter_model"),
                     format!("unknown `{o}` (normal or half-normal)"),
                 ))
@@ -176,7 +181,7 @@ fn gilbert(
         Some(GilbertSpec::Preset(p)) if p == "none" => None,
         Some(GilbertSpec::Preset(p)) if p == "markov1pct" => Some(Gilbert::markov_1pct()),
         Some(GilbertSpec::Preset(p)) => {
-            return Err((
+            return Err(BuildError::new(
                 f("gilbert"),
                 format!("unknown preset `{p}` (known: markov1pct, none)"),
             ))
@@ -189,7 +194,7 @@ fn gilbert(
         }) => {
             for (k, v) in [("p", p), ("r", r), ("h_good", h_good), ("h_bad", h_bad)] {
                 if !(0.0..=1.0).contains(v) {
-                    return Err((
+                    return Err(BuildError::new(
                         f(&format!("gilbert.{k}")),
                         format!("{v} is not a probability"),
                     ));
@@ -214,7 +219,7 @@ fn loss_model(
         if l.loss_model_params.is_empty() {
             return Ok(None);
         }
-        return Err((
+        return Err(BuildError::new(
             f("loss_model_params"),
             "set, but no loss_model is named".into(),
         ));
@@ -222,7 +227,7 @@ fn loss_model(
     let p = params(&l.loss_model_params, &f("loss_model_params"))?;
     LossModelSpec::new(name, p)
         .map(Some)
-        .map_err(|e| (f("loss_model"), e.0))
+        .map_err(|e| BuildError::new(f("loss_model"), e.0))
 }
 
 /// The `trace` key: a Mahimahi file, relative to the scenario's directory.
@@ -235,11 +240,12 @@ fn trace(
         None => None,
         Some(file) => {
             let path = dir.map_or_else(|| std::path::PathBuf::from(file), |d| d.join(file));
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| (f("trace"), format!("cannot read {}: {e}", path.display())))?;
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                BuildError::new(f("trace"), format!("cannot read {}: {e}", path.display()))
+            })?;
             Some(
                 Trace::parse(&text)
-                    .map_err(|e| (f("trace"), format!("{}: {e}", path.display())))?,
+                    .map_err(|e| BuildError::new(f("trace"), format!("{}: {e}", path.display())))?,
             )
         }
     })

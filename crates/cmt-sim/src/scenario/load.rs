@@ -86,7 +86,7 @@ pub fn load_str_in(
         err(label, field, e.into_inner().to_string())
     })?;
     let mut built = super::build::build(&scenario, default_name, dir)
-        .map_err(|(field, m)| err(label, Some(field), m))?;
+        .map_err(|e| err(label, Some(e.field), e.message))?;
     built.inputs = inputs_fingerprint(text, overrides, &built);
     Ok(built)
 }

@@ -334,10 +334,22 @@ pub struct PathSpec {
 }
 
 /// A field error while building: the dotted key and what is wrong with it.
-pub(crate) type BuildError = (String, String);
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BuildError {
+    /// Dotted key, e.g. `links[1].loss`.
+    pub(crate) field: String,
+    /// What is wrong with it.
+    pub(crate) message: String,
+}
+
+impl BuildError {
+    pub(crate) fn new(field: String, message: String) -> Self {
+        BuildError { field, message }
+    }
+}
 
 pub(crate) fn field<T>(name: &str, r: Result<T, String>) -> Result<T, BuildError> {
-    r.map_err(|m| (name.to_string(), m))
+    r.map_err(|m| BuildError::new(name.to_string(), m))
 }
 
 pub(crate) fn params(table: &ParamTable, name: &str) -> Result<cmt_core::Params, BuildError> {
@@ -349,7 +361,12 @@ pub(crate) fn params(table: &ParamTable, name: &str) -> Result<cmt_core::Params,
             toml::Value::Float(x) => ParamValue::Number(*x),
             toml::Value::Boolean(b) => ParamValue::Bool(*b),
             toml::Value::String(s) => ParamValue::Text(s.clone()),
-            other => return Err((format!("{name}.{k}"), format!("unsupported value {other}"))),
+            other => {
+                return Err(BuildError::new(
+                    format!("{name}.{k}"),
+                    format!("unsupported value {other}"),
+                ))
+            }
         };
         out.insert(k.clone(), pv);
     }

@@ -54,7 +54,7 @@ pub(super) fn build_traffic(
         let count = copies(t, &f)?;
         let tcp = t.kind == "tcp";
         if tcp && (t.rate.is_some() || t.load.is_some() || t.stop.is_some()) {
-            return Err((
+            return Err(BuildError::new(
                 f("kind"),
                 "a tcp flow is backlogged until the end: no rate, load or stop".into(),
             ));
@@ -113,19 +113,19 @@ fn route(
         None | Some("forward") => false,
         Some("reverse") => true,
         Some(o) => {
-            return Err((
+            return Err(BuildError::new(
                 f("direction"),
                 format!("unknown direction `{o}` (forward, reverse)"),
             ))
         }
     };
     if t.links.is_empty() {
-        return Err((f("links"), "give at least one link".into()));
+        return Err(BuildError::new(f("links"), "give at least one link".into()));
     }
     let mut route = Vec::with_capacity(t.links.len());
     for (j, name) in t.links.iter().enumerate() {
         let k = links.iter().position(|l| &l.name == name).ok_or_else(|| {
-            (
+            BuildError::new(
                 format!("traffic[{i}].links[{j}]"),
                 format!("unknown link `{name}`"),
             )
@@ -139,10 +139,10 @@ fn route(
 fn copies(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<u32, BuildError> {
     let count = t.count.unwrap_or(1);
     if count == 0 {
-        return Err((f("count"), "must be at least 1".into()));
+        return Err(BuildError::new(f("count"), "must be at least 1".into()));
     }
     if count > MAX_COUNT {
-        return Err((
+        return Err(BuildError::new(
             f("count"),
             format!("{count} copies: at most {MAX_COUNT} per [[traffic]] entry"),
         ));
@@ -166,7 +166,12 @@ fn rate(
             Spread::Fixed(x) => Spread::Fixed(x * first_rate),
             Spread::Uniform(a, b) => Spread::Uniform(a * first_rate, b * first_rate),
         },
-        _ => return Err((f("rate"), "give exactly one of `rate` and `load`".into())),
+        _ => {
+            return Err(BuildError::new(
+                f("rate"),
+                "give exactly one of `rate` and `load`".into(),
+            ))
+        }
     };
     Ok(match rate {
         Spread::Fixed(x) => Spread::Fixed(x / count as f64),
@@ -183,14 +188,14 @@ fn pattern(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Pattern, Build
         "pareto" => {
             let shape = t.shape.unwrap_or(1.5);
             if !(shape > 1.0 && shape.is_finite()) {
-                return Err((
+                return Err(BuildError::new(
                     f("shape"),
                     format!("{shape}: must be above 1 (finite mean)"),
                 ));
             }
             let burst = dur(&t.burst, "burst", Duration::from_millis(500), f)?;
             if burst == Duration::ZERO {
-                return Err((f("burst"), "must be positive".into()));
+                return Err(BuildError::new(f("burst"), "must be positive".into()));
             }
             Pattern::Pareto {
                 burst,
@@ -202,7 +207,7 @@ fn pattern(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Pattern, Build
             interval: dur(&t.interval, "interval", Duration::from_millis(200), f)?,
         },
         o => {
-            return Err((
+            return Err(BuildError::new(
                 f("kind"),
                 format!("unknown traffic kind `{o}` (cbr, poisson, pareto, vbr, tcp)"),
             ))
@@ -215,7 +220,7 @@ fn sizes(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Sizes, BuildErro
     if t.kind == "vbr" {
         let (a, b) = (t.min_size.unwrap_or(100), t.max_size.unwrap_or(200));
         if a == 0 || a > b {
-            return Err((
+            return Err(BuildError::new(
                 f("min_size"),
                 format!("need 0 < min_size ≤ max_size, got {a} and {b}"),
             ));
@@ -228,7 +233,10 @@ fn sizes(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Sizes, BuildErro
         Some(r) => {
             let b = field(&f("size"), parse_size(r))?;
             if b == 0 || b > 65_535 {
-                return Err((f("size"), format!("{b} bytes: must be 1..65535")));
+                return Err(BuildError::new(
+                    f("size"),
+                    format!("{b} bytes: must be 1..65535"),
+                ));
             }
             Sizes::Fixed(b as u32)
         }
@@ -249,7 +257,10 @@ fn tcp_settings(
             } else {
                 "ack_every"
             };
-            return Err((f(k), "only a tcp flow has this setting".into()));
+            return Err(BuildError::new(
+                f(k),
+                "only a tcp flow has this setting".into(),
+            ));
         }
         return Ok((DEFAULT_WINDOW, 0, 2));
     }
@@ -258,7 +269,7 @@ fn tcp_settings(
         Some(r) => {
             let b = field(&f("size"), parse_size(r))?;
             if !(100..=65_535).contains(&b) {
-                return Err((
+                return Err(BuildError::new(
                     f("size"),
                     format!("{b} bytes: a tcp packet must be 100..65535"),
                 ));
@@ -273,21 +284,24 @@ fn tcp_settings(
         Some(Raw::Num(n)) if *n >= 1.0 && n.fract() == 0.0 => *n as u64 * chunk,
         Some(r @ Raw::Text(_)) => field(&f("window"), parse_size(r))?,
         Some(r) => {
-            return Err((
+            return Err(BuildError::new(
                 f("window"),
                 format!("{r}: a whole number of packets or a size"),
             ))
         }
     };
     if !(chunk..=1 << 30).contains(&window) {
-        return Err((
+        return Err(BuildError::new(
             f("window"),
             format!("{window} bytes: must hold one packet ({chunk} B) and at most 1 GiB"),
         ));
     }
     let ack_every = t.ack_every.unwrap_or(2);
     if !(1..=64).contains(&ack_every) {
-        return Err((f("ack_every"), format!("{ack_every}: must be 1..64")));
+        return Err(BuildError::new(
+            f("ack_every"),
+            format!("{ack_every}: must be 1..64"),
+        ));
     }
     Ok((window as u32, mtu, ack_every))
 }
