@@ -140,21 +140,6 @@ pub enum InitParam {
     },
 }
 
-impl InitParam {
-    /// Length on the wire including padding.
-    pub fn wire_len(&self) -> usize {
-        pad4(
-            4 + match self {
-                InitParam::Ipv4(_) => 4,
-                InitParam::Ipv6(_) => 16,
-                InitParam::StateCookie(c) => c.len(),
-                InitParam::SupportedExtensions(t) => t.len(),
-                InitParam::Unknown { value, .. } => value.len(),
-            },
-        )
-    }
-}
-
 /// A DATA chunk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataChunk {
@@ -319,33 +304,7 @@ pub fn data_chunk_len(payload: usize) -> usize {
     pad4(DATA_HEADER_LEN + payload)
 }
 
-impl Chunk {
-    /// Length of the chunk on the wire including padding.
-    pub fn wire_len(&self) -> usize {
-        match self {
-            Chunk::Data(d) => data_chunk_len(d.payload.len()),
-            Chunk::Init(i) | Chunk::InitAck(i) => {
-                20 + i.params.iter().map(InitParam::wire_len).sum::<usize>()
-            }
-            Chunk::CookieEcho { cookie } => pad4(4 + cookie.len()),
-            Chunk::CookieAck => 4,
-            Chunk::Sack(s) => SACK_HEADER_LEN + 4 * s.gap_blocks.len() + 4 * s.dup_tsns.len(),
-            Chunk::Heartbeat(_) | Chunk::HeartbeatAck(_) => HEARTBEAT_LEN,
-            Chunk::Shutdown { .. } => 8,
-            Chunk::ShutdownAck | Chunk::ShutdownComplete => 4,
-            Chunk::Abort { cause } => 4 + if cause.is_some() { 4 } else { 0 },
-            Chunk::RoundInfo { .. } => ROUND_INFO_LEN,
-            Chunk::RateAdvert { rates, .. } => 8 + 8 * rates.len(),
-            Chunk::Unknown { value, .. } => pad4(4 + value.len()),
-        }
-    }
-}
-
 impl Packet {
-    /// Size of the SCTP packet on the wire (no IP/UDP headers).
-    pub fn wire_len(&self) -> usize {
-        COMMON_HEADER_LEN + self.chunks.iter().map(Chunk::wire_len).sum::<usize>()
-    }
     /// True if the packet carries at least one DATA chunk.
     pub fn has_data(&self) -> bool {
         self.chunks.iter().any(|c| matches!(c, Chunk::Data(_)))

@@ -1,14 +1,37 @@
 //! Each chunk's value layout in one place: `emit_*` writes it, `parse_*` reads it back
-//! (checked, never panicking), side by side (RFC 9260 §3.3 and the project's
+//! (checked, never panicking) and `*_len` / [`Chunk::wire_len`] give its size, side by side (RFC 9260 §3.3 and the project's
 //! extension chunks).
 
 use bytes::Bytes;
 
 use super::chunk_type as t;
-use super::fields::{put_chunk, put_payload, put_u16, put_u32, Reader};
-use super::init::{parse_heartbeat, parse_init, put_heartbeat, put_init};
+use super::fields::{pad4, put_chunk, put_payload, put_u16, put_u32, Reader};
+use super::init::{init_len, parse_heartbeat, parse_init, put_heartbeat, put_init};
 use super::WireError;
-use crate::packet::{Chunk, DataChunk, DataFlags, GapBlock, Payload, SackChunk};
+use crate::packet::{
+    data_chunk_len, Chunk, DataChunk, DataFlags, GapBlock, Payload, SackChunk, HEARTBEAT_LEN,
+    ROUND_INFO_LEN, SACK_HEADER_LEN,
+};
+
+impl Chunk {
+    /// Length of the chunk on the wire including padding.
+    pub fn wire_len(&self) -> usize {
+        match self {
+            Chunk::Data(d) => data_chunk_len(d.payload.len()),
+            Chunk::Init(i) | Chunk::InitAck(i) => init_len(i),
+            Chunk::CookieEcho { cookie } => pad4(4 + cookie.len()),
+            Chunk::CookieAck => 4,
+            Chunk::Sack(s) => sack_len(s),
+            Chunk::Heartbeat(_) | Chunk::HeartbeatAck(_) => HEARTBEAT_LEN,
+            Chunk::Shutdown { .. } => 8,
+            Chunk::ShutdownAck | Chunk::ShutdownComplete => 4,
+            Chunk::Abort { cause } => abort_len(*cause),
+            Chunk::RoundInfo { .. } => ROUND_INFO_LEN,
+            Chunk::RateAdvert { rates, .. } => rate_advert_len(rates),
+            Chunk::Unknown { value, .. } => pad4(4 + value.len()),
+        }
+    }
+}
 
 /// Appends chunk `c` (header, value, padding).
 pub(super) fn emit(out: &mut Vec<u8>, c: &Chunk) {
@@ -134,6 +157,10 @@ fn emit_sack(o: &mut Vec<u8>, s: &SackChunk) {
     }
 }
 
+fn sack_len(s: &SackChunk) -> usize {
+    SACK_HEADER_LEN + 4 * s.gap_blocks.len() + 4 * s.dup_tsns.len()
+}
+
 fn parse_sack(r: &mut Reader<'_>, flags: u8) -> Result<SackChunk, WireError> {
     let cum_tsn = r.u32("truncated SACK")?;
     let a_rwnd = r.u32("truncated SACK")?;
@@ -175,6 +202,10 @@ fn emit_abort(o: &mut Vec<u8>, cause: Option<u16>) {
     }
 }
 
+fn abort_len(cause: Option<u16>) -> usize {
+    4 + if cause.is_some() { 4 } else { 0 }
+}
+
 /// The first error cause's code, if any (its details are not kept).
 fn parse_abort(v: &[u8]) -> Chunk {
     Chunk::Abort {
@@ -214,6 +245,10 @@ fn emit_rate_advert(o: &mut Vec<u8>, seq: u32, rates: &[(u8, u32)]) {
         o.extend_from_slice(&[p, 0, 0, 0]);
         put_u32(o, r);
     }
+}
+
+fn rate_advert_len(rates: &[(u8, u32)]) -> usize {
+    8 + 8 * rates.len()
 }
 
 fn parse_rate_advert(r: &mut Reader<'_>) -> Result<Chunk, WireError> {

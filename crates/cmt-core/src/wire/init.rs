@@ -1,6 +1,7 @@
 //! INIT / INIT ACK and HEARTBEAT / HEARTBEAT ACK values: fixed fields followed by
 //! parameters (RFC 9260 §3.3.2–3.3.6).
 
+use super::fields::pad4;
 use super::fields::{put_param, put_u16, put_u32, tlvs, Reader};
 use super::{param_type, WireError};
 use crate::packet::{HeartbeatInfo, InitChunk, InitParam};
@@ -99,4 +100,24 @@ pub(super) fn parse_init(v: &[u8], at: usize) -> Result<InitChunk, WireError> {
         initial_tsn,
         params,
     })
+}
+
+impl InitParam {
+    /// Length on the wire including padding.
+    pub fn wire_len(&self) -> usize {
+        pad4(
+            4 + match self {
+                InitParam::Ipv4(_) => 4,
+                InitParam::Ipv6(_) => 16,
+                InitParam::StateCookie(c) => c.len(),
+                InitParam::SupportedExtensions(t) => t.len(),
+                InitParam::Unknown { value, .. } => value.len(),
+            },
+        )
+    }
+}
+
+/// Length of an INIT / INIT ACK chunk: header, fixed fields, parameters.
+pub(super) fn init_len(i: &InitChunk) -> usize {
+    20 + i.params.iter().map(InitParam::wire_len).sum::<usize>()
 }

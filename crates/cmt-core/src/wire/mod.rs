@@ -110,6 +110,18 @@ pub struct Datagram {
     pub packet: Packet,
 }
 
+impl Packet {
+    /// Size of the SCTP packet on the wire (no IP/UDP headers).
+    pub fn wire_len(&self) -> usize {
+        COMMON_HEADER_LEN
+            + self
+                .chunks
+                .iter()
+                .map(crate::packet::Chunk::wire_len)
+                .sum::<usize>()
+    }
+}
+
 /// Encodes `packet` with the given ports and its CRC32c into `out` (cleared first).
 pub fn encode(packet: &Packet, src_port: u16, dst_port: u16, out: &mut Vec<u8>) {
     out.clear();
