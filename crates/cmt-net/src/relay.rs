@@ -178,7 +178,7 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
             next_id += 1;
             let pkt = InFlight {
                 cargo: Cargo::Relayed(id),
-                route: dir,
+                route: cmt_sim::ids::RouteId(dir),
                 hop: 0,
                 size: n as u32 + 28,
                 sent_at: t,

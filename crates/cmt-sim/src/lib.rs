@@ -15,6 +15,7 @@
 pub mod bound;
 pub mod build_info;
 pub mod capture;
+pub mod ids;
 pub mod link;
 pub mod loss;
 pub mod loss_model;

@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use cmt_core::{PathId, Payload, Time};
 
+use crate::ids::{EndpointId, FlowId, LinkDir, RouteId};
 use crate::link::{Cargo, DropCause, Finished, InFlight, Link, Offer};
 use crate::queue::EventQueue;
 use crate::recorder::Recorder;
@@ -20,11 +21,12 @@ mod endpoint;
 use endpoint::Endpoint;
 
 enum Ev {
-    LinkDone(usize),
-    Arrive(usize, InFlight),
-    Timer(usize),
+    LinkDone(LinkDir),
+    Arrive(LinkDir, InFlight),
+    Timer(EndpointId),
+    /// A scheduled change: index into the scenario's events.
     LinkEvent(usize),
-    Traffic(usize),
+    Traffic(FlowId),
     End,
 }
 
@@ -118,20 +120,20 @@ pub struct Simulation {
     links: Vec<Link>,
     /// Link chains: route 2p is path p sender → receiver, 2p + 1 the way back;
     /// background flows follow.
-    routes: Vec<Vec<usize>>,
+    routes: Vec<Vec<LinkDir>>,
     /// Endpoints: 0 and 1 the association under study, then sender and receiver of
     /// each TCP-like flow.
     ends: Vec<Endpoint>,
     /// pcap capture of the association under study.
     capture: Option<crate::capture::Capture>,
     /// Per background flow: its TCP sender endpoint.
-    flow_sender: Vec<Option<usize>>,
+    flow_sender: Vec<Option<EndpointId>>,
     pub(crate) rec: Rc<RefCell<Recorder>>,
     pub(crate) events: u64,
     pub(crate) drawn: Vec<Drawn>,
     pub(crate) ending: Option<Ending>,
     /// Per background flow: the open-loop source and its route (`None` for TCP flows).
-    pub(crate) sources: Vec<Option<(Source, usize)>>,
+    pub(crate) sources: Vec<Option<(Source, RouteId)>>,
 }
 
 impl Simulation {
@@ -142,11 +144,13 @@ impl Simulation {
             Workload::File { bytes, limit } => (Time::ZERO + limit, Some(bytes)),
         };
         match file {
-            None => self.ends[0].assoc.write_backlog(),
+            None => self.ends[EndpointId::SENDER].assoc.write_backlog(),
             Some(mut bytes) => {
                 while bytes > 0 {
                     let part = bytes.min(u32::MAX as u64 / 2);
-                    self.ends[0].assoc.write(Payload::Synthetic(part as u32));
+                    self.ends[EndpointId::SENDER]
+                        .assoc
+                        .write(Payload::Synthetic(part as u32));
                     bytes -= part;
                 }
             }
@@ -156,10 +160,10 @@ impl Simulation {
             self.q.push(Time::ZERO + e.at, Ev::LinkEvent(i));
         }
         for (i, t) in self.built.traffic.iter().enumerate() {
-            self.q.push(Time::ZERO + t.start, Ev::Traffic(i));
+            self.q.push(Time::ZERO + t.start, Ev::Traffic(FlowId(i)));
         }
-        self.flush(0);
-        self.flush(1);
+        self.flush(EndpointId::SENDER);
+        self.flush(EndpointId::RECEIVER);
         let span = end.as_nanos().max(1) as f64;
         while let Some((at, ev)) = self.q.pop() {
             self.now = at;
@@ -177,7 +181,7 @@ impl Simulation {
                     break;
                 }
                 Ev::LinkDone(l) => self.link_done(l),
-                Ev::Traffic(f) => match self.flow_sender[f] {
+                Ev::Traffic(f) => match self.flow_sender[f.0] {
                     Some(e) => {
                         self.ends[e].assoc.write_backlog();
                         self.flush(e);
@@ -186,7 +190,7 @@ impl Simulation {
                 },
                 Ev::LinkEvent(i) => {
                     let e = self.built.events[i].clone();
-                    for &l in &e.links {
+                    for l in e.links.iter().map(|&l| LinkDir(l)) {
                         for pkt in self.links[l].change(&e.change) {
                             self.dropped(&pkt, DropCause::Down, l);
                         }
@@ -207,7 +211,7 @@ impl Simulation {
                     break;
                 }
             }
-            if self.ends[0].assoc.is_failed() {
+            if self.ends[EndpointId::SENDER].assoc.is_failed() {
                 self.ending = Some(Ending::AssociationFailed);
                 break;
             }
@@ -230,7 +234,7 @@ impl Simulation {
     pub fn trace_to(&mut self, file: &std::path::Path) -> Result<(), String> {
         let names = self.built.paths.iter().map(|p| p.name.clone()).collect();
         let mut t = crate::packet_trace::PacketTrace::create(file, names)?;
-        let sender = &self.ends[0].assoc;
+        let sender = &self.ends[EndpointId::SENDER].assoc;
         t.set_cwnds((0..sender.num_paths()).map(|i| sender.path(PathId(i)).cwnd));
         self.rec.borrow_mut().trace = Some(t);
         Ok(())
@@ -259,7 +263,7 @@ impl Simulation {
 
     /// The CMT sender's protocol counters (retransmission decisions, refused choices).
     pub fn sender_stats(&self) -> cmt_core::AssocStats {
-        self.ends[0].assoc.stats().clone()
+        self.ends[EndpointId::SENDER].assoc.stats().clone()
     }
 
     /// The metrics recorded so far (time-series bins, per-path totals).
@@ -267,7 +271,7 @@ impl Simulation {
         self.rec.borrow()
     }
 
-    fn link_done(&mut self, l: usize) {
+    fn link_done(&mut self, l: LinkDir) {
         let (fate, next) = self.links[l].finish(self.now);
         match fate {
             Some(Finished::Arrives(at, pkt)) => self.q.push(at, Ev::Arrive(l, pkt)),
@@ -279,7 +283,7 @@ impl Simulation {
         }
     }
 
-    fn dropped(&mut self, pkt: &InFlight, cause: DropCause, link: usize) {
+    fn dropped(&mut self, pkt: &InFlight, cause: DropCause, link: LinkDir) {
         let mut rec = self.rec.borrow_mut();
         match &pkt.cargo {
             Cargo::Sctp {
@@ -292,7 +296,7 @@ impl Simulation {
                     let name = &self.links[link].name;
                     t.network_drop(self.now, *path, packet, cause.as_str(), name);
                 }
-                if packet.has_data() && *dest == 1 {
+                if packet.has_data() && *dest == EndpointId::RECEIVER {
                     rec.on_data_drop(path.0);
                 }
             }
@@ -302,16 +306,16 @@ impl Simulation {
                 ..
             } => {
                 if packet.has_data() {
-                    rec.flows[*f].lost_packets += 1;
+                    rec.flows[f.0].lost_packets += 1;
                 }
             }
-            Cargo::Background { flow } => rec.flows[*flow].lost_packets += 1,
+            Cargo::Background { flow } => rec.flows[flow.0].lost_packets += 1,
             Cargo::Relayed(_) => {}
         }
     }
 
-    fn emit_background(&mut self, f: usize) {
-        let Some((src, route)) = &mut self.sources[f] else {
+    fn emit_background(&mut self, f: FlowId) {
+        let Some((src, route)) = &mut self.sources[f.0] else {
             return;
         };
         let route = *route;
@@ -321,8 +325,8 @@ impl Simulation {
         }
         {
             let mut rec = self.rec.borrow_mut();
-            rec.flows[f].sent_packets += 1;
-            rec.flows[f].sent_bytes += size as u64;
+            rec.flows[f.0].sent_packets += 1;
+            rec.flows[f.0].sent_bytes += size as u64;
         }
         let pkt = InFlight {
             cargo: Cargo::Background { flow: f },
@@ -346,7 +350,7 @@ impl Simulation {
         }
     }
 
-    fn arrive(&mut self, _link: usize, mut pkt: InFlight) {
+    fn arrive(&mut self, _link: LinkDir, mut pkt: InFlight) {
         pkt.hop += 1;
         if pkt.hop < self.routes[pkt.route].len() {
             self.offer(pkt);
@@ -360,15 +364,15 @@ impl Simulation {
                 flow,
             } => (packet, path, dest, flow),
             Cargo::Background { flow } => {
-                self.rec.borrow_mut().flows[flow].delivered_bytes += pkt.size as u64;
+                self.rec.borrow_mut().flows[flow.0].delivered_bytes += pkt.size as u64;
                 return;
             }
             Cargo::Relayed(_) => return,
         };
-        if packet.has_data() && dest == 1 {
+        if packet.has_data() && dest == EndpointId::RECEIVER {
             self.rec.borrow_mut().on_data_arrival(self.now, pkt.sent_at);
         }
-        if (dest, flow) == (0, None) {
+        if (dest, flow) == (EndpointId::SENDER, None) {
             if let Some(t) = self.rec.borrow_mut().trace.as_mut() {
                 t.sender_received(self.now, path, &packet);
             }
@@ -378,12 +382,12 @@ impl Simulation {
     }
 
     /// Sends everything endpoint `side` has to send, drains delivered data, re-arms its timer.
-    fn flush(&mut self, side: usize) {
+    fn flush(&mut self, side: EndpointId) {
         let ip = self.built.config.ip_header_len;
         let (dest, flow) = (self.ends[side].peer, self.ends[side].flow);
         while let Some(t) = self.ends[side].assoc.poll_transmit(self.now) {
             if let (Some(c), None) = (self.capture.as_mut(), flow) {
-                c.packet(self.now, side, t.path.0, &t.packet);
+                c.packet(self.now, side.0, t.path.0, &t.packet);
             }
             let size = t.packet.wire_len() as u32 + ip;
             let pkt = InFlight {

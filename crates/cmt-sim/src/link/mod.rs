@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use cmt_core::{Duration, Packet, PathId, Time};
 use rand_chacha::ChaCha8Rng;
 
+use crate::ids::{EndpointId, FlowId, RouteId};
 use crate::loss::LossChain;
 
 mod impair;
@@ -27,15 +28,15 @@ pub enum Cargo {
         /// The path it travels on, within its association.
         path: PathId,
         /// The endpoint that receives it.
-        dest: usize,
+        dest: EndpointId,
         /// The TCP-like background flow it belongs to (`None`: the association under
         /// study).
-        flow: Option<usize>,
+        flow: Option<FlowId>,
     },
     /// A packet of an open-loop background flow (no contents).
     Background {
         /// The flow.
-        flow: usize,
+        flow: FlowId,
     },
     /// A datagram the real-network relay holds under this id.
     Relayed(usize),
@@ -57,7 +58,7 @@ pub struct InFlight {
     /// What it carries.
     pub cargo: Cargo,
     /// Route (chain of link directions) it travels.
-    pub route: usize,
+    pub route: RouteId,
     /// Index of the current hop in the route.
     pub hop: usize,
     /// Bytes on the wire (SCTP packet plus IP header).
@@ -316,10 +317,10 @@ mod tests {
                     chunks: vec![],
                 },
                 path: PathId(0),
-                dest: 1,
+                dest: EndpointId::RECEIVER,
                 flow: None,
             },
-            route: 0,
+            route: RouteId(0),
             hop: 0,
             size,
             sent_at: Time::ZERO,

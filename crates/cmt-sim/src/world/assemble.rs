@@ -11,6 +11,7 @@ use rand::Rng;
 
 use super::endpoint::Endpoint;
 use super::{configured_loss, path_capacity, Drawn, Simulation};
+use crate::ids::{EndpointId, FlowId, LinkDir, RouteId};
 use crate::link::{Link, LinkParams};
 use crate::loss::LossChain;
 use crate::queue::EventQueue;
@@ -21,7 +22,7 @@ use crate::traffic::Source;
 use crate::units::Spread;
 
 /// Open-loop sources (with their route) per background flow, `None` for TCP-like ones.
-type Sources = Vec<Option<(Source, usize)>>;
+type Sources = Vec<Option<(Source, RouteId)>>;
 
 impl Simulation {
     /// Builds links, draws per-run values and creates both endpoints.
@@ -129,13 +130,13 @@ fn link_directions(l: &BuiltLink, seed: u64) -> ([Link; 2], Drawn) {
 }
 
 /// Route `2p` is path `p` from sender to receiver, `2p + 1` the way back.
-fn path_routes(built: &Built) -> Vec<Vec<usize>> {
+fn path_routes(built: &Built) -> Vec<Vec<LinkDir>> {
     built
         .paths
         .iter()
         .flat_map(|p| {
-            let fwd = p.links.iter().map(|&l| 2 * l).collect();
-            let rev = p.links.iter().rev().map(|&l| 2 * l + 1).collect();
+            let fwd = p.links.iter().map(|&l| LinkDir(2 * l)).collect();
+            let rev = p.links.iter().rev().map(|&l| LinkDir(2 * l + 1)).collect();
             [fwd, rev]
         })
         .collect()
@@ -143,16 +144,17 @@ fn path_routes(built: &Built) -> Vec<Vec<usize>> {
 
 /// The background flows: an open-loop source with its route, or for a TCP-like flow
 /// its two routes (returned as `(flow, forward route)`), appended to `routes`.
-fn background(built: &Built, routes: &mut Vec<Vec<usize>>) -> (Sources, Vec<(usize, usize)>) {
+fn background(built: &Built, routes: &mut Vec<Vec<LinkDir>>) -> (Sources, Vec<(FlowId, RouteId)>) {
     let seed = built.seed;
     let mut sources = Vec::with_capacity(built.traffic.len());
     let mut tcp_flows = Vec::new();
     for (f, t) in built.traffic.iter().enumerate() {
+        let route: Vec<LinkDir> = t.route.iter().map(|&l| LinkDir(l)).collect();
         if t.tcp {
-            let fwd = routes.len();
-            routes.push(t.route.clone());
-            routes.push(t.route.iter().rev().map(|&l| l ^ 1).collect());
-            tcp_flows.push((f, fwd));
+            let fwd = RouteId(routes.len());
+            routes.push(route.clone());
+            routes.push(route.iter().rev().map(|l| l.reverse()).collect());
+            tcp_flows.push((FlowId(f), fwd));
             sources.push(None);
             continue;
         }
@@ -168,8 +170,8 @@ fn background(built: &Built, routes: &mut Vec<Vec<usize>>) -> (Sources, Vec<(usi
             stop,
             stream(seed, &format!("traffic/{}", t.name)),
         );
-        sources.push(Some((src, routes.len())));
-        routes.push(t.route.clone());
+        sources.push(Some((src, RouteId(routes.len()))));
+        routes.push(route);
     }
     (sources, tcp_flows)
 }
@@ -203,8 +205,18 @@ fn main_endpoints(
     }
     let receiver = Association::new(cfg, n, algs(), ib, probe(Role::Receiver))?;
     Ok(vec![
-        Endpoint::new(sender, (0..n).map(|p| 2 * p).collect(), 1, None),
-        Endpoint::new(receiver, (0..n).map(|p| 2 * p + 1).collect(), 0, None),
+        Endpoint::new(
+            sender,
+            (0..n).map(|p| RouteId(2 * p)).collect(),
+            EndpointId::RECEIVER,
+            None,
+        ),
+        Endpoint::new(
+            receiver,
+            (0..n).map(|p| RouteId(2 * p + 1)).collect(),
+            EndpointId::SENDER,
+            None,
+        ),
     ])
 }
 
@@ -212,13 +224,13 @@ fn main_endpoints(
 /// ack frequency), appended to `ends`; returns each flow's sender endpoint.
 fn tcp_endpoints(
     built: &Built,
-    tcp_flows: &[(usize, usize)],
+    tcp_flows: &[(FlowId, RouteId)],
     rec: &Rc<RefCell<Recorder>>,
     ends: &mut Vec<Endpoint>,
-) -> Result<Vec<Option<usize>>, String> {
+) -> Result<Vec<Option<EndpointId>>, String> {
     let mut flow_sender = vec![None; built.traffic.len()];
     for &(f, fwd) in tcp_flows {
-        let t = &built.traffic[f];
+        let t = &built.traffic[f.0];
         let tcp_cfg = cmt_core::Config {
             rbuf: t.window,
             mtu: t.mtu,
@@ -248,12 +260,13 @@ fn tcp_endpoints(
                 Probe::new(rec.clone(), role),
             )
         };
-        let s_end = ends.len();
-        let sender = mk(ia, Role::FlowSender(f))?;
-        let receiver = mk(ib, Role::FlowReceiver(f))?;
-        ends.push(Endpoint::new(sender, vec![fwd], s_end + 1, Some(f)));
-        ends.push(Endpoint::new(receiver, vec![fwd + 1], s_end, Some(f)));
-        flow_sender[f] = Some(s_end);
+        let (s_end, r_end) = (EndpointId(ends.len()), EndpointId(ends.len() + 1));
+        let sender = mk(ia, Role::FlowSender(f.0))?;
+        let receiver = mk(ib, Role::FlowReceiver(f.0))?;
+        let back = RouteId(fwd.0 + 1);
+        ends.push(Endpoint::new(sender, vec![fwd], r_end, Some(f)));
+        ends.push(Endpoint::new(receiver, vec![back], s_end, Some(f)));
+        flow_sender[f.0] = Some(s_end);
     }
     Ok(flow_sender)
 }

@@ -7,6 +7,7 @@ use cmt_core::Duration;
 
 use super::{configured_loss, forward_loss, LossMeasure, Simulation};
 use crate::bound::{rbuf_bound, PathCapacity};
+use crate::ids::LinkDir;
 use crate::reno_model::{reno_rate, RenoPath};
 
 impl Simulation {
@@ -44,7 +45,7 @@ impl Simulation {
     }
 
     /// A directional link's rate, bits/s; a traced link's mean over `over`.
-    fn link_rate_bps(&self, l: usize, over: Duration) -> f64 {
+    fn link_rate_bps(&self, l: LinkDir, over: Duration) -> f64 {
         let p = self.links[l].params();
         p.trace
             .as_ref()
@@ -98,7 +99,7 @@ impl Simulation {
                     .traffic
                     .iter()
                     .zip(&rec.flows)
-                    .filter(|(t, _)| t.route.contains(&l))
+                    .filter(|(t, _)| t.route.contains(&l.0))
                     .map(|(_, c)| c.delivered_bytes as f64 * 8.0 / span)
                     .sum();
                 (self.link_rate_bps(l, over) - taken).max(0.0)

@@ -3,6 +3,7 @@
 
 use cmt_core::{Association, Time};
 
+use crate::ids::{EndpointId, FlowId, RouteId};
 use crate::recorder::Probe;
 
 /// An association end: the association under study's sender (0) or receiver (1), or
@@ -13,19 +14,19 @@ pub(crate) struct Endpoint {
     /// When its timer is armed (the event queue may hold stale timer events).
     pub(crate) timer_at: Option<Time>,
     /// The route of each of its paths.
-    pub(crate) routes: Vec<usize>,
+    pub(crate) routes: Vec<RouteId>,
     /// The endpoint it talks to.
-    pub(crate) peer: usize,
+    pub(crate) peer: EndpointId,
     /// The background flow it belongs to (`None`: the association under study).
-    pub(crate) flow: Option<usize>,
+    pub(crate) flow: Option<FlowId>,
 }
 
 impl Endpoint {
     pub(crate) fn new(
         assoc: Association<Probe>,
-        routes: Vec<usize>,
-        peer: usize,
-        flow: Option<usize>,
+        routes: Vec<RouteId>,
+        peer: EndpointId,
+        flow: Option<FlowId>,
     ) -> Self {
         Endpoint {
             assoc,
@@ -34,5 +35,18 @@ impl Endpoint {
             peer,
             flow,
         }
+    }
+}
+
+impl std::ops::Index<EndpointId> for Vec<Endpoint> {
+    type Output = Endpoint;
+    fn index(&self, e: EndpointId) -> &Endpoint {
+        &self[e.0]
+    }
+}
+
+impl std::ops::IndexMut<EndpointId> for Vec<Endpoint> {
+    fn index_mut(&mut self, e: EndpointId) -> &mut Endpoint {
+        &mut self[e.0]
     }
 }
