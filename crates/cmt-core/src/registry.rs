@@ -168,11 +168,6 @@ impl<F: ?Sized> Table<F> {
         self.rows.iter().map(|r| r.name.clone()).collect()
     }
 
-    /// Whether `name` (or an alias) is in the table.
-    pub fn contains(&self, name: &str) -> bool {
-        self.rows.iter().any(|r| r.answers_to(name))
-    }
-
     /// The factory `name` builds from `params`; an unknown name is an error that lists
     /// the known ones.
     pub fn build(&self, name: &str, params: &Params) -> Result<Box<F>, ParamError> {

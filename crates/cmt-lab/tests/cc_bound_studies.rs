@@ -11,17 +11,12 @@
 //! rates) are left out: the bound does not claim to hold for them, and the study
 //! reports show by how much they exceed it.
 
-use std::path::{Path, PathBuf};
+use cmt_lab::sweep::{Plan, RunSpec};
 
-use cmt_lab::study::StudyFile;
-use cmt_lab::sweep::{Plan, RunSpec, Seeds};
+mod common;
 
 const STANDARD: [&str; 4] = ["reno", "lia", "olia", "balia"];
 const POINTS_PER_SWEEP: usize = 10;
-
-fn studies() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/studies")
-}
 
 /// Two-sided 95 % Student t quantiles for 1–9 degrees of freedom.
 fn t95(df: usize) -> f64 {
@@ -52,58 +47,41 @@ fn chosen(plan: &Plan) -> Vec<Vec<&RunSpec>> {
 fn no_standard_controller_measurably_exceeds_the_cc_aware_bound_on_any_study() {
     let mut checked = 0;
     let mut failures = Vec::new();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(studies())
-        .expect("scenarios/studies exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("study.toml").exists())
-        .collect();
-    dirs.sort();
-    for dir in dirs {
-        let study: StudyFile =
-            toml::from_str(&std::fs::read_to_string(dir.join("study.toml")).unwrap()).unwrap();
-        let quick = study.quick.expect("every study has [quick] settings");
-        for sweep in &study.sweeps {
-            let plan = Plan::load_with(&dir.join(sweep), |f| {
-                f.seeds = Seeds::Count(quick.seeds.min(4));
-                f.set.extend(quick.set.clone());
-            })
-            .unwrap();
-            let points = chosen(&plan);
-            let results: Vec<(String, Vec<f64>)> = std::thread::scope(|s| {
-                let handles: Vec<_> = points
-                    .iter()
-                    .map(|runs| {
-                        let plan = &plan;
-                        s.spawn(move || {
-                            let fractions = runs
-                                .iter()
-                                .map(|r| {
-                                    let built = plan.scenario(r).unwrap();
-                                    cmt_sim::run_built(built).unwrap().goodput_of_cc_bound
-                                })
-                                .collect();
-                            (plan.point_label(&runs[0].point), fractions)
-                        })
+    for plan in common::quick_study_plans(4) {
+        let points = chosen(&plan);
+        let results: Vec<(String, Vec<f64>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = points
+                .iter()
+                .map(|runs| {
+                    let plan = &plan;
+                    s.spawn(move || {
+                        let fractions = runs
+                            .iter()
+                            .map(|r| {
+                                let built = plan.scenario(r).unwrap();
+                                cmt_sim::run_built(built).unwrap().goodput_of_cc_bound
+                            })
+                            .collect();
+                        (plan.point_label(&runs[0].point), fractions)
                     })
-                    .collect();
-                handles.into_iter().map(|h| h.join().unwrap()).collect()
-            });
-            for (label, f) in results {
-                let n = f.len();
-                let mean = f.iter().sum::<f64>() / n as f64;
-                let sd = (f.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
-                    / (n.max(2) - 1) as f64)
-                    .sqrt();
-                let low = mean - t95(n - 1) * sd / (n as f64).sqrt();
-                checked += 1;
-                if low > 1.0 {
-                    failures.push(format!(
-                        "{} [{label}]: {:.1} % of the bound (CI low {:.1} %)",
-                        plan.name,
-                        100.0 * mean,
-                        100.0 * low
-                    ));
-                }
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (label, f) in results {
+            let n = f.len();
+            let mean = f.iter().sum::<f64>() / n as f64;
+            let sd =
+                (f.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n.max(2) - 1) as f64).sqrt();
+            let low = mean - t95(n - 1) * sd / (n as f64).sqrt();
+            checked += 1;
+            if low > 1.0 {
+                failures.push(format!(
+                    "{} [{label}]: {:.1} % of the bound (CI low {:.1} %)",
+                    plan.name,
+                    100.0 * mean,
+                    100.0 * low
+                ));
             }
         }
     }

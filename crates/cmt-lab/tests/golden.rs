@@ -13,8 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cmt_lab::study::StudyFile;
-use cmt_lab::sweep::{Plan, Seeds};
+mod common;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -69,31 +68,16 @@ fn demo_cases() -> Vec<Case> {
 
 /// The middle run of every study sweep, under the study's quick settings.
 fn study_cases() -> Vec<Case> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios/studies"))
-        .expect("scenarios/studies exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("study.toml").exists())
-        .collect();
-    dirs.sort();
-    let mut cases = Vec::new();
-    for dir in dirs {
-        let study: StudyFile =
-            toml::from_str(&std::fs::read_to_string(dir.join("study.toml")).unwrap()).unwrap();
-        let quick = study.quick.expect("every study has [quick] settings");
-        for sweep in &study.sweeps {
-            let plan = Plan::load_with(&dir.join(sweep), |f| {
-                f.seeds = Seeds::Count(1);
-                f.set.extend(quick.set.clone());
-            })
-            .unwrap();
+    common::quick_study_plans(1)
+        .into_iter()
+        .map(|plan| {
             let run = &plan.runs[plan.runs.len() / 2];
-            cases.push(Case {
+            Case {
                 name: format!("{}/{}", plan.name, plan.point_label(&run.point)),
                 built: plan.scenario(run).unwrap(),
-            });
-        }
-    }
-    cases
+            }
+        })
+        .collect()
 }
 
 /// The summary as JSON without the fields that are not outcomes.

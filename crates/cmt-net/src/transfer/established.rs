@@ -10,9 +10,12 @@ use cmt_core::{Association, Packet, Time};
 
 use super::error::TransferError;
 use super::options::Options;
-use super::report::Counters;
+use super::report::{Counters, Report};
 use super::routes::Routes;
-use super::session::{abort, admit, deliver, flush, flush_and_check, next, until, Ticker, Wake};
+use super::session::{
+    abort, admit, deliver, finish_trace, flush, flush_and_check, next, until, write_capture,
+    Ticker, Wake,
+};
 use crate::io::{Arrival, Sockets};
 use crate::trust::Trust;
 
@@ -51,6 +54,32 @@ pub(super) struct Established {
     pub(super) rejected: u64,
     /// When the established phase began.
     pub(super) start: Time,
+}
+
+impl Established {
+    /// After a graceful close: writes the trace and the capture, and reports the
+    /// transfer (`bytes` moved, with this SHA-256; whether the digest was `confirmed`).
+    pub(super) fn finish(
+        &mut self,
+        socks: &mut Sockets,
+        o: &Options,
+        (bytes, sha256, confirmed): (u64, String, bool),
+        receiver_rates: bool,
+    ) -> Result<Report, TransferError> {
+        let seconds = (socks.now().as_nanos() - self.start.as_nanos()) as f64 / 1e9;
+        finish_trace(&mut self.assoc, o).map_err(TransferError::Io)?;
+        write_capture(socks, o).map_err(TransferError::Io)?;
+        Ok(Report {
+            bytes,
+            seconds,
+            sha256,
+            confirmed,
+            paths: self.assoc.observer().paths.clone(),
+            rejected: self.rejected + self.assoc.stats().bad_vtag + self.trust.dropped,
+            receiver_rates,
+            routes: self.routes.addresses(socks),
+        })
+    }
 }
 
 /// Runs the established phase until the association has closed gracefully.

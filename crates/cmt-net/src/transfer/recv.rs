@@ -14,10 +14,7 @@ use super::{
     options::{overhead_of, Options},
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
-    session::{
-        association, finish_trace, negotiated_receiver_rates, next, setup_config, start_trace,
-        write_capture, Wake,
-    },
+    session::{association, negotiated_receiver_rates, next, setup_config, start_trace, Wake},
 };
 use crate::io::Sockets;
 use crate::sink::Sink;
@@ -127,22 +124,18 @@ pub async fn receive_on(
         cookie_ack,
     };
     established::run(&mut socks, &mut s, &mut end, o).await?;
-    let seconds = (socks.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
-    finish_trace(&mut s.assoc, o).map_err(Io)?;
-    write_capture(&mut socks, o).map_err(Io)?;
-    let sha256 = end
-        .sha
-        .ok_or_else(|| Ended("the association closed before the peer's SHUTDOWN".into()))?;
-    Ok(Report {
-        bytes: end.sink.bytes(),
-        seconds,
-        sha256,
-        confirmed: confirm,
-        paths: s.assoc.observer().paths.clone(),
-        rejected: s.rejected + s.assoc.stats().bad_vtag + s.trust.dropped,
-        receiver_rates,
-        routes: s.routes.addresses(&socks),
-    })
+    let done = (
+        end.sink.bytes(),
+        end.sha.clone().unwrap_or_default(),
+        confirm,
+    );
+    let report = s.finish(&mut socks, o, done, receiver_rates)?;
+    if end.sha.is_none() {
+        return Err(Ended(
+            "the association closed before the peer's SHUTDOWN".into(),
+        ));
+    }
+    Ok(report)
 }
 
 /// The receiver's part of the established phase: delivered data stored (and committed

@@ -17,8 +17,7 @@ use super::{
     report::{Counters, Report},
     routes::Routes,
     session::{
-        association, finish_trace, negotiated_receiver_rates, next, setup_config, start_trace,
-        until, write_capture, Wake,
+        association, negotiated_receiver_rates, next, setup_config, start_trace, until, Wake,
     },
 };
 use crate::io::{Arrival, Sockets};
@@ -142,23 +141,12 @@ pub(super) async fn send_from(
         digest: None,
     };
     established::run(&mut socks, &mut s, &mut end, o).await?;
-    let seconds = (socks.now().as_nanos() - s.start.as_nanos()) as f64 / 1e9;
-    finish_trace(&mut s.assoc, o).map_err(Io)?;
-    write_capture(&mut socks, o).map_err(Io)?;
     let sha256 = end.src.sha256();
+    let report = s.finish(&mut socks, o, (total, sha256, confirm), receiver_rates)?;
     if confirm {
-        check_digest((total, &sha256), end.digest).map_err(Unconfirmed)?;
+        check_digest((total, &report.sha256), end.digest).map_err(Unconfirmed)?;
     }
-    Ok(Report {
-        bytes: total,
-        seconds,
-        sha256,
-        confirmed: confirm,
-        paths: s.assoc.observer().paths.clone(),
-        rejected: s.rejected + s.assoc.stats().bad_vtag + s.trust.dropped,
-        receiver_rates,
-        routes: s.routes.addresses(&socks),
-    })
+    Ok(report)
 }
 
 /// The sender's part of the established phase: the source written in while less than

@@ -208,11 +208,6 @@ impl PacketTrace {
         }
     }
 
-    /// Rows written so far.
-    pub fn rows(&self) -> u64 {
-        self.rows
-    }
-
     #[allow(clippy::too_many_arguments)]
     fn write(
         &mut self,

@@ -5,7 +5,7 @@ use cmt_core::rtx::{self, RtxFactory};
 use cmt_core::sched::{self, SchedulerFactory};
 use cmt_core::{Compat, Config, Duration, MaxBurstMode, Params};
 
-use super::links::{build_links, BuiltLink};
+use super::links::{build_links, link_index, BuiltLink};
 use super::traffic::BuiltTraffic;
 use super::{field, params, BuildError, EventSpec, Scenario};
 use crate::link::LinkChange;
@@ -381,13 +381,9 @@ fn build_paths(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltPath>, Buil
         }
         let mut idx = Vec::with_capacity(p.links.len());
         for (j, name) in p.links.iter().enumerate() {
-            let k = links.iter().position(|l| &l.name == name).ok_or_else(|| {
-                BuildError::new(
-                    format!("paths[{i}].links[{j}]"),
-                    format!("unknown link `{name}`"),
-                )
-            })?;
-            idx.push(k);
+            idx.push(link_index(links, name, || {
+                format!("paths[{i}].links[{j}]")
+            })?);
         }
         paths.push(BuiltPath {
             name: p.name.clone(),
@@ -439,10 +435,7 @@ fn build_events(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltEvent>, Bu
 /// Event `i`: a link (and direction) and what changes at a time.
 fn build_event(i: usize, e: &EventSpec, links: &[BuiltLink]) -> Result<BuiltEvent, BuildError> {
     let f = |k: &str| format!("events[{i}].{k}");
-    let link = links
-        .iter()
-        .position(|l| l.name == e.link)
-        .ok_or_else(|| BuildError::new(f("link"), format!("unknown link `{}`", e.link)))?;
+    let link = link_index(links, &e.link, || f("link"))?;
     let dirs = match e.direction.as_deref() {
         None | Some("both") => vec![2 * link, 2 * link + 1],
         Some("forward") => vec![2 * link],

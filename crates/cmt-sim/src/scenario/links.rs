@@ -87,6 +87,18 @@ fn parse_queue(q: Option<&Raw>) -> Result<Option<usize>, String> {
     }
 }
 
+/// The index of the link named `name`, or an "unknown link" error at `field`.
+pub(super) fn link_index(
+    links: &[BuiltLink],
+    name: &str,
+    field: impl FnOnce() -> String,
+) -> Result<usize, BuildError> {
+    links
+        .iter()
+        .position(|l| l.name == name)
+        .ok_or_else(|| BuildError::new(field(), format!("unknown link `{name}`")))
+}
+
 /// Validates every link; names must be unique.
 pub(super) fn build_links(
     specs: &[LinkSpec],

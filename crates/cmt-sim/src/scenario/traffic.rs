@@ -1,7 +1,7 @@
 //! Validation of `[[traffic]]` entries (docs/algorithms.md §11.3–11.6): open-loop sources and
 //! TCP-like flows.
 
-use super::links::BuiltLink;
+use super::links::{link_index, BuiltLink};
 use super::{field, BuildError, Scenario, TrafficSpec};
 use crate::traffic::{Pattern, Sizes};
 use crate::units::{
@@ -124,12 +124,7 @@ fn route(
     }
     let mut route = Vec::with_capacity(t.links.len());
     for (j, name) in t.links.iter().enumerate() {
-        let k = links.iter().position(|l| &l.name == name).ok_or_else(|| {
-            BuildError::new(
-                format!("traffic[{i}].links[{j}]"),
-                format!("unknown link `{name}`"),
-            )
-        })?;
+        let k = link_index(links, name, || format!("traffic[{i}].links[{j}]"))?;
         route.push(2 * k + reverse as usize);
     }
     Ok(route)
