@@ -267,6 +267,26 @@ async fn receiver_driven_mode_is_negotiated_and_falls_back_when_one_end_does_not
     }
 }
 
+/// Waits (at most 30 s) until some file in `dir` — the receiver's file in the making —
+/// holds `bytes`.
+async fn mid_transfer(dir: &std::path::Path, bytes: u64) {
+    for _ in 0..15_000 {
+        let stored = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .max()
+            .unwrap_or(0);
+        if stored >= bytes {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    panic!("{}: the transfer did not start within 30 s", dir.display());
+}
+
 /// Either end can abort mid-transfer: the other stops at once and says the peer
 /// aborted (not a timeout).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -284,13 +304,14 @@ async fn an_abort_mid_transfer_stops_the_peer_at_once_with_a_clear_error() {
             (with_abort, Options::default())
         };
         let (remotes, out, server) = receiver_with(&["127.0.0.1:0"], name, ro).await;
-        let started = std::time::Instant::now();
         let client = tokio::spawn({
             let data = data.clone();
             async move { send(&addrs(&["127.0.1.1:0"]), &remotes, data, &so).await }
         });
-        // 50 MB take several hundred milliseconds on loopback: 20 ms in is mid-transfer.
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        // Mid-transfer: the receiver has stored a first megabyte of the 50 (a fixed
+        // delay is not enough on a loaded machine, where the handshake can take longer).
+        mid_transfer(out.parent().unwrap(), 1 << 20).await;
+        let started = std::time::Instant::now();
         n.notify_one();
         let (tx, rx) = (client.await.unwrap(), server.await.unwrap());
         let (ours, theirs) = if sender_aborts {
@@ -306,7 +327,7 @@ async fn an_abort_mid_transfer_stops_the_peer_at_once_with_a_clear_error() {
         );
         assert!(
             started.elapsed().as_secs() < 3,
-            "{name}: no timeout involved"
+            "{name}: both ends stop within 3 s of the abort (no timeout involved)"
         );
         assert!(!out.exists(), "{name}: no partial file written");
     }
