@@ -22,7 +22,6 @@ impl<O: Observer> Association<O> {
     /// lost chunk keeps it until the chunk itself is acked, so cwnd does not grow while
     /// the loss is being recovered.
     pub(super) fn missing_reports(&mut self, now: Time, s: &mut AckScratch, flags: u8) {
-        let cum = self.snd.cum_ack;
         let ns2 = self.ns2();
         let acked_paths = s.saw_new_ack.iter().filter(|&&b| b).count();
         // Without SFR: the highest TSN newly acked by this SACK (RFC 9260 §7.2.4's
@@ -37,42 +36,40 @@ impl<O: Observer> Association<O> {
                 .max()
         };
         let sack_pkts = ((flags & 0x3) as u32).max(1);
-        for p in &mut self.paths {
+        // CUC: a path that must look for its expected pseudo-cumacks takes its lowest
+        // unacknowledged TSN sent once (retransmitted, for the rtx pseudo-cumack).
+        for (d, p) in self.paths.iter_mut().enumerate() {
             if p.cuc.find_pseudo {
-                p.cuc.pseudo_cum = None;
+                p.cuc.pseudo_cum = self.snd.on_path.first_fresh(PathId(d));
+                p.cuc.find_pseudo = p.cuc.pseudo_cum.is_none();
             }
             if p.cuc.find_rtx_pseudo {
-                p.cuc.rtx_pseudo_cum = None;
+                p.cuc.rtx_pseudo_cum = self.snd.on_path.first_resent(PathId(d));
+                p.cuc.find_rtx_pseudo = p.cuc.rtx_pseudo_cum.is_none();
             }
         }
-        let mut losses: Vec<(usize, u64)> = Vec::new();
-        for (i, c) in self.snd.chunks.iter_mut().enumerate() {
-            if c.acked || c.tx_count == 0 {
-                continue; // acknowledged, or reserved and not sent yet
-            }
-            let tsn = cum + 1 + i as u64;
-            let d = c.path.0;
-            let p = &mut self.paths[d];
-            let (find, pc) = if c.tx_count == 1 {
-                (&mut p.cuc.find_pseudo, &mut p.cuc.pseudo_cum)
-            } else {
-                (&mut p.cuc.find_rtx_pseudo, &mut p.cuc.rtx_pseudo_cum)
+        // The chunks that may be reported missing: with SFR those below the highest TSN
+        // newly acked on their own path, a path with new acks; without, those below the
+        // association's.
+        let mut candidates = std::mem::take(&mut s.candidates);
+        candidates.clear();
+        for d in 0..self.paths.len() {
+            let below = match (self.cfg.sfr, htna) {
+                (true, _) if s.saw_new_ack[d] => s.highest[d],
+                (false, Some(h)) => h,
+                _ => continue,
             };
-            if *find {
-                *pc = Some(tsn);
-                *find = false;
-            }
+            candidates.extend(self.snd.on_path.on(PathId(d), ..below));
+        }
+        let mut losses = std::mem::take(&mut s.losses);
+        losses.clear();
+        for &tsn in &candidates {
+            let i = self.snd.index(tsn);
+            let c = &mut self.snd.chunks[i];
             if !c.in_flight {
                 continue;
             }
-            let qualifies = if self.cfg.sfr {
-                s.saw_new_ack[d] && tsn < s.highest[d]
-            } else {
-                htna.is_some_and(|h| tsn < h)
-            };
-            if !qualifies {
-                continue;
-            }
+            let d = c.path.0;
             // DAC; ns-2's lowest TSN acked on a path that saw no new ack is 0.
             let lowest = if ns2 && !s.saw_new_ack[d] {
                 0
@@ -97,8 +94,11 @@ impl<O: Observer> Association<O> {
                 losses.push((i, tsn));
             }
         }
+        s.candidates = candidates;
+        // Losses are handled in TSN order (destinations may draw random numbers).
+        losses.sort_unstable_by_key(|&(_, tsn)| tsn);
         let any_loss = !losses.is_empty();
-        for (i, tsn) in losses {
+        for &(i, tsn) in &losses {
             let orig = self.snd.chunks[i].path;
             self.paths[orig].losses.sample(true);
             self.obs
@@ -122,6 +122,7 @@ impl<O: Observer> Association<O> {
             let exempt = if ns2 { orig } else { dest };
             self.snd.fast_exempt[exempt.0] = true;
         }
+        s.losses = losses;
         if ns2 && any_loss {
             self.ns2_fast_rtx_cuts(now);
         }

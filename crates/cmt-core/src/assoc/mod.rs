@@ -4,12 +4,14 @@
 //! management); docs/algorithms.md §1.
 
 mod loss;
+mod on_path;
 mod recv;
 mod sack;
 mod send;
 mod send_queue;
 mod shutdown;
 mod timers;
+mod tsn_runs;
 
 pub use shutdown::Closing;
 

@@ -23,6 +23,8 @@ use crate::time::Time;
 use crate::tsn::{unwrap_tsn, wire_tsn};
 use crate::view::PathId;
 
+use super::tsn_runs::TsnRuns;
+
 struct Held {
     payload: Payload,
     path: PathId,
@@ -35,6 +37,8 @@ pub(super) struct RecvState {
     /// Highest TSN delivered in order.
     cum: u64,
     ooo: BTreeMap<u64, Held>,
+    /// The TSNs of `ooo` as runs: the gap blocks.
+    runs: TsnRuns,
     pub(super) held: u32,
     dups: Vec<u32>,
     pub(super) delivered: VecDeque<Payload>,
@@ -53,6 +57,7 @@ impl RecvState {
         RecvState {
             cum: (1u64 << 32) + peer_initial_tsn as u64 - 1,
             ooo: BTreeMap::new(),
+            runs: TsnRuns::default(),
             held: 0,
             dups: Vec::new(),
             delivered: VecDeque::new(),
@@ -132,6 +137,7 @@ impl<O: Observer> Association<O> {
             return;
         }
         r.held += size;
+        r.runs.insert(tsn);
         r.ooo.insert(
             tsn,
             Held {
@@ -165,6 +171,8 @@ impl<O: Observer> Association<O> {
             };
             self.obs.event(now, &ev);
         }
+        let cum = self.rcv.cum;
+        self.rcv.runs.remove_through(cum);
         if self.rcv.held != before {
             let held = self.rcv.held;
             self.obs.event(now, &Event::RbufOccupancy { held });
@@ -205,26 +213,12 @@ impl<O: Observer> Association<O> {
     /// goes on: the path of the latest DATA packet (RFC 9260 §6.4).
     pub(super) fn build_sack(&mut self, now: Time) -> (PathId, SackChunk) {
         let r = &mut self.rcv;
-        let mut gap_blocks = Vec::new();
-        let mut run: Option<(u64, u64)> = None;
-        for &tsn in r.ooo.keys() {
-            match run {
-                Some((s, e)) if tsn == e + 1 => run = Some((s, tsn)),
-                _ => {
-                    if let Some((s, e)) = run {
-                        gap_blocks.push(block(r.cum, s, e));
-                    }
-                    if gap_blocks.len() >= self.cfg.max_gap_blocks {
-                        run = None;
-                        break;
-                    }
-                    run = Some((tsn, tsn));
-                }
-            }
-        }
-        if let Some((s, e)) = run {
-            gap_blocks.push(block(r.cum, s, e));
-        }
+        let gap_blocks: Vec<GapBlock> = r
+            .runs
+            .iter()
+            .take(self.cfg.max_gap_blocks)
+            .map(|(s, e)| block(r.cum, s, e))
+            .collect();
         let sack = SackChunk {
             cum_tsn: wire_tsn(r.cum),
             a_rwnd: self.cfg.rbuf - r.held,

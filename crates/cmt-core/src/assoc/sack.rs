@@ -14,9 +14,7 @@
 //! window (`ProcessSackChunk`), and Max.Burst switches on for good at the first
 //! cumulative ack of a retransmitted chunk (`SendBufferDequeueUpTo`).
 
-use std::collections::VecDeque;
-
-use super::send_queue::TxChunk;
+use super::send_queue::{SendState, TxChunk};
 use super::Association;
 use crate::cc::{AckSignal, CcPathView};
 use crate::event::{Event, Observer};
@@ -45,10 +43,45 @@ pub(super) struct AckScratch {
     /// The earliest TSN of the path was acked: restart its T3 (rule R3).
     restart_t3: Vec<bool>,
     cc_views: Vec<CcPathView>,
+    /// TSNs a gap block acks for the first time.
+    pub(super) newly: Vec<u64>,
+    /// Chunks that may get a missing report (`loss.rs`).
+    pub(super) candidates: Vec<u64>,
+    /// Chunks this SACK marks for fast retransmission, `(index, tsn)`.
+    pub(super) losses: Vec<(usize, u64)>,
+    /// A buffer for a SACK's gap blocks as TSN ranges.
+    runs: Vec<(u64, u64)>,
+}
+
+/// The stretches of `lo ..= hi` outside `covered` (ranges sorted by start), in order.
+fn uncovered(lo: u64, hi: u64, covered: &[(u64, u64)]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    let mut rest = covered.iter().peekable();
+    let mut from = lo;
+    std::iter::from_fn(move || {
+        while from <= hi {
+            match rest.peek() {
+                Some(&&(s, e)) if s <= from => {
+                    from = from.max(e + 1);
+                    rest.next();
+                }
+                Some(&&(s, _)) if s <= hi => {
+                    let part = (from, s - 1);
+                    from = s;
+                    return Some(part);
+                }
+                _ => {
+                    let part = (from, hi);
+                    from = hi + 1;
+                    return Some(part);
+                }
+            }
+        }
+        None
+    })
 }
 
 impl AckScratch {
-    fn reset(&mut self, paths: &[Path], chunks: &VecDeque<TxChunk>, cum_ack: u64, cum: u64) {
+    fn reset(&mut self, paths: &[Path], snd: &SendState, cum: u64) {
         let n = paths.len();
         self.newly_bytes.clear();
         self.newly_bytes.resize(n, 0);
@@ -66,17 +99,15 @@ impl AckScratch {
         self.flight_before
             .extend(paths.iter().map(|p| p.out.flight));
         self.earliest.clear();
-        self.earliest.resize(n, None);
-        let mut missing = paths.iter().filter(|p| p.out.flight > 0).count();
-        for (i, c) in chunks.iter().enumerate() {
-            if missing == 0 {
-                break;
-            }
-            if c.in_flight && self.earliest[c.path.0].is_none() {
-                self.earliest[c.path.0] = Some(cum_ack + 1 + i as u64);
-                missing -= 1;
-            }
-        }
+        self.earliest.extend(paths.iter().enumerate().map(|(d, p)| {
+            (p.out.flight > 0)
+                .then(|| {
+                    snd.on_path
+                        .on(PathId(d), ..)
+                        .find(|&t| snd.chunks[snd.index(t)].in_flight)
+                })
+                .flatten()
+        }));
         self.restart_t3.clear();
         self.restart_t3.resize(n, false);
     }
@@ -127,7 +158,7 @@ impl<O: Observer> Association<O> {
             return; // an older SACK overtaken by a newer one on another path
         }
         let mut s = std::mem::take(&mut self.scratch);
-        s.reset(&self.paths, &self.snd.chunks, self.snd.cum_ack, cum);
+        s.reset(&self.paths, &self.snd, cum);
         let mut rtts = Vec::new();
         let advanced = cum > self.snd.cum_ack;
         if self.ns2() {
@@ -161,6 +192,12 @@ impl<O: Observer> Association<O> {
             }
         }
         self.scratch = s;
+        // The index against the queue, in debug builds (the tests) while the queue is
+        // short enough for a walk per SACK to stay cheap.
+        #[cfg(debug_assertions)]
+        if self.snd.chunks.len() <= 1024 {
+            self.snd.on_path.check(&self.snd.chunks, self.snd.cum_ack);
+        }
     }
 
     /// The cumulative part: chunks up to `cum` leave the queue. Returns whether any was
@@ -182,6 +219,7 @@ impl<O: Observer> Association<O> {
             let tsn = self.snd.cum_ack;
             let (d, size) = (c.path.0, c.size());
             if !c.acked {
+                self.snd.on_path.remove(c.path, tsn, c.tx_count);
                 // ns-2 `SendBufferDequeueUpTo`: Max.Burst applies from the first
                 // cumulative ack of a chunk no longer eligible for fast retransmission.
                 self.burst_trigger |= c.fast_done || c.tx_count > 1;
@@ -227,23 +265,45 @@ impl<O: Observer> Association<O> {
     ) -> (bool, u64) {
         let ns2 = self.ns2();
         let (mut newly_any, mut reported) = (false, 0u64);
+        let mut newly = std::mem::take(&mut s.newly);
+        let before = std::mem::take(&mut self.snd.gap_acked_runs);
+        let mut runs = std::mem::take(&mut s.runs);
+        runs.clear();
+        // Where the previous SACK's runs reach the current block (blocks come in TSN
+        // order, so this only moves forward; a bogus order starts it over).
+        let mut cursor = 0;
         for b in blocks {
             if b.start == 0 || b.start > b.end {
                 self.stats.bogus_chunks += 1;
                 continue;
             }
-            for off in b.start..=b.end {
-                let idx = off as usize - 1;
-                let Some(c) = self.snd.chunks.get_mut(idx) else {
-                    break;
-                };
-                if c.tx_count > 0 {
-                    reported += c.size();
-                }
-                if c.acked {
-                    continue;
-                }
+            let len = self.snd.chunks.len();
+            let first = b.start as usize - 1;
+            if first >= len {
+                continue;
+            }
+            let last = (b.end as usize - 1).min(len - 1);
+            reported += self.snd.sent_bytes(first, last);
+            let (lo, hi) = (cum + 1 + first as u64, cum + 1 + last as u64);
+            runs.push((lo, hi));
+            // The chunks of the block not acked before: only the stretches the previous
+            // SACK's blocks did not cover can hold any.
+            newly.clear();
+            if runs.len() > 1 && runs[runs.len() - 2].0 > lo {
+                cursor = 0;
+            }
+            while cursor < before.len() && before[cursor].1 < lo {
+                cursor += 1;
+            }
+            for (from, to) in uncovered(lo, hi, &before[cursor..]) {
+                self.snd.not_acked_in(from, to, &mut newly);
+            }
+            newly.sort_unstable();
+            for &tsn in &newly {
+                let idx = self.snd.index(tsn);
+                let c = &mut self.snd.chunks[idx];
                 let (d, size) = (c.path.0, c.size());
+                self.snd.on_path.remove(c.path, tsn, c.tx_count);
                 c.acked = true;
                 self.snd.gap_acked_bytes += size;
                 if self.cfg.rev.is_some() {
@@ -255,7 +315,6 @@ impl<O: Observer> Association<O> {
                     c.in_flight = false;
                     self.paths[d].out.flight -= size;
                 }
-                let tsn = cum + off as u64;
                 if c.rtx.take().is_some() {
                     self.snd.rtx_marked.remove(&tsn);
                     self.unmark_acked(d, size, s);
@@ -276,6 +335,11 @@ impl<O: Observer> Association<O> {
                 newly_any = true;
             }
         }
+        s.newly = newly;
+        runs.sort_unstable();
+        self.snd.gap_acked_runs = runs;
+        // The previous SACK's runs are done with: their buffer holds the next SACK's.
+        s.runs = before;
         (newly_any, reported)
     }
 
@@ -301,6 +365,7 @@ impl<O: Observer> Association<O> {
             .collect();
         covered.sort_unstable();
         let mut k = 0;
+        let cum = self.snd.cum_ack;
         for (idx, c) in self.snd.chunks.iter_mut().enumerate() {
             while k < covered.len() && covered[k].1 < idx {
                 k += 1;
@@ -308,6 +373,9 @@ impl<O: Observer> Association<O> {
             if !c.acked || covered.get(k).is_some_and(|&(s, _)| s <= idx) {
                 continue;
             }
+            self.snd
+                .on_path
+                .add(c.path, cum + 1 + idx as u64, c.tx_count);
             c.acked = false;
             c.in_flight = true;
             self.paths[c.path].out.flight += c.size();
@@ -430,5 +498,27 @@ impl<O: Observer> Association<O> {
                 self.cwnd_event(now, PathId(i));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uncovered;
+
+    #[test]
+    fn uncovered_stretches_of_a_block() {
+        let cov = [(10, 12), (15, 15), (20, 30)];
+        let parts = |lo, hi| uncovered(lo, hi, &cov).collect::<Vec<_>>();
+        assert_eq!(parts(10, 12), []);
+        assert_eq!(parts(8, 16), [(8, 9), (13, 14), (16, 16)]);
+        assert_eq!(parts(13, 40), [(13, 14), (16, 19), (31, 40)]);
+        assert_eq!(parts(1, 5), [(1, 5)]);
+        assert_eq!(parts(25, 35), [(31, 35)]);
+        // Overlapping cover (a bogus SACK's blocks) only hides what it covers.
+        let odd = [(5, 20), (8, 9)];
+        assert_eq!(
+            uncovered(1, 25, &odd).collect::<Vec<_>>(),
+            [(1, 4), (21, 25)]
+        );
     }
 }

@@ -250,9 +250,11 @@ impl<O: Observer> Association<O> {
             let first_on_dest = self.first_outstanding_on(dest, i, true);
             self.paths[orig].out.marked -= self.snd.chunks[i].size();
             let c = &mut self.snd.chunks[i];
+            self.snd.on_path.remove(orig, tsn, c.tx_count);
             c.path = dest;
             c.rtx = None;
             c.tx_count += 1;
+            self.snd.on_path.add(dest, tsn, c.tx_count);
             c.in_flight = true;
             c.missing = 0;
             let (len, size, ssn, payload) = (c.len, c.size(), c.ssn, c.payload.clone());
@@ -333,6 +335,7 @@ impl<O: Observer> Association<O> {
         c.tx_count = 1;
         c.in_flight = true;
         let (len, ssn, payload) = (c.len, c.ssn, c.payload.clone());
+        self.snd.on_path.add(path, tsn, 1);
         let p = &mut self.paths[path];
         p.sending.burst_used += 1;
         if p.sending.rtt_probe.is_none() {
@@ -378,7 +381,10 @@ impl<O: Observer> Association<O> {
             self.snd.next_tsn += 1;
             let ssn = self.snd.next_ssn;
             self.snd.next_ssn = self.snd.next_ssn.wrapping_add(1);
+            let offset = self.snd.assigned_bytes;
+            self.snd.assigned_bytes += data_chunk_len(payload.len()) as u64;
             self.snd.chunks.push_back(TxChunk {
+                offset,
                 len: payload.len() as u32,
                 payload,
                 ssn,
@@ -405,9 +411,12 @@ impl<O: Observer> Association<O> {
     /// Whether no chunk before position `i` is outstanding on `path`: sent there and
     /// neither acked nor (with `in_flight_only`) marked for retransmission.
     fn first_outstanding_on(&self, path: PathId, i: usize, in_flight_only: bool) -> bool {
-        !self.snd.chunks.iter().take(i).any(|c| {
-            c.path == path && !c.acked && c.tx_count > 0 && (c.in_flight || !in_flight_only)
-        })
+        let tsn = self.snd.cum_ack + 1 + i as u64;
+        !self
+            .snd
+            .on_path
+            .on(path, ..tsn)
+            .any(|t| !in_flight_only || self.snd.chunks[self.snd.index(t)].in_flight)
     }
 
     /// Bytes of the chunks marked for retransmission and not resent yet.

@@ -7,6 +7,8 @@ use crate::event::SendKind;
 use crate::packet::{data_chunk_len, Payload};
 use crate::view::PathId;
 
+use super::on_path::OnPath;
+
 /// A chunk sent and not yet cumulatively acknowledged.
 pub(super) struct TxChunk {
     pub(super) payload: Payload,
@@ -24,6 +26,9 @@ pub(super) struct TxChunk {
     pub(super) fast_done: bool,
     /// Marked for retransmission: why, and the chosen destination.
     pub(super) rtx: Option<(SendKind, PathId)>,
+    /// DATA chunk bytes of every chunk given a TSN before this one: the bytes of a run
+    /// of TSNs is a difference of two offsets.
+    pub(super) offset: u64,
 }
 
 impl TxChunk {
@@ -50,6 +55,14 @@ pub(super) struct SendState {
     pub(super) reserved: BTreeSet<u64>,
     /// Copies the scheduler asked for, `(tsn, path)`, in request order.
     pub(super) copy_queue: VecDeque<(u64, PathId)>,
+    /// The sent, unacknowledged chunks of `chunks` by the path of their latest
+    /// transmission.
+    pub(super) on_path: OnPath,
+    /// DATA chunk bytes given TSNs so far (the next chunk's `offset`).
+    pub(super) assigned_bytes: u64,
+    /// The TSN ranges the latest SACK's gap blocks covered, sorted: every chunk in them
+    /// is acknowledged, so the next SACK looks for new acks only outside them.
+    pub(super) gap_acked_runs: Vec<(u64, u64)>,
 
     pub(super) peer_rwnd: u64,
     /// The latest a_rwnd the peer advertised.
@@ -79,6 +92,9 @@ impl SendState {
             rtx_marked: BTreeSet::new(),
             reserved: BTreeSet::new(),
             copy_queue: VecDeque::new(),
+            on_path: OnPath::new(num_paths),
+            assigned_bytes: 0,
+            gap_acked_runs: Vec::new(),
 
             peer_rwnd: peer_rwnd as u64,
             peer_awnd: peer_rwnd as u64,
@@ -116,6 +132,43 @@ impl SendState {
     pub(super) fn unacked_bytes(&self) -> u64 {
         let in_chunks: u64 = self.chunks.iter().map(|c| c.len as u64).sum();
         self.queued_bytes().saturating_add(in_chunks)
+    }
+
+    /// The index in `chunks` of `tsn` (which must be there).
+    pub(super) fn index(&self, tsn: u64) -> usize {
+        (tsn - self.cum_ack - 1) as usize
+    }
+
+    /// Appends the TSNs in `lo ..= hi` not acknowledged yet to `out`: those sent
+    /// (indexed by path) and, which only a bogus SACK can ack, those not sent yet.
+    pub(super) fn not_acked_in(&self, lo: u64, hi: u64, out: &mut Vec<u64>) {
+        self.on_path.all_in(lo, hi, out);
+        if !self.reserved.is_empty() {
+            out.extend(
+                self.reserved
+                    .range(lo..=hi)
+                    .filter(|&&t| !self.chunks[self.index(t)].acked),
+            );
+        }
+    }
+
+    /// DATA chunk bytes of the sent chunks at indexes `first ..= last` of `chunks`.
+    pub(super) fn sent_bytes(&self, first: usize, last: usize) -> u64 {
+        let (a, b) = (&self.chunks[first], &self.chunks[last]);
+        let all = b.offset + b.size() - a.offset;
+        let (lo, hi) = (
+            self.cum_ack + 1 + first as u64,
+            self.cum_ack + 1 + last as u64,
+        );
+        if self.reserved.is_empty() {
+            return all;
+        }
+        let unsent: u64 = self
+            .reserved
+            .range(lo..=hi)
+            .map(|&t| self.chunks[self.index(t)].size())
+            .sum();
+        all - unsent
     }
 
     pub(super) fn next_len(&self, max: u32) -> u32 {

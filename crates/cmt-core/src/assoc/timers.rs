@@ -153,16 +153,18 @@ impl<O: Observer> Association<O> {
         // every chunk in flight on the path is marked for retransmission.
         let copies: u64 = self.paths[id].out.copies.drain(..).map(|(_, s)| s).sum();
         self.paths[id].out.flight -= copies;
-        let cum = self.snd.cum_ack;
-        for i in 0..self.snd.chunks.len() {
+        let in_flight: Vec<u64> = self
+            .snd
+            .on_path
+            .on(id, ..)
+            .filter(|&t| self.snd.chunks[self.snd.index(t)].in_flight)
+            .collect();
+        for tsn in in_flight {
+            let i = self.snd.index(tsn);
             let c = &mut self.snd.chunks[i];
-            if c.path != id || !c.in_flight {
-                continue;
-            }
             c.in_flight = false;
             self.paths[id].out.flight -= c.size();
             self.paths[id].losses.sample(true);
-            let tsn = cum + 1 + i as u64;
             let dest = self.choose_rtx_dest(now, id, tsn);
             self.snd.chunks[i].rtx = Some((SendKind::TimeoutRetransmit, dest));
             self.snd.rtx_marked.insert(tsn);

@@ -1,0 +1,146 @@
+//! An index of the send queue by path: per path, the TSNs whose latest transmission
+//! went on it and that are not acknowledged yet, first transmissions and
+//! retransmissions apart.
+//!
+//! SACK processing asks per path for "the earliest chunk outstanding" (T3-rtx rule
+//! R3), "the earliest first transmission / retransmission not yet acked" (CUC's
+//! pseudo-cumacks, Iyengar et al., ToN 2006) and "the chunks below the highest TSN
+//! newly acked" (missing reports with SFR); a gap block asks for the chunks in it not
+//! acked before. With this index each answer costs what it returns (plus a logarithm),
+//! not a walk over everything outstanding — which on paths of unequal delay can be
+//! thousands of chunks held out of order.
+
+use std::collections::BTreeSet;
+use std::ops::RangeBounds;
+
+use crate::view::PathId;
+
+/// Per path: unacknowledged TSNs sent once (`fresh`) and sent more than once
+/// (`resent`), each in TSN order.
+#[derive(Debug, Default)]
+pub(super) struct OnPath {
+    fresh: Vec<BTreeSet<u64>>,
+    resent: Vec<BTreeSet<u64>>,
+}
+
+impl OnPath {
+    pub(super) fn new(num_paths: usize) -> Self {
+        OnPath {
+            fresh: vec![BTreeSet::new(); num_paths],
+            resent: vec![BTreeSet::new(); num_paths],
+        }
+    }
+
+    fn set(&mut self, path: PathId, tx_count: u32) -> &mut BTreeSet<u64> {
+        if tx_count == 1 {
+            &mut self.fresh[path.0]
+        } else {
+            &mut self.resent[path.0]
+        }
+    }
+
+    /// `tsn` was transmitted on `path` for the `tx_count`-th time.
+    pub(super) fn add(&mut self, path: PathId, tsn: u64, tx_count: u32) {
+        if tx_count > 0 {
+            self.set(path, tx_count).insert(tsn);
+        }
+    }
+
+    /// `tsn`, last sent on `path` for the `tx_count`-th time, was acknowledged or is
+    /// being sent again.
+    pub(super) fn remove(&mut self, path: PathId, tsn: u64, tx_count: u32) {
+        if tx_count > 0 {
+            self.set(path, tx_count).remove(&tsn);
+        }
+    }
+
+    /// The lowest unacknowledged TSN sent once on `path` (CUC's expected pseudo-cumack).
+    pub(super) fn first_fresh(&self, path: PathId) -> Option<u64> {
+        self.fresh[path.0].first().copied()
+    }
+
+    /// The lowest unacknowledged TSN retransmitted on `path` (the expected rtx
+    /// pseudo-cumack).
+    pub(super) fn first_resent(&self, path: PathId) -> Option<u64> {
+        self.resent[path.0].first().copied()
+    }
+
+    /// The unacknowledged TSNs last sent on `path` within `range`, in TSN order.
+    pub(super) fn on<R: RangeBounds<u64> + Clone>(
+        &self,
+        path: PathId,
+        range: R,
+    ) -> impl Iterator<Item = u64> + '_ {
+        merge(
+            self.fresh[path.0].range(range.clone()).copied(),
+            self.resent[path.0].range(range).copied(),
+        )
+    }
+
+    /// Checks the index against the send queue it indexes (debug builds: every SACK of
+    /// every test): each sent, unacknowledged chunk is under its path and transmission
+    /// count, and nothing else is.
+    #[cfg(debug_assertions)]
+    pub(super) fn check(
+        &self,
+        chunks: &std::collections::VecDeque<super::send_queue::TxChunk>,
+        cum: u64,
+    ) {
+        let mut want = OnPath::new(self.fresh.len());
+        for (i, c) in chunks.iter().enumerate() {
+            if !c.acked {
+                want.add(c.path, cum + 1 + i as u64, c.tx_count);
+            }
+        }
+        assert_eq!(self.fresh, want.fresh, "first transmissions by path");
+        assert_eq!(self.resent, want.resent, "retransmissions by path");
+    }
+
+    /// Appends the unacknowledged TSNs of every path within `lo ..= hi` to `out`
+    /// (paths one after the other; sort for TSN order).
+    pub(super) fn all_in(&self, lo: u64, hi: u64, out: &mut Vec<u64>) {
+        for s in self.fresh.iter().chain(&self.resent) {
+            out.extend(s.range(lo..=hi));
+        }
+    }
+}
+
+/// Two ascending iterators as one.
+fn merge(a: impl Iterator<Item = u64>, b: impl Iterator<Item = u64>) -> impl Iterator<Item = u64> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some(&x), Some(&y)) if y < x => b.next(),
+        (Some(_), _) => a.next(),
+        (None, _) => b.next(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_each_paths_tsns_in_order_across_first_sends_and_resends() {
+        let mut o = OnPath::new(2);
+        for (tsn, path) in [(10, 0), (11, 1), (12, 0), (13, 1), (14, 0)] {
+            o.add(PathId(path), tsn, 1);
+        }
+        // 12 is lost on path 0 and resent on path 1; 10 is acked.
+        o.remove(PathId(0), 12, 1);
+        o.add(PathId(1), 12, 2);
+        o.remove(PathId(0), 10, 1);
+        assert_eq!(o.on(PathId(0), ..).collect::<Vec<_>>(), [14]);
+        assert_eq!(o.on(PathId(1), ..).collect::<Vec<_>>(), [11, 12, 13]);
+        assert_eq!(o.on(PathId(1), ..13).collect::<Vec<_>>(), [11, 12]);
+        assert_eq!(o.first_fresh(PathId(1)), Some(11));
+        assert_eq!(o.first_resent(PathId(1)), Some(12));
+        assert_eq!(o.first_resent(PathId(0)), None);
+        let mut all = Vec::new();
+        o.all_in(12, 14, &mut all);
+        all.sort_unstable();
+        assert_eq!(all, [12, 13, 14]);
+        // A chunk never sent (tx_count 0) is not indexed.
+        o.add(PathId(0), 20, 0);
+        assert_eq!(o.on(PathId(0), 15..).count(), 0);
+    }
+}
