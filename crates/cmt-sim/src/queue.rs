@@ -1,29 +1,34 @@
 //! The event queue: a min-heap ordered by `(time, seq)`, so events at the same instant
-//! run in the order they were scheduled (deterministic, FIFO among equals).
+//! run in the order they were scheduled (deterministic, FIFO among equals). The heap
+//! orders small keys; the events wait in a slab of reused slots, so the steady state
+//! allocates nothing.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use cmt_core::Time;
 
-struct Entry<E> {
+/// A heap entry: the order key and where the event waits. Events themselves (a packet
+/// in flight is ~100 bytes) stay put in a slab while the heap moves 24-byte keys.
+#[derive(Clone, Copy)]
+struct Key {
     at: Time,
     seq: u64,
-    ev: E,
+    slot: u32,
 }
 
-impl<E> PartialEq for Entry<E> {
+impl PartialEq for Key {
     fn eq(&self, o: &Self) -> bool {
         (self.at, self.seq) == (o.at, o.seq)
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl Eq for Key {}
+impl PartialOrd for Key {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl<E> Ord for Entry<E> {
+impl Ord for Key {
     fn cmp(&self, o: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap.
         (o.at, o.seq).cmp(&(self.at, self.seq))
@@ -32,7 +37,11 @@ impl<E> Ord for Entry<E> {
 
 /// Pending events.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: BinaryHeap<Key>,
+    /// The events, by slot; `None` marks a free slot.
+    slots: Vec<Option<E>>,
+    /// Free slots, reused last-freed first.
+    free: Vec<u32>,
     seq: u64,
 }
 
@@ -40,6 +49,8 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
             seq: 0,
         }
     }
@@ -48,16 +59,40 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     /// Schedules `ev` at `at`.
     pub fn push(&mut self, at: Time, ev: E) {
+        let seq = self.reserve();
+        self.push_reserved(at, seq, ev);
+    }
+
+    /// Takes the sequence number the next [`push`](Self::push) would get, for an event
+    /// that will be pushed later with [`push_reserved`](Self::push_reserved): it then
+    /// runs exactly where it would have run had it been pushed now.
+    pub fn reserve(&mut self) -> u64 {
         self.seq += 1;
-        self.heap.push(Entry {
-            at,
-            seq: self.seq,
-            ev,
-        });
+        self.seq
+    }
+
+    /// Schedules `ev` at `at` with a sequence number from [`reserve`](Self::reserve).
+    pub fn push_reserved(&mut self, at: Time, seq: u64, ev: E) {
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(ev);
+                i
+            }
+            None => {
+                self.slots.push(Some(ev));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.heap.push(Key { at, seq, slot });
     }
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        self.heap.pop().map(|e| (e.at, e.ev))
+        let k = self.heap.pop()?;
+        self.free.push(k.slot);
+        let ev = self.slots[k.slot as usize]
+            .take()
+            .expect("a queued key names a filled slot");
+        Some((k.at, ev))
     }
     /// Number of pending events.
     pub fn len(&self) -> usize {

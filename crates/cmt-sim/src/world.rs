@@ -17,13 +17,18 @@ use crate::traffic::Source;
 mod assemble;
 mod bounds;
 mod endpoint;
+mod propagation;
+mod timer_keys;
 
 use endpoint::Endpoint;
 
 enum Ev {
     LinkDone(LinkDir),
-    Arrive(LinkDir, InFlight),
-    Timer(EndpointId),
+    /// A packet arrives at the far end of a link; `true` when it came from the link's
+    /// propagation pipe (`world/propagation.rs`).
+    Arrive(LinkDir, InFlight, bool),
+    /// An endpoint's timer event, with its sequence number (`world/timer_keys.rs`).
+    Timer(EndpointId, u64),
     /// A scheduled change: index into the scenario's events.
     LinkEvent(usize),
     Traffic(FlowId),
@@ -118,6 +123,8 @@ pub struct Simulation {
     now: Time,
     q: EventQueue<Ev>,
     links: Vec<Link>,
+    /// Per link direction, the packets in propagation.
+    pipes: Vec<propagation::Pipe>,
     /// Link chains: route 2p is path p sender → receiver, 2p + 1 the way back;
     /// background flows follow.
     routes: Vec<Vec<LinkDir>>,
@@ -196,8 +203,14 @@ impl Simulation {
                         }
                     }
                 }
-                Ev::Arrive(l, pkt) => self.arrive(l, pkt),
-                Ev::Timer(side) => {
+                Ev::Arrive(l, pkt, piped) => {
+                    if piped {
+                        self.next_arrival(l);
+                    }
+                    self.arrive(l, pkt)
+                }
+                Ev::Timer(side, seq) => {
+                    self.timer_ran(side, at, seq);
                     if self.ends[side].timer_at == Some(at) {
                         self.ends[side].timer_at = None;
                         self.ends[side].assoc.handle_timeout(at);
@@ -274,7 +287,7 @@ impl Simulation {
     fn link_done(&mut self, l: LinkDir) {
         let (fate, next) = self.links[l].finish(self.now);
         match fate {
-            Some(Finished::Arrives(at, pkt)) => self.q.push(at, Ev::Arrive(l, pkt)),
+            Some(Finished::Arrives(at, pkt)) => self.depart(l, at, pkt),
             Some(Finished::Lost(pkt, cause)) => self.dropped(&pkt, cause, l),
             None => {}
         }
@@ -410,7 +423,7 @@ impl Simulation {
         if t != end.timer_at {
             end.timer_at = t;
             if let Some(t) = t {
-                self.q.push(t, Ev::Timer(side));
+                self.schedule_timer(side, t);
             }
         }
     }

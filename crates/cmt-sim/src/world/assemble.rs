@@ -42,6 +42,7 @@ impl Simulation {
             built,
             now: Time::ZERO,
             q: EventQueue::default(),
+            pipes: (0..links.len()).map(|_| Default::default()).collect(),
             links,
             routes,
             ends,

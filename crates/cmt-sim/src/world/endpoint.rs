@@ -13,6 +13,8 @@ pub(crate) struct Endpoint {
     pub(crate) assoc: Association<Probe>,
     /// When its timer is armed (the event queue may hold stale timer events).
     pub(crate) timer_at: Option<Time>,
+    /// Its pending timer events.
+    pub(crate) timer_keys: super::timer_keys::TimerKeys,
     /// The route of each of its paths.
     pub(crate) routes: Vec<RouteId>,
     /// The endpoint it talks to.
@@ -31,6 +33,7 @@ impl Endpoint {
         Endpoint {
             assoc,
             timer_at: None,
+            timer_keys: Default::default(),
             routes,
             peer,
             flow,

@@ -1,0 +1,56 @@
+//! Packets in propagation, per link direction.
+//!
+//! After serialisation a packet travels for the link's delay. With a fixed delay the
+//! packets of a direction arrive in the order they left, so only the first needs an
+//! event in the queue: the others wait here, each with the sequence number it would
+//! have had as an event, and the next one enters the queue when the one before it
+//! arrives. The queue then holds one arrival per link instead of one per packet in
+//! flight (thousands on a long, fast path) and every event runs exactly when and in
+//! the order it did before. A packet that would overtake the last one waiting (jitter
+//! that reorders, a delay cut by a scheduled change) goes to the queue on its own.
+
+use std::collections::VecDeque;
+
+use cmt_core::Time;
+
+use super::{Ev, Simulation};
+use crate::ids::LinkDir;
+use crate::link::InFlight;
+
+/// One link direction's packets in propagation behind the one whose arrival is queued.
+#[derive(Default)]
+pub(super) struct Pipe {
+    /// `(arrival, sequence number, packet)`, in arrival order.
+    waiting: VecDeque<(Time, u64, InFlight)>,
+    /// An arrival of this pipe is in the event queue.
+    head_queued: bool,
+    /// Arrival time of the latest packet that entered the pipe.
+    last: Time,
+}
+
+impl Simulation {
+    /// `pkt` left link `l` and arrives at `at`.
+    pub(super) fn depart(&mut self, l: LinkDir, at: Time, pkt: InFlight) {
+        let pipe = &mut self.pipes[l.0];
+        if !pipe.head_queued {
+            pipe.head_queued = true;
+            pipe.last = at;
+            self.q.push(at, Ev::Arrive(l, pkt, true));
+        } else if at >= pipe.last {
+            pipe.last = at;
+            let seq = self.q.reserve();
+            pipe.waiting.push_back((at, seq, pkt));
+        } else {
+            self.q.push(at, Ev::Arrive(l, pkt, false));
+        }
+    }
+
+    /// The queued arrival of pipe `l` happened: queue the next one.
+    pub(super) fn next_arrival(&mut self, l: LinkDir) {
+        let pipe = &mut self.pipes[l.0];
+        match pipe.waiting.pop_front() {
+            Some((at, seq, pkt)) => self.q.push_reserved(at, seq, Ev::Arrive(l, pkt, true)),
+            None => pipe.head_queued = false,
+        }
+    }
+}
