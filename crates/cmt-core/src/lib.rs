@@ -30,6 +30,7 @@ pub mod auth;
 pub mod cc;
 pub mod config;
 pub mod event;
+pub mod extension_failure;
 pub mod packet;
 pub mod params;
 pub(crate) mod path;

@@ -32,6 +32,9 @@ pub struct Entry<F: ?Sized> {
     pub summary: String,
     /// Whether the row was registered at run time rather than built in.
     pub extension: bool,
+    /// What identifies the registered code when the program's executable does not (a
+    /// hash of a Python class's source, …); empty for built-in rows.
+    pub fingerprint: String,
     build: Builder<F>,
 }
 
@@ -42,6 +45,7 @@ impl<F: ?Sized> Clone for Entry<F> {
             aliases: self.aliases.clone(),
             summary: self.summary.clone(),
             extension: self.extension,
+            fingerprint: self.fingerprint.clone(),
             build: Arc::clone(&self.build),
         }
     }
@@ -54,6 +58,7 @@ impl<F: ?Sized> fmt::Debug for Entry<F> {
             .field("aliases", &self.aliases)
             .field("summary", &self.summary)
             .field("extension", &self.extension)
+            .field("fingerprint", &self.fingerprint)
             .finish_non_exhaustive()
     }
 }
@@ -128,6 +133,7 @@ impl<F: ?Sized> Table<F> {
             aliases: aliases.iter().map(|a| a.to_string()).collect(),
             summary: summary.to_string(),
             extension: false,
+            fingerprint: String::new(),
             build: Arc::new(build),
         });
         self
@@ -141,20 +147,44 @@ impl<F: ?Sized> Table<F> {
         summary: &str,
         build: Builder<F>,
     ) -> Result<(), RegistryError> {
-        check_name(self.kind, name)?;
-        if self.rows.iter().any(|r| r.answers_to(name)) {
-            return Err(RegistryError(format!(
-                "{} `{name}` is already registered",
-                self.kind
-            )));
-        }
-        self.rows.push(Entry {
-            name: name.to_string(),
-            aliases: Vec::new(),
-            summary: summary.to_string(),
-            extension: true,
+        self.register_extension(Extension {
+            name,
+            summary,
+            fingerprint: "",
+            replace: false,
             build,
-        });
+        })
+    }
+
+    /// Adds a row at run time, with a fingerprint and optionally replacing an earlier
+    /// registration of the same name (a notebook cell run twice). Built-in rows are
+    /// never replaced.
+    pub fn register_extension(&mut self, ext: Extension<'_, F>) -> Result<(), RegistryError> {
+        check_name(self.kind, ext.name)?;
+        let taken = self.rows.iter().position(|r| r.answers_to(ext.name));
+        let row = Entry {
+            name: ext.name.to_string(),
+            aliases: Vec::new(),
+            summary: ext.summary.to_string(),
+            extension: true,
+            fingerprint: ext.fingerprint.to_string(),
+            build: ext.build,
+        };
+        match taken {
+            None => self.rows.push(row),
+            Some(i) if ext.replace && self.rows[i].extension => self.rows[i] = row,
+            Some(i) => {
+                let what = if ext.replace && !self.rows[i].extension {
+                    "built in and cannot be replaced"
+                } else {
+                    "already registered"
+                };
+                return Err(RegistryError(format!(
+                    "{} `{}` is {what}",
+                    self.kind, ext.name
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -189,6 +219,31 @@ impl<F: ?Sized> Table<F> {
             .map(|r| r.name.clone())
             .collect()
     }
+
+    /// The fingerprints of the rows registered at run time, as `name@fingerprint`, in
+    /// registration order (rows without one are left out).
+    pub fn extension_fingerprints(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .filter(|r| r.extension && !r.fingerprint.is_empty())
+            .map(|r| format!("{}@{}", r.name, r.fingerprint))
+            .collect()
+    }
+}
+
+/// A row to register at run time ([`Table::register_extension`]).
+pub struct Extension<'a, F: ?Sized> {
+    /// The name scenario files will use.
+    pub name: &'a str,
+    /// One line: what it is.
+    pub summary: &'a str,
+    /// What identifies the code behind the row when the executable does not; it enters
+    /// the build hash of results.
+    pub fingerprint: &'a str,
+    /// Replace an earlier registration of the same name instead of refusing it.
+    pub replace: bool,
+    /// The builder.
+    pub build: Builder<F>,
 }
 
 fn check_name(kind: &str, name: &str) -> Result<(), RegistryError> {
@@ -241,6 +296,12 @@ impl<F: ?Sized + 'static> Global<F> {
     ) -> Result<(), RegistryError> {
         let mut guard = self.lock().write().unwrap_or_else(|e| e.into_inner());
         guard.register(name, summary, build)
+    }
+
+    /// Adds or replaces a row; see [`Table::register_extension`].
+    pub fn register_extension(&self, ext: Extension<'_, F>) -> Result<(), RegistryError> {
+        let mut guard = self.lock().write().unwrap_or_else(|e| e.into_inner());
+        guard.register_extension(ext)
     }
 
     /// A copy of the table as it is now.
@@ -339,6 +400,29 @@ mod tests {
         t.register("also-seven", "x", b).unwrap();
         assert_eq!(t.names(), ["seven", "also-seven"]);
         assert_eq!(t.extensions(), ["also-seven"]);
+    }
+
+    #[test]
+    fn an_extension_row_may_be_replaced_a_built_in_one_never() {
+        let mut t = table();
+        let b: Builder<dyn Thing> = Arc::new(|_| Ok(Box::new(Seven)));
+        let ext = |name, fingerprint, replace| Extension {
+            name,
+            summary: "",
+            fingerprint,
+            replace,
+            build: b.clone(),
+        };
+        t.register_extension(ext("mine", "aaaa", false)).unwrap();
+        let e = t
+            .register_extension(ext("mine", "bbbb", false))
+            .unwrap_err();
+        assert_eq!(e.0, "thing `mine` is already registered");
+        t.register_extension(ext("mine", "bbbb", true)).unwrap();
+        assert_eq!(t.names(), ["seven", "mine"]);
+        assert_eq!(t.extension_fingerprints(), ["mine@bbbb"]);
+        let e = t.register_extension(ext("seven", "", true)).unwrap_err();
+        assert_eq!(e.0, "thing `seven` is built in and cannot be replaced");
     }
 
     #[test]

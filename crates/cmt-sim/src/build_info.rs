@@ -2,6 +2,7 @@
 //! and a hash of every source file of the workspace and of `Cargo.lock` (computed by
 //! `build.rs`), so that results of different code are never taken for one another.
 
+use cmt_core::registry::Global;
 use serde::{Deserialize, Serialize};
 
 /// The build of this binary.
@@ -13,8 +14,8 @@ pub struct Build {
     pub commit: String,
     /// FNV-1a of the workspace's sources and `Cargo.lock` (16 hex digits): differs for
     /// any edit, committed or not. In a program that registered its own algorithms it
-    /// also covers their names and the program's executable, whose sources cmtlab
-    /// cannot see.
+    /// also covers their names, the fingerprints they were registered with and the
+    /// program's executable, whose sources cmtlab cannot see.
     pub source: String,
     /// The algorithms this program registered beyond the built-in ones
     /// (`scheduler:first-fit`, …); absent when there are none.
@@ -42,7 +43,7 @@ pub fn build() -> Build {
     } else {
         let mut h = FNV_START;
         fnv1a(&mut h, env!("CMTLAB_SOURCE_HASH").as_bytes());
-        for e in &extensions {
+        for e in extensions.iter().chain(&fingerprints()) {
             fnv1a(&mut h, b"\n");
             fnv1a(&mut h, e.as_bytes());
         }
@@ -59,21 +60,32 @@ pub fn build() -> Build {
 
 /// Every algorithm registered at run time, as `kind:name`, in registration order.
 fn extensions() -> Vec<String> {
-    let tag = |kind: &str, names: Vec<String>| {
-        names
-            .into_iter()
-            .map(|n| format!("{kind}:{n}"))
-            .collect::<Vec<_>>()
-    };
-    let mut out = tag(
-        "scheduler",
-        cmt_core::sched::REGISTRY.read(|t| t.extensions()),
-    );
-    out.extend(tag("rtx", cmt_core::rtx::REGISTRY.read(|t| t.extensions())));
-    out.extend(tag("cc", cmt_core::cc::REGISTRY.read(|t| t.extensions())));
-    out.extend(tag(
+    registered(false)
+}
+
+/// The fingerprints registrations gave (code the executable does not contain, such as
+/// a Python class's source), as `kind:name@fingerprint`.
+fn fingerprints() -> Vec<String> {
+    registered(true)
+}
+
+/// The names (or `name@fingerprint`s) registered at every extension point, each tagged
+/// with its kind.
+fn registered(fingerprints: bool) -> Vec<String> {
+    fn tagged<F: ?Sized>(kind: &str, g: &Global<F>, fingerprints: bool) -> Vec<String> {
+        let rows = g.read(|t| match fingerprints {
+            true => t.extension_fingerprints(),
+            false => t.extensions(),
+        });
+        rows.into_iter().map(|n| format!("{kind}:{n}")).collect()
+    }
+    let mut out = tagged("scheduler", &cmt_core::sched::REGISTRY, fingerprints);
+    out.extend(tagged("rtx", &cmt_core::rtx::REGISTRY, fingerprints));
+    out.extend(tagged("cc", &cmt_core::cc::REGISTRY, fingerprints));
+    out.extend(tagged(
         "loss_model",
-        crate::loss_model::REGISTRY.read(|t| t.extensions()),
+        &crate::loss_model::REGISTRY,
+        fingerprints,
     ));
     out
 }

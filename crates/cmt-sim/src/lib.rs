@@ -46,5 +46,8 @@ pub fn run_built(built: Built) -> Result<Summary, String> {
     let mut sim = Simulation::new(built)?;
     let start = std::time::Instant::now();
     sim.run(&mut |_| {});
+    if let Some(why) = sim.extension_failure() {
+        return Err(why.to_string());
+    }
     Ok(Summary::of(&sim, start.elapsed().as_secs_f64()))
 }

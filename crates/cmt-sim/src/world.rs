@@ -115,6 +115,9 @@ pub enum Ending {
     TimeLimit,
     /// The association failed.
     AssociationFailed,
+    /// A registered algorithm failed
+    /// ([`cmt_core::extension_failure`]); [`Simulation::extension_failure`] says why.
+    ExtensionFailed,
 }
 
 /// A runnable simulation built from a scenario.
@@ -139,6 +142,8 @@ pub struct Simulation {
     pub(crate) events: u64,
     pub(crate) drawn: Vec<Drawn>,
     pub(crate) ending: Option<Ending>,
+    /// Why a registered algorithm failed, when one did.
+    failure: Option<String>,
     /// Per background flow: the open-loop source and its route (`None` for TCP flows).
     pub(crate) sources: Vec<Option<(Source, RouteId)>>,
 }
@@ -177,6 +182,10 @@ impl Simulation {
             self.events += 1;
             if self.events & 0xffff == 0 {
                 progress(at.as_nanos() as f64 / span);
+                if cmt_core::extension_failure::failed() {
+                    self.ending = Some(Ending::ExtensionFailed);
+                    break;
+                }
             }
             match ev {
                 Ev::End => {
@@ -230,8 +239,18 @@ impl Simulation {
             }
         }
         self.rec.borrow_mut().finish(self.now);
+        self.failure = cmt_core::extension_failure::take();
+        if self.failure.is_some() {
+            self.ending = Some(Ending::ExtensionFailed);
+        }
         progress(1.0);
         self.ending.unwrap_or(Ending::DurationElapsed)
+    }
+
+    /// Why a registered algorithm failed during [`run`](Self::run) (a Python scheduler
+    /// raised, …), if one did: the run has no valid result then.
+    pub fn extension_failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     /// Captures every packet of the association under study to `out` as pcap (call

@@ -63,6 +63,9 @@ pub fn run(file: &Path, set: &[String], o: Outputs<'_>) -> Result<(), String> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    if let Some(why) = sim.extension_failure() {
+        return Err(format!("{}: {why}", file.display()));
+    }
     let summary = Summary::of(&sim, start.elapsed().as_secs_f64());
     say!("{}", table(&summary));
     if let Some(p) = pcap {

@@ -86,27 +86,40 @@ impl Plan {
         let label = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| LabError::at(&label, format!("cannot read file: {e}")))?;
-        let mut file: SweepFile = toml::from_str::<toml::Value>(&text)
-            .map_err(|e| LabError::at(&label, toml_error(&text, &e)))
-            .and_then(|v| {
-                serde_path_to_error::deserialize(v).map_err(|e| {
-                    let at = e.path().to_string();
-                    LabError::at(&label, format!("field `{at}`: {}", e.into_inner()))
-                })
-            })?;
-        tweak(&mut file);
-        let base_path = path.parent().unwrap_or(Path::new(".")).join(&file.base);
-        let base_text = std::fs::read_to_string(&base_path).map_err(|e| {
-            LabError::at(
-                &label,
-                format!("field `base`: cannot read {}: {e}", base_path.display()),
-            )
-        })?;
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        Plan::build(file, base_text, &label, &stem, &base_path)
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Plan::from_text(&text, &label, &stem, dir, tweak)
+    }
+
+    /// A plan from the text of a sweep file: `label` names it in errors, `stem` is the
+    /// sweep's name when it sets none, and its `base` scenario is looked up from `dir`.
+    pub fn from_text(
+        text: &str,
+        label: &str,
+        stem: &str,
+        dir: &Path,
+        tweak: impl FnOnce(&mut SweepFile),
+    ) -> Result<Plan, LabError> {
+        let mut file: SweepFile = toml::from_str::<toml::Value>(text)
+            .map_err(|e| LabError::at(label, toml_error(text, &e)))
+            .and_then(|v| {
+                serde_path_to_error::deserialize(v).map_err(|e| {
+                    let at = e.path().to_string();
+                    LabError::at(label, format!("field `{at}`: {}", e.into_inner()))
+                })
+            })?;
+        tweak(&mut file);
+        let base_path = dir.join(&file.base);
+        let base_text = std::fs::read_to_string(&base_path).map_err(|e| {
+            LabError::at(
+                label,
+                format!("field `base`: cannot read {}: {e}", base_path.display()),
+            )
+        })?;
+        Plan::build(file, base_text, label, stem, &base_path)
     }
 
     fn build(

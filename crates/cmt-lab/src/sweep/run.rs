@@ -65,6 +65,9 @@ fn simulate(plan: &Plan, r: &RunSpec) -> Result<RunRecord, String> {
     let mut sim = cmt_sim::Simulation::new(built)?;
     let start = Instant::now();
     sim.run(&mut |_| {});
+    if let Some(why) = sim.extension_failure() {
+        return Err(why.to_string());
+    }
     let summary = cmt_sim::Summary::of(&sim, start.elapsed().as_secs_f64());
     Ok(RunRecord {
         run: r.index,

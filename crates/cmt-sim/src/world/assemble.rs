@@ -27,6 +27,8 @@ type Sources = Vec<Option<(Source, RouteId)>>;
 impl Simulation {
     /// Builds links, draws per-run values and creates both endpoints.
     pub fn new(built: Built) -> Result<Self, String> {
+        // A failure left by an earlier run on this thread that nobody took is not ours.
+        let _ = cmt_core::extension_failure::take();
         let (links, drawn) = build_links(&built);
         let mut routes = path_routes(&built);
         let (sources, tcp_flows) = background(&built, &mut routes);
@@ -52,6 +54,7 @@ impl Simulation {
             events: 0,
             drawn,
             ending: None,
+            failure: None,
             sources,
         })
     }
