@@ -212,7 +212,7 @@ impl<O: Observer> Association<O> {
         let ns2 = self.ns2();
         let mut newly_any = false;
         while self.snd.cum_ack < cum {
-            let Some(c) = self.snd.chunks.pop_front() else {
+            let Some(c) = self.snd.pop_chunk() else {
                 break;
             };
             self.snd.cum_ack += 1;

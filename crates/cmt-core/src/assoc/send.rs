@@ -383,7 +383,7 @@ impl<O: Observer> Association<O> {
             self.snd.next_ssn = self.snd.next_ssn.wrapping_add(1);
             let offset = self.snd.assigned_bytes;
             self.snd.assigned_bytes += data_chunk_len(payload.len()) as u64;
-            self.snd.chunks.push_back(TxChunk {
+            self.snd.push_chunk(TxChunk {
                 offset,
                 len: payload.len() as u32,
                 payload,

@@ -46,8 +46,11 @@ pub(super) struct SendState {
     pub(super) next_ssn: u16,
     /// Highest cumulatively acknowledged TSN.
     pub(super) cum_ack: u64,
-    /// TSNs `cum_ack + 1 ..` in order.
+    /// TSNs `cum_ack + 1 ..` in order (added with [`push_chunk`](Self::push_chunk),
+    /// removed with [`pop_chunk`](Self::pop_chunk), which keep `chunk_bytes`).
     pub(super) chunks: VecDeque<TxChunk>,
+    /// User bytes in `chunks`.
+    chunk_bytes: u64,
     /// TSNs marked for retransmission, in order.
     pub(super) rtx_marked: BTreeSet<u64>,
     /// TSNs given to chunks that are not sent yet (a path took a chunk further down the
@@ -89,6 +92,7 @@ impl SendState {
             next_ssn: 0,
             cum_ack: first - 1,
             chunks: VecDeque::new(),
+            chunk_bytes: 0,
             rtx_marked: BTreeSet::new(),
             reserved: BTreeSet::new(),
             copy_queue: VecDeque::new(),
@@ -129,9 +133,26 @@ impl SendState {
         }
     }
 
+    /// User bytes not acknowledged yet: queued, and in chunks not cumulatively acked.
     pub(super) fn unacked_bytes(&self) -> u64 {
-        let in_chunks: u64 = self.chunks.iter().map(|c| c.len as u64).sum();
-        self.queued_bytes().saturating_add(in_chunks)
+        debug_assert_eq!(
+            self.chunk_bytes,
+            self.chunks.iter().map(|c| c.len as u64).sum::<u64>()
+        );
+        self.queued_bytes().saturating_add(self.chunk_bytes)
+    }
+
+    /// Appends a chunk that was just given the next TSN.
+    pub(super) fn push_chunk(&mut self, c: TxChunk) {
+        self.chunk_bytes += c.len as u64;
+        self.chunks.push_back(c);
+    }
+
+    /// Removes the chunk after the cumulative ack point (the caller advances it).
+    pub(super) fn pop_chunk(&mut self) -> Option<TxChunk> {
+        let c = self.chunks.pop_front()?;
+        self.chunk_bytes -= c.len as u64;
+        Some(c)
     }
 
     /// The index in `chunks` of `tsn` (which must be there).
