@@ -30,7 +30,7 @@ for sched in round-robin minrtt; do
   ip netns exec $R "$BIN" recv --listen 10.1.0.2:9899,10.2.0.2:9899 --out /tmp/netns-bench.out > /tmp/netns-recv.log &
   sleep 0.5
   ip netns exec $S "$BIN" send --local 10.1.0.1:0,10.2.0.1:0 --remote 10.1.0.2:9899,10.2.0.2:9899 \
-    --scheduler $sched /tmp/netns-bench.bin | head -1 | sed "s/^/  $sched: /"
+    --scheduler $sched /tmp/netns-bench.bin | grep -E "sent:|path [0-9]" | sed "s/^/  $sched: /"
   wait
 done
 echo "== Linux kernel MPTCP (protocol 262), subflows over both paths"

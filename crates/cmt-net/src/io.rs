@@ -13,24 +13,16 @@ use cmt_core::auth::Session;
 use cmt_core::pcap::Pcap;
 use cmt_core::wire::{decode, encode, WireError};
 use cmt_core::{Packet, Time};
-use tokio::io::ReadBuf;
-use tokio::net::UdpSocket;
 
-/// Socket buffers asked for (the kernel caps them at `net.core.[rw]mem_max`): a full
-/// window of a fast path must fit, or bursts are lost in the socket, not the network.
-pub const SOCKET_BUFFER: usize = 4 << 20;
+mod rx;
+mod tx;
+mod udp;
 
-/// A non-blocking UDP socket with large buffers, bound to `a`.
-fn bind_udp(a: SocketAddr) -> std::io::Result<UdpSocket> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let s = Socket::new(Domain::for_address(a), Type::DGRAM, Some(Protocol::UDP))?;
-    // Best effort: an unprivileged process may get less.
-    let _ = s.set_recv_buffer_size(SOCKET_BUFFER);
-    let _ = s.set_send_buffer_size(SOCKET_BUFFER);
-    s.set_nonblocking(true)?;
-    s.bind(&a.into())?;
-    UdpSocket::from_std(s.into())
-}
+pub(crate) use rx::RxBatch;
+pub use tx::Gso;
+pub(crate) use tx::TxQueue;
+pub(crate) use udp::Udp;
+pub use udp::SOCKET_BUFFER;
 
 /// A datagram that arrived: which local socket, from where, and the parsed packet (or
 /// why it did not parse).
@@ -46,19 +38,37 @@ pub struct Arrival {
     pub packet: Result<Packet, cmt_core::wire::WireError>,
 }
 
-/// The sockets of one endpoint.
+/// What crossed the sockets, and in how many system calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoCounts {
+    /// Datagrams sent.
+    pub datagrams_sent: u64,
+    /// The send calls that carried them (fewer with GSO).
+    pub sends: u64,
+    /// Datagrams received.
+    pub datagrams_received: u64,
+    /// The receive calls that brought them (fewer with `recvmmsg` and GRO).
+    pub receives: u64,
+}
+
+/// The sockets of one endpoint. Datagrams are received in batches (`recvmmsg`, GRO) and
+/// handed out one at a time; what [`queue`](Self::queue) gathers leaves in GSO batches
+/// at [`send_queued`](Self::send_queued).
 pub struct Sockets {
     /// Bound sockets, in the order of the local addresses.
-    pub sockets: Vec<UdpSocket>,
+    sockets: Vec<Udp>,
     /// Their addresses as bound (read once: sending and capturing need them per packet).
     locals: Vec<SocketAddr>,
     start: Instant,
     buf: Vec<u8>,
-    rbuf: Vec<u8>,
+    rx: RxBatch,
+    tx: TxQueue,
     /// The socket polled first next time (rotates, so no socket starves the others).
     first: usize,
     capture: Option<Pcap<Vec<u8>>>,
     auth: Option<Session>,
+    counts: IoCounts,
+    gso: Gso,
 }
 
 impl Sockets {
@@ -74,7 +84,7 @@ impl Sockets {
                     a.set_port(p);
                 }
             }
-            let s = bind_udp(a)
+            let s = Udp::bind(a)
                 .map_err(|e| std::io::Error::new(e.kind(), format!("cannot bind {a}: {e}")))?;
             port.get_or_insert(s.local_addr()?.port());
             sockets.push(s);
@@ -88,10 +98,13 @@ impl Sockets {
             locals,
             start: Instant::now(),
             buf: Vec::with_capacity(2048),
-            rbuf: vec![0u8; 65_536],
+            rx: RxBatch::default(),
+            tx: TxQueue::default(),
             first: 0,
             capture: None,
             auth: None,
+            counts: IoCounts::default(),
+            gso: Gso::default(),
         })
     }
 
@@ -99,35 +112,26 @@ impl Sockets {
     /// a socket (e.g. ICMP port unreachable reported on the next read) are skipped: to
     /// the protocol they are lost packets.
     pub async fn recv(&mut self) -> Arrival {
-        let n = self.sockets.len();
-        let (local, from, len) = std::future::poll_fn(|cx| {
-            for k in 0..n {
-                let i = (self.first + k) % n;
-                let mut rb = ReadBuf::new(&mut self.rbuf);
-                match self.sockets[i].poll_recv_from(cx, &mut rb) {
-                    Poll::Ready(Ok(from)) => {
-                        self.first = (i + 1) % n;
-                        return Poll::Ready((i, from, rb.filled().len()));
-                    }
-                    // Ready again at once: an error is consumed by reporting it.
-                    Poll::Ready(Err(_)) => cx.waker().wake_by_ref(),
-                    Poll::Pending => {}
-                }
-            }
-            Poll::Pending
-        })
-        .await;
-        if self.capture.is_some() {
-            let t = self.now().as_nanos();
-            if let Some(c) = self.capture.as_mut() {
-                // One socket never mixes address families, the one error `record` has.
-                let _ = c.record(t, from, self.locals[local], &self.rbuf[..len]);
-            }
+        let d = match self.rx.next() {
+            Some(d) => d,
+            None => std::future::poll_fn(|cx| self.poll_batch(cx)).await,
+        };
+        self.arrival(d)
+    }
+
+    /// Parses (and captures) a received datagram.
+    fn arrival(&mut self, d: rx::Datagram) -> Arrival {
+        self.counts.datagrams_received += 1;
+        let (local, from) = (d.socket, d.from);
+        let raw = self.rx.bytes(&d);
+        if let Some(c) = self.capture.as_mut() {
+            let t = self.start.elapsed().as_nanos() as u64;
+            // One socket never mixes address families, the one error `record` has.
+            let _ = c.record(t, from, self.locals[local], raw);
         }
-        let raw = &self.rbuf[..len];
-        let d = decode(raw);
-        let src_port = d.as_ref().map_or(0, |d| d.src_port);
-        let packet = d.and_then(|d| {
+        let decoded = decode(raw);
+        let src_port = decoded.as_ref().map_or(0, |d| d.src_port);
+        let packet = decoded.and_then(|d| {
             let mut p = d.packet;
             match self.auth.as_ref().and_then(|a| a.check(raw, &mut p)) {
                 // A legitimate peer never sends what we discard: refuse the packet.
@@ -146,6 +150,30 @@ impl Sockets {
         }
     }
 
+    /// Receives the next batch from the first socket, in rotation, that has one, and
+    /// returns its first datagram.
+    fn poll_batch(&mut self, cx: &mut std::task::Context<'_>) -> Poll<rx::Datagram> {
+        let n = self.sockets.len();
+        for k in 0..n {
+            let i = (self.first + k) % n;
+            match self.sockets[i].poll_recv(cx, &mut self.rx, i) {
+                Poll::Ready(Ok(_)) => {
+                    self.counts.receives += 1;
+                    if let Some(d) = self.rx.next() {
+                        self.first = (i + 1) % n;
+                        return Poll::Ready(d);
+                    }
+                    // An empty batch: ask again at once.
+                    cx.waker().wake_by_ref();
+                }
+                // Ready again at once: an error is consumed by reporting it.
+                Poll::Ready(Err(_)) => cx.waker().wake_by_ref(),
+                Poll::Pending => {}
+            }
+        }
+        Poll::Pending
+    }
+
     /// From now on, signs what is sent and checks what arrives with `auth` (RFC 4895).
     /// Returns the bytes an AUTH chunk adds to a packet, for the MTU budget.
     pub fn authenticate(&mut self, auth: Option<Session>) -> u32 {
@@ -161,6 +189,17 @@ impl Sockets {
     /// Ends the capture: the pcap file's bytes, if capturing.
     pub fn take_capture(&mut self) -> Option<Vec<u8>> {
         self.capture.take().map(Pcap::into_inner)
+    }
+
+    /// When datagrams for one destination may leave in one send (default: towards
+    /// loopback only; see [`Gso`]).
+    pub fn set_gso(&mut self, gso: Gso) {
+        self.gso = gso;
+    }
+
+    /// What crossed the sockets so far.
+    pub fn counts(&self) -> IoCounts {
+        self.counts
     }
 
     /// The local addresses actually bound.
@@ -184,8 +223,40 @@ impl Sockets {
         self.locals.first().map_or(0, |a| a.port())
     }
 
+    /// Encodes `packet` for sending from local socket `local` to UDP address `to`, for
+    /// the peer's SCTP port `dst_port`; it leaves with the next
+    /// [`send_queued`](Self::send_queued), batched with its neighbours.
+    pub fn queue(&mut self, local: usize, to: SocketAddr, dst_port: u16, packet: &Packet) {
+        encode(packet, self.sctp_port(), dst_port, &mut self.buf);
+        if let Some(a) = &self.auth {
+            a.sign(&mut self.buf);
+        }
+        if let Some(c) = self.capture.as_mut() {
+            let t = self.start.elapsed().as_nanos() as u64;
+            let _ = c.record(t, self.locals[local], to, &self.buf);
+        }
+        let max = self.gso.segments(to, self.sockets[local].max_segments());
+        self.tx.push(local, to, &self.buf, max);
+    }
+
+    /// Sends everything queued, one system call per batch. A batch the kernel refuses
+    /// is lost to the protocol like a packet dropped on the way; the first such error is
+    /// returned once all batches were tried.
+    pub async fn send_queued(&mut self) -> std::io::Result<()> {
+        let mut first_err = None;
+        for b in self.tx.batches() {
+            self.counts.sends += 1;
+            self.counts.datagrams_sent += b.datagrams() as u64;
+            if let Err(e) = self.sockets[b.local].send(b, self.tx.bytes(b)).await {
+                first_err.get_or_insert(e);
+            }
+        }
+        self.tx.clear();
+        first_err.map_or(Ok(()), Err)
+    }
+
     /// Encodes and sends `packet` from local socket `local` to UDP address `to`, for the
-    /// peer's SCTP port `dst_port`.
+    /// peer's SCTP port `dst_port` (with anything queued before it).
     pub async fn send(
         &mut self,
         local: usize,
@@ -193,18 +264,8 @@ impl Sockets {
         dst_port: u16,
         packet: &Packet,
     ) -> std::io::Result<()> {
-        encode(packet, self.sctp_port(), dst_port, &mut self.buf);
-        if let Some(a) = &self.auth {
-            a.sign(&mut self.buf);
-        }
-        self.sockets[local].send_to(&self.buf, to).await?;
-        if self.capture.is_some() {
-            let t = self.now().as_nanos();
-            if let Some(c) = self.capture.as_mut() {
-                let _ = c.record(t, self.locals[local], to, &self.buf);
-            }
-        }
-        Ok(())
+        self.queue(local, to, dst_port, packet);
+        self.send_queued().await
     }
 }
 

@@ -22,7 +22,8 @@ use cmt_sim::link::{Cargo, Finished, InFlight, Link, LinkParams, Offer};
 use cmt_sim::loss::{Gilbert, LossChain};
 use cmt_sim::rng::stream;
 use cmt_sim::units::{parse_duration, parse_probability, parse_rate, Raw};
-use tokio::net::UdpSocket;
+
+use crate::io::{Gso, RxBatch, TxQueue, Udp};
 
 /// One relayed path.
 #[derive(Clone, Debug)]
@@ -118,15 +119,16 @@ pub struct RelayStats {
 
 /// Runs one path's relay until the task is dropped.
 pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
-    let front = UdpSocket::bind(spec.listen)
-        .await
+    let front = Udp::bind(spec.listen)
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot bind {}: {e}", spec.listen)))?;
     let back_addr: SocketAddr = if spec.target.is_ipv4() {
         "0.0.0.0:0".parse().expect("literal")
     } else {
         "[::]:0".parse().expect("literal")
     };
-    let back = UdpSocket::bind(back_addr).await?;
+    let back = Udp::bind(back_addr)?;
+    // Index 0 receives from the sender and sends back to it; 1 faces the target.
+    let socks = [&front, &back];
     let name = spec.listen.to_string();
     let link = |dir: &str| {
         Link::new(
@@ -147,7 +149,8 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
     let mut arrivals: BTreeMap<(Time, usize), (usize, Vec<u8>)> = BTreeMap::new();
     let mut next_id = 0usize;
     let mut sender: Option<SocketAddr> = None;
-    let (mut fbuf, mut bbuf) = (vec![0u8; 65_536], vec![0u8; 65_536]);
+    let (mut rx, mut tx) = (RxBatch::default(), TxQueue::default());
+    let mut first = 0;
     loop {
         let due = service
             .iter()
@@ -156,31 +159,28 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
             .chain(arrivals.keys().next().map(|k| k.0))
             .min();
         let got = tokio::select! {
-            r = front.recv_from(&mut fbuf) => Some((0, r)),
-            r = back.recv_from(&mut bbuf) => Some((1, r)),
+            r = std::future::poll_fn(|cx| poll_either(cx, socks, &mut first, &mut rx)) => r.is_ok(),
             _ = async {
                 match due {
                     Some(t) => tokio::time::sleep_until(at(t)).await,
                     None => std::future::pending().await,
                 }
-            } => None,
+            } => false,
         };
         let t = now();
-        if let Some((dir, r)) = got {
-            let Ok((n, from)) = r else { continue };
-            let bytes = if dir == 0 {
-                sender.get_or_insert(from);
-                fbuf[..n].to_vec()
-            } else {
-                bbuf[..n].to_vec()
-            };
+        while let Some(d) = got.then(|| rx.next()).flatten() {
+            let dir = d.socket;
+            if dir == 0 {
+                sender.get_or_insert(d.from);
+            }
+            let bytes = rx.bytes(&d).to_vec();
             let id = next_id;
             next_id += 1;
             let pkt = InFlight {
                 cargo: Cargo::Relayed(id),
                 route: cmt_sim::ids::RouteId(dir),
                 hop: 0,
-                size: n as u32 + 28,
+                size: bytes.len() as u32 + 28,
                 sent_at: t,
             };
             held.insert(id, bytes);
@@ -212,18 +212,47 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
                 }
             }
         }
+        // Everything due leaves now, consecutive datagrams of a direction batched.
         while let Some(e) = arrivals.first_entry() {
             if e.key().0 > t {
                 break;
             }
             let (dir, bytes) = e.remove();
-            if dir == 0 {
-                let _ = back.send_to(&bytes, spec.target).await;
-            } else if let Some(s) = sender {
-                let _ = front.send_to(&bytes, s).await;
+            let (out, to) = match dir {
+                0 => (1, Some(spec.target)),
+                _ => (0, sender),
+            };
+            if let Some(to) = to {
+                tx.push(
+                    out,
+                    to,
+                    &bytes,
+                    Gso::Auto.segments(to, socks[out].max_segments()),
+                );
             }
         }
+        for b in tx.batches() {
+            let _ = socks[b.local].send(b, tx.bytes(b)).await;
+        }
+        tx.clear();
     }
+}
+
+/// Receives a batch from whichever of the two sockets has one (taking turns).
+fn poll_either(
+    cx: &mut std::task::Context<'_>,
+    socks: [&Udp; 2],
+    first: &mut usize,
+    rx: &mut RxBatch,
+) -> std::task::Poll<std::io::Result<()>> {
+    for k in 0..2 {
+        let i = (*first + k) % 2;
+        if let std::task::Poll::Ready(r) = socks[i].poll_recv(cx, rx, i) {
+            *first = (i + 1) % 2;
+            return std::task::Poll::Ready(r.map(|_| ()));
+        }
+    }
+    std::task::Poll::Pending
 }
 
 #[cfg(test)]

@@ -78,6 +78,7 @@ impl Established {
             rejected: self.rejected + self.assoc.stats().bad_vtag + self.trust.dropped,
             receiver_rates,
             routes: self.routes.addresses(socks),
+            io: socks.counts(),
         })
     }
 }

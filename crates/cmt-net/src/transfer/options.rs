@@ -58,6 +58,9 @@ pub struct Options {
     /// SACK and the file digest must then carry an AUTH chunk, and a peer that does not
     /// support it is refused. Both ends must hold the same key.
     pub auth: Option<cmt_core::auth::AuthConfig>,
+    /// When consecutive datagrams for one path leave in one GSO send
+    /// ([`crate::io::Gso`]; default: towards loopback addresses only).
+    pub gso: crate::io::Gso,
 }
 
 impl Options {
@@ -139,6 +142,7 @@ impl Default for Options {
             peers: Vec::new(),
             capacities: Vec::new(),
             auth: None,
+            gso: crate::io::Gso::default(),
         }
     }
 }

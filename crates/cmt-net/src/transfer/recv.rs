@@ -42,6 +42,7 @@ pub async fn receive_on(
     out: &Path,
     o: &Options,
 ) -> Result<Report, TransferError> {
+    socks.set_gso(o.gso);
     let overhead = overhead_of(&socks.local_addrs());
     o.validate_for(overhead).map_err(Invalid)?;
     // Where the data goes is checked before anyone connects; until the commit below the

@@ -84,6 +84,8 @@ pub struct Report {
     /// SHA-256, a FILE-DIGEST bundled with its SHUTDOWN ACK). Receiver: it sent that
     /// confirmation. False with a peer that does not support FILE-DIGEST.
     pub confirmed: bool,
+    /// Datagrams and the system calls that moved them (batching at work).
+    pub io: crate::io::IoCounts,
 }
 
 impl Report {

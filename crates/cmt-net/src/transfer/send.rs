@@ -72,6 +72,7 @@ pub(super) async fn send_from(
     let mut socks = Sockets::bind(locals)
         .await
         .map_err(|e| Invalid(e.to_string()))?;
+    socks.set_gso(o.gso);
     if o.pcap.is_some() {
         socks.start_capture();
     }

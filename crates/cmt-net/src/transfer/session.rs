@@ -95,7 +95,8 @@ pub(super) fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
     }
 }
 
-/// Sends every transmit the association has now.
+/// Sends every transmit the association has now, in as few system calls as the
+/// kernel allows (consecutive packets for one path leave in one GSO batch).
 pub(super) async fn flush(
     socks: &mut Sockets,
     assoc: &mut Association<Counters>,
@@ -104,10 +105,11 @@ pub(super) async fn flush(
     let now = socks.now();
     while let Some(t) = assoc.poll_transmit(now) {
         let (local, remote) = routes.paths[t.path.0.min(routes.paths.len() - 1)];
-        // A failing interface is a lost packet to the protocol, not the end of the
-        // transfer: the other paths carry on.
-        let _ = socks.send(local, remote, routes.peer_port, &t.packet).await;
+        socks.queue(local, remote, routes.peer_port, &t.packet);
     }
+    // A failing interface is a lost packet to the protocol, not the end of the
+    // transfer: the other paths carry on.
+    let _ = socks.send_queued().await;
     Ok(())
 }
 
