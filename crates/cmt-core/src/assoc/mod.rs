@@ -11,6 +11,7 @@ mod send;
 mod send_queue;
 mod shutdown;
 mod timers;
+mod tsn_bits;
 mod tsn_runs;
 
 pub use shutdown::Closing;

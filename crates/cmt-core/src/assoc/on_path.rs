@@ -10,28 +10,28 @@
 //! not a walk over everything outstanding — which on paths of unequal delay can be
 //! thousands of chunks held out of order.
 
-use std::collections::BTreeSet;
-use std::ops::RangeBounds;
+use std::ops::{Bound, RangeBounds};
 
+use super::tsn_bits::TsnBits;
 use crate::view::PathId;
 
 /// Per path: unacknowledged TSNs sent once (`fresh`) and sent more than once
 /// (`resent`), each in TSN order.
 #[derive(Debug, Default)]
 pub(super) struct OnPath {
-    fresh: Vec<BTreeSet<u64>>,
-    resent: Vec<BTreeSet<u64>>,
+    fresh: Vec<TsnBits>,
+    resent: Vec<TsnBits>,
 }
 
 impl OnPath {
     pub(super) fn new(num_paths: usize) -> Self {
         OnPath {
-            fresh: vec![BTreeSet::new(); num_paths],
-            resent: vec![BTreeSet::new(); num_paths],
+            fresh: vec![TsnBits::default(); num_paths],
+            resent: vec![TsnBits::default(); num_paths],
         }
     }
 
-    fn set(&mut self, path: PathId, tx_count: u32) -> &mut BTreeSet<u64> {
+    fn set(&mut self, path: PathId, tx_count: u32) -> &mut TsnBits {
         if tx_count == 1 {
             &mut self.fresh[path.0]
         } else {
@@ -50,30 +50,41 @@ impl OnPath {
     /// being sent again.
     pub(super) fn remove(&mut self, path: PathId, tsn: u64, tx_count: u32) {
         if tx_count > 0 {
-            self.set(path, tx_count).remove(&tsn);
+            self.set(path, tx_count).remove(tsn);
         }
     }
 
     /// The lowest unacknowledged TSN sent once on `path` (CUC's expected pseudo-cumack).
     pub(super) fn first_fresh(&self, path: PathId) -> Option<u64> {
-        self.fresh[path.0].first().copied()
+        self.fresh[path.0].first()
     }
 
     /// The lowest unacknowledged TSN retransmitted on `path` (the expected rtx
     /// pseudo-cumack).
     pub(super) fn first_resent(&self, path: PathId) -> Option<u64> {
-        self.resent[path.0].first().copied()
+        self.resent[path.0].first()
     }
 
     /// The unacknowledged TSNs last sent on `path` within `range`, in TSN order.
-    pub(super) fn on<R: RangeBounds<u64> + Clone>(
+    pub(super) fn on<R: RangeBounds<u64>>(
         &self,
         path: PathId,
         range: R,
     ) -> impl Iterator<Item = u64> + '_ {
+        let lo = match range.start_bound() {
+            Bound::Included(&t) => t,
+            Bound::Excluded(&t) => t.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        let (hi, empty) = match range.end_bound() {
+            Bound::Included(&t) => (t, false),
+            Bound::Excluded(&t) => (t.saturating_sub(1), t == 0),
+            Bound::Unbounded => (u64::MAX, false),
+        };
+        let (lo, hi) = if empty { (1, 0) } else { (lo, hi) };
         merge(
-            self.fresh[path.0].range(range.clone()).copied(),
-            self.resent[path.0].range(range).copied(),
+            self.fresh[path.0].range(lo, hi),
+            self.resent[path.0].range(lo, hi),
         )
     }
 
@@ -100,7 +111,7 @@ impl OnPath {
     /// (paths one after the other; sort for TSN order).
     pub(super) fn all_in(&self, lo: u64, hi: u64, out: &mut Vec<u64>) {
         for s in self.fresh.iter().chain(&self.resent) {
-            out.extend(s.range(lo..=hi));
+            out.extend(s.range(lo, hi));
         }
     }
 }
