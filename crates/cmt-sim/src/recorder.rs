@@ -1,6 +1,8 @@
 //! Metrics (docs/algorithms.md §13), fed by the core's observer events and by the network for what
 //! only the network sees (packet drops, one-way delay).
 
+mod first_sent;
+
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -106,7 +108,7 @@ pub struct Recorder {
     /// The first TSN sent (TSN figures count from it).
     first_tsn: Option<u64>,
     /// First-transmission time of chunks not delivered yet, by TSN.
-    first_sent: std::collections::BTreeMap<u64, Time>,
+    first_sent: first_sent::FirstSent,
     transit_sum: f64,
     transit_n: u64,
     jitter_sum: f64,
@@ -145,7 +147,7 @@ impl Recorder {
             prev_tsn: None,
             o3_peak: 0,
             first_tsn: None,
-            first_sent: std::collections::BTreeMap::new(),
+            first_sent: Default::default(),
             transit_sum: 0.0,
             transit_n: 0,
             reordering: Vec::new(),
@@ -326,7 +328,7 @@ impl Recorder {
                 path,
                 arrived,
             } => {
-                if let Some(sent) = self.first_sent.remove(&tsn) {
+                if let Some(sent) = self.first_sent.remove(tsn) {
                     self.transit_sum += (now - sent).as_nanos() as f64;
                     self.transit_n += 1;
                 }
