@@ -43,6 +43,8 @@ pub struct EventQueue<E> {
     /// Free slots, reused last-freed first.
     free: Vec<u32>,
     seq: u64,
+    /// The key of the event popped last.
+    popped: (Time, u64),
 }
 
 impl<E> Default for EventQueue<E> {
@@ -52,6 +54,7 @@ impl<E> Default for EventQueue<E> {
             slots: Vec::new(),
             free: Vec::new(),
             seq: 0,
+            popped: (Time::ZERO, 0),
         }
     }
 }
@@ -88,11 +91,17 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let k = self.heap.pop()?;
+        self.popped = (k.at, k.seq);
         self.free.push(k.slot);
         let ev = self.slots[k.slot as usize]
             .take()
             .expect("a queued key names a filled slot");
         Some((k.at, ev))
+    }
+    /// The `(time, sequence number)` of the event popped last: every event with a
+    /// smaller key has run.
+    pub fn popped(&self) -> (Time, u64) {
+        self.popped
     }
     /// Number of pending events.
     pub fn len(&self) -> usize {

@@ -219,8 +219,7 @@ impl Simulation {
                     self.arrive(l, pkt)
                 }
                 Ev::Timer(side, seq) => {
-                    self.timer_ran(side, at, seq);
-                    if self.ends[side].timer_at == Some(at) {
+                    if self.timer_ran(side, at, seq) && self.ends[side].timer_at == Some(at) {
                         self.ends[side].timer_at = None;
                         self.ends[side].assoc.handle_timeout(at);
                         self.flush(side);

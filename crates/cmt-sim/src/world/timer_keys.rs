@@ -1,53 +1,146 @@
 //! An endpoint's timer events, kept out of the main queue.
 //!
-//! Every time an endpoint's next deadline moves (each SACK restarts T3-rtx), the
-//! simulator schedules a timer event; the superseded ones stay and do nothing when
-//! their time comes. On a path with a long RTO thousands of them wait at once. They
-//! wait here instead, each under the `(time, sequence number)` key it would have had in
-//! the queue, and only the earliest is in the queue: when it runs, the next one enters.
-//! Every timer event still runs exactly when and in the order it did, and the queue
-//! stays small for the packets.
+//! Every time an endpoint's deadline moves (each SACK restarts T3-rtx), the simulator
+//! schedules a timer event at the new deadline, under the next `(time, sequence
+//! number)` key; a timer event fires the endpoint's timeout only if, when it runs, the
+//! deadline is still its time. Superseded events would do nothing — on a path with a
+//! long RTO thousands of them wait at once, and each would cost an event. So every key
+//! is kept here, but the queue gets only the one that can fire: the earliest key not
+//! yet passed whose time is the current deadline (re-chosen whenever the deadline
+//! moves, so a deadline that moves back to an earlier time fires under the key it
+//! first had, as it always did). Timeouts fire exactly when and in the order they did;
+//! only the events that did nothing are gone.
 
-use std::collections::BTreeSet;
+use std::collections::VecDeque;
 
 use cmt_core::Time;
 
 use super::{Ev, Simulation};
 use crate::ids::EndpointId;
 
-/// The pending timer events of one endpoint.
+/// The timer keys of one endpoint.
 #[derive(Default)]
 pub(crate) struct TimerKeys {
-    /// Every pending event's key.
-    pending: BTreeSet<(Time, u64)>,
-    /// The keys of those in the event queue (the earliest pending one among them).
+    /// The keys not passed yet, grouped by time, in time order. Deadlines mostly move
+    /// later, or back and forth between a few times (a delayed-ack deadline and a
+    /// heartbeat's), so a new key joins the last group or one near the back.
+    pending: VecDeque<Group>,
+    /// The keys of this endpoint in the event queue: superseded choices that will run
+    /// (and do nothing) and, unless one of those runs before it, the key that can fire.
     queued: Vec<(Time, u64)>,
+    /// The key that fires the timeout at the current deadline.
+    live: Option<(Time, u64)>,
 }
 
-impl Simulation {
-    /// Schedules a timer event of `side` at `at`.
-    pub(super) fn schedule_timer(&mut self, side: EndpointId, at: Time) {
-        let key = (at, self.q.reserve());
-        let keys = &mut self.ends[side].timer_keys;
-        keys.pending.insert(key);
-        if keys.queued.iter().all(|&q| key < q) {
-            keys.queued.push(key);
-            self.q.push_reserved(at, key.1, Ev::Timer(side, key.1));
+/// The keys at one time: their sequence numbers, ascending.
+struct Group {
+    at: Time,
+    first: u64,
+    /// The later ones (rare: only a deadline that returns to a time it had).
+    more: VecDeque<u64>,
+}
+
+impl TimerKeys {
+    /// Forgets the keys that have passed (`<= popped`, the event running now).
+    fn forget_passed(&mut self, popped: (Time, u64)) {
+        while let Some(g) = self.pending.front_mut() {
+            if g.at > popped.0 {
+                break;
+            }
+            if g.at == popped.0 && g.first > popped.1 {
+                return;
+            }
+            match g.more.pop_front() {
+                Some(next) => g.first = next,
+                None => {
+                    self.pending.pop_front();
+                }
+            }
         }
     }
 
-    /// The timer event `(at, seq)` of `side` ran: queue the next pending one unless it
-    /// is queued already.
-    pub(super) fn timer_ran(&mut self, side: EndpointId, at: Time, seq: u64) {
+    /// Adds `key`, whose sequence number is the newest of all.
+    fn insert(&mut self, key: (Time, u64)) {
+        let (at, seq) = key;
+        let i = match self.pending.back() {
+            Some(g) if g.at < at => self.pending.len(),
+            _ => self.pending.partition_point(|g| g.at < at),
+        };
+        match self.pending.get_mut(i) {
+            Some(g) if g.at == at => g.more.push_back(seq),
+            _ => self.pending.insert(
+                i,
+                Group {
+                    at,
+                    first: seq,
+                    more: VecDeque::new(),
+                },
+            ),
+        }
+    }
+
+    /// The earliest pending key at time `at`.
+    fn earliest_at(&self, at: Time) -> Option<(Time, u64)> {
+        let i = match self.pending.back() {
+            Some(g) if g.at == at => self.pending.len() - 1,
+            _ => self.pending.partition_point(|g| g.at < at),
+        };
+        self.pending
+            .get(i)
+            .filter(|g| g.at == at)
+            .map(|g| (g.at, g.first))
+    }
+}
+
+impl TimerKeys {
+    /// Whether `key` must enter the event queue now: it is not there, and no key of
+    /// this endpoint queued before it will run first (when one does, it is queued then).
+    fn must_queue(&self, key: (Time, u64)) -> bool {
+        self.queued.iter().all(|&q| key < q)
+    }
+}
+
+impl Simulation {
+    /// The endpoint's deadline moved to `at`: a new key, and the key that can fire at
+    /// `at` is queued unless a key of this endpoint queued earlier will run first.
+    pub(super) fn schedule_timer(&mut self, side: EndpointId, at: Time) {
+        let key = (at, self.q.reserve());
+        let popped = self.q.popped();
         let keys = &mut self.ends[side].timer_keys;
-        keys.pending.remove(&(at, seq));
+        keys.forget_passed(popped);
+        keys.insert(key);
+        let live = keys
+            .earliest_at(at)
+            .expect("the key just inserted is at `at`");
+        keys.live = Some(live);
+        if keys.must_queue(live) {
+            keys.queued.push(live);
+            self.q
+                .push_reserved(live.0, live.1, Ev::Timer(side, live.1));
+        }
+    }
+
+    /// The timer event `(at, seq)` of `side` is running: true when it is the one that
+    /// can fire (the caller still checks the deadline, which may have been cleared).
+    /// Otherwise the key that can fire is queued now if it waited behind this one.
+    pub(super) fn timer_ran(&mut self, side: EndpointId, at: Time, seq: u64) -> bool {
+        let keys = &mut self.ends[side].timer_keys;
         keys.queued.retain(|&k| k != (at, seq));
-        if let Some(&next) = keys.pending.first() {
-            if !keys.queued.contains(&next) {
-                keys.queued.push(next);
-                self.q
-                    .push_reserved(next.0, next.1, Ev::Timer(side, next.1));
+        keys.forget_passed((at, seq));
+        match keys.live {
+            Some(live) if live == (at, seq) => {
+                keys.live = None;
+                true
             }
+            Some(live) => {
+                if live > (at, seq) && keys.must_queue(live) {
+                    keys.queued.push(live);
+                    self.q
+                        .push_reserved(live.0, live.1, Ev::Timer(side, live.1));
+                }
+                false
+            }
+            None => false,
         }
     }
 }
