@@ -1,0 +1,247 @@
+//! CPU time of untraced ns-2.35 and of `cmtlab run` on the same cases, measured in the
+//! same run: `cargo bench -p cmtlab --bench ns2_ratio` (needs `ns`, Debian's `ns2`;
+//! without it the bench says so and stops).
+//!
+//! Each case is one ns-2 script run (`tools/ns2/case.tcl`: Agent/SCTP/CMT, duplex links
+//! with drop-tail queues and Bernoulli loss on the data direction, no trace) and the
+//! matching cmtlab scenario (`association.compat = "ns2"`, ns-2's queue limit N as
+//! `queue = N − 1`: the model `tools/ns2/diff.py` validates). Both are whole processes,
+//! start-up and output included. A figure is the user + system CPU time of the
+//! children (`getrusage`) per run, the lowest of `REPEATS` batches of `BATCH` runs:
+//! the machine is shared, and the least disturbed batch is the best estimate of the
+//! cost. Cases stay below 65,536 delivered chunks, past which ns-2.35's ordered
+//! delivery stops for good.
+//!
+//! Environment: `NS2_RATIO_REPEATS` (default 3), `NS2_RATIO_BATCH` (default 10).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use nix::sys::resource::{getrusage, UsageWho};
+
+/// One case: a label, simulated seconds, receive buffer, and its paths.
+struct Case {
+    label: &'static str,
+    seconds: u32,
+    rbuf: u32,
+    /// (rate bit/s, one-way delay ms, loss on the data direction, ns-2 queue limit)
+    paths: &'static [(u64, u32, f64, u32)],
+}
+
+const CASES: &[Case] = &[
+    Case {
+        label: "1 path 5 Mbit/s, 64 KB, loss-free",
+        seconds: 100,
+        rbuf: 65_536,
+        paths: &[(5_000_000, 20, 0.0, 50)],
+    },
+    Case {
+        label: "1 path 10 Mbit/s / 50 ms, 1 MB, 1 % loss",
+        seconds: 300,
+        rbuf: 1_048_576,
+        paths: &[(10_000_000, 50, 0.01, 100)],
+    },
+    Case {
+        label: "2 paths 5 + 5 Mbit/s, 32 KB",
+        seconds: 60,
+        rbuf: 32_768,
+        paths: &[(5_000_000, 10, 0.0, 50), (5_000_000, 10, 0.0, 50)],
+    },
+    Case {
+        label: "2 paths 10 + 1 Mbit/s, 1 MB",
+        seconds: 60,
+        rbuf: 1_048_576,
+        paths: &[(10_000_000, 10, 0.0, 50), (1_000_000, 100, 0.0, 50)],
+    },
+    Case {
+        label: "2 paths 10 + 2 Mbit/s, 4 MB",
+        seconds: 50,
+        rbuf: 4_194_304,
+        paths: &[(10_000_000, 10, 0.0, 100), (2_000_000, 10, 0.0, 100)],
+    },
+    Case {
+        label: "3 paths 5 + 3 + 1 Mbit/s, 256 KB, 0.5 % loss",
+        seconds: 60,
+        rbuf: 262_144,
+        paths: &[
+            (5_000_000, 10, 0.005, 50),
+            (3_000_000, 30, 0.005, 50),
+            (1_000_000, 60, 0.005, 50),
+        ],
+    },
+    Case {
+        label: "4 paths 4 × 2 Mbit/s, 128 KB, 1 % loss",
+        seconds: 60,
+        rbuf: 131_072,
+        paths: &[
+            (2_000_000, 10, 0.01, 50),
+            (2_000_000, 20, 0.01, 50),
+            (2_000_000, 40, 0.01, 50),
+            (2_000_000, 80, 0.01, 50),
+        ],
+    },
+    Case {
+        label: "4 paths 4 × 3 Mbit/s, 2 MB, loss-free",
+        seconds: 50,
+        rbuf: 2_097_152,
+        paths: &[
+            (3_000_000, 10, 0.0, 100),
+            (3_000_000, 20, 0.0, 100),
+            (3_000_000, 30, 0.0, 100),
+            (3_000_000, 40, 0.0, 100),
+        ],
+    },
+];
+
+/// The matching cmtlab scenario.
+fn scenario(c: &Case) -> String {
+    let mut s = format!(
+        "seed = 1\nduration = \"{}s\"\n[association]\ncompat = \"ns2\"\n[receiver]\nrbuf = {}\n",
+        c.seconds, c.rbuf
+    );
+    for (i, &(rate, delay, loss, queue)) in c.paths.iter().enumerate() {
+        s += &format!(
+            "[[links]]\nname = \"p{i}\"\nrate = \"{rate}bps\"\ndelay = \"{delay}ms\"\n\
+             queue = {}\nloss = {loss}\nloss_direction = \"forward\"\n",
+            queue - 1
+        );
+    }
+    for i in 0..c.paths.len() {
+        s += &format!("[[paths]]\nname = \"p{i}\"\nlinks = [\"p{i}\"]\n");
+    }
+    s
+}
+
+/// The ns-2 command line of a case (a large seed: small ones lose the first INIT).
+fn ns_args(c: &Case, tcl: &Path) -> Vec<String> {
+    let mut a = vec![
+        tcl.display().to_string(),
+        "seed=1000003".into(),
+        format!("stop={}", c.seconds),
+        format!("rbuf={}", c.rbuf),
+        "rtx=4".into(),
+        "trace=none".into(),
+        "agent=none".into(),
+    ];
+    for &(rate, delay, loss, queue) in c.paths {
+        a.push(format!("path={rate}:{delay}:{loss}:{queue}"));
+    }
+    a
+}
+
+/// CPU time (user + system) of every child waited for so far.
+fn children_cpu() -> Duration {
+    let u = getrusage(UsageWho::RUSAGE_CHILDREN).expect("getrusage");
+    let us = |t: nix::sys::time::TimeVal| t.tv_sec() as u64 * 1_000_000 + t.tv_usec() as u64;
+    Duration::from_micros(us(u.user_time()) + us(u.system_time()))
+}
+
+/// Runs `cmd args` `batch` times per batch, `repeats` batches; CPU seconds per run of
+/// the least disturbed batch. `None` when a run failed or ran past `limit`.
+fn cpu_per_run(
+    cmd: &Path,
+    args: &[String],
+    dir: &Path,
+    (repeats, batch): (u32, u32),
+    limit: Duration,
+) -> Option<f64> {
+    let mut best = f64::INFINITY;
+    for _ in 0..repeats {
+        let before = children_cpu();
+        for _ in 0..batch {
+            let mut child = Command::new(cmd)
+                .args(args)
+                .current_dir(dir)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .ok()?;
+            let start = std::time::Instant::now();
+            // ns-2.35 sometimes hangs: a run past the limit is killed and the case has
+            // no figure (a hung run is never averaged).
+            loop {
+                if let Some(status) = child.try_wait().ok()? {
+                    if !status.success() {
+                        return None;
+                    }
+                    break;
+                }
+                if start.elapsed() > limit {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return None;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let per_run = (children_cpu() - before).as_secs_f64() / batch as f64;
+        best = best.min(per_run);
+    }
+    Some(best)
+}
+
+fn env_u32(name: &str, default: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(default)
+}
+
+fn main() {
+    let Some(ns) = which("ns") else {
+        println!("ns2_ratio: `ns` (ns-2.35) is not installed (Debian: apt-get install ns2); nothing measured");
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tcl = root.join("tools/ns2/case.tcl");
+    let cmtlab = PathBuf::from(env!("CARGO_BIN_EXE_cmtlab"));
+    let work = std::env::temp_dir().join(format!("cmtlab-ns2-ratio-{}", std::process::id()));
+    std::fs::create_dir_all(&work).expect("temporary directory");
+    let plan = (
+        env_u32("NS2_RATIO_REPEATS", 3),
+        env_u32("NS2_RATIO_BATCH", 10),
+    );
+    let limit = Duration::from_secs(120);
+    println!(
+        "CPU seconds per run (user + system; lowest of {} batches of {} runs)\n",
+        plan.0, plan.1
+    );
+    println!("| case | simulated | ns-2.35 | cmtlab | ns-2 / cmtlab |");
+    println!("|---|---|---|---|---|");
+    let mut ratios = Vec::new();
+    for c in CASES {
+        let toml = work.join("case.toml");
+        std::fs::write(&toml, scenario(c)).expect("write the scenario");
+        let t_ns = cpu_per_run(&ns, &ns_args(c, &tcl), &work, plan, limit);
+        let run_args = vec!["run".to_string(), toml.display().to_string()];
+        let t_cm = cpu_per_run(&cmtlab, &run_args, &work, plan, limit);
+        let show = |t: Option<f64>| t.map_or("failed or hung".into(), |t| format!("{t:.4}"));
+        let ratio = match (t_ns, t_cm) {
+            (Some(a), Some(b)) if b > 0.0 => {
+                ratios.push(a / b);
+                format!("{:.1}×", a / b)
+            }
+            _ => "–".into(),
+        };
+        println!(
+            "| {} | {} s | {} | {} | {ratio} |",
+            c.label,
+            c.seconds,
+            show(t_ns),
+            show(t_cm)
+        );
+    }
+    if let Some(min) = ratios.iter().copied().reduce(f64::min) {
+        println!("\nlowest ratio: {min:.1}× (goal: at least 5× on every case)");
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The full path of `prog` on `PATH`.
+fn which(prog: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(prog))
+        .find(|p| p.is_file())
+}
