@@ -3,10 +3,10 @@
 //! orders small keys; the events wait in a slab of reused slots, so the steady state
 //! allocates nothing.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+mod quad_heap;
 
 use cmt_core::Time;
+use quad_heap::{HeapKey, QuadHeap};
 
 /// A heap entry: the order key and where the event waits. Events themselves (a packet
 /// in flight is ~100 bytes) stay put in a slab while the heap moves 24-byte keys.
@@ -17,27 +17,15 @@ struct Key {
     slot: u32,
 }
 
-impl PartialEq for Key {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Key {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap.
-        (o.at, o.seq).cmp(&(self.at, self.seq))
+impl HeapKey for Key {
+    fn before(&self, o: &Self) -> bool {
+        (self.at, self.seq) < (o.at, o.seq)
     }
 }
 
 /// Pending events.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Key>,
+    heap: QuadHeap<Key>,
     /// The events, by slot; `None` marks a free slot.
     slots: Vec<Option<E>>,
     /// Free slots, reused last-freed first.
@@ -50,7 +38,7 @@ pub struct EventQueue<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            heap: BinaryHeap::new(),
+            heap: QuadHeap::default(),
             slots: Vec::new(),
             free: Vec::new(),
             seq: 0,
@@ -109,7 +97,7 @@ impl<E> EventQueue<E> {
     }
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.len() == 0
     }
 }
 
