@@ -24,9 +24,11 @@ use endpoint::Endpoint;
 
 enum Ev {
     LinkDone(LinkDir),
-    /// A packet arrives at the far end of a link; `true` when it came from the link's
-    /// propagation pipe (`world/propagation.rs`).
-    Arrive(LinkDir, InFlight, bool),
+    /// The first packet in a link's propagation pipe arrives at the far end
+    /// (`world/propagation.rs`; the packet waits in the pipe, so events stay small).
+    Arrive(LinkDir),
+    /// A packet that overtakes those in its link's pipe arrives at the far end.
+    Overtaking(LinkDir, Box<InFlight>),
     /// An endpoint's timer event, with its sequence number (`world/timer_keys.rs`).
     Timer(EndpointId, u64),
     /// A scheduled change: index into the scenario's events.
@@ -212,12 +214,11 @@ impl Simulation {
                         }
                     }
                 }
-                Ev::Arrive(l, pkt, piped) => {
-                    if piped {
-                        self.next_arrival(l);
-                    }
+                Ev::Arrive(l) => {
+                    let pkt = self.next_arrival(l);
                     self.arrive(l, pkt)
                 }
+                Ev::Overtaking(l, pkt) => self.arrive(l, *pkt),
                 Ev::Timer(side, seq) => {
                     if self.timer_ran(side, at, seq) && self.ends[side].timer_at == Some(at) {
                         self.ends[side].timer_at = None;

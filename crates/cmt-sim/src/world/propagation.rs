@@ -4,10 +4,12 @@
 //! packets of a direction arrive in the order they left, so only the first needs an
 //! event in the queue: the others wait here, each with the sequence number it would
 //! have had as an event, and the next one enters the queue when the one before it
-//! arrives. The queue then holds one arrival per link instead of one per packet in
-//! flight (thousands on a long, fast path) and every event runs exactly when and in
-//! the order it did before. A packet that would overtake the last one waiting (jitter
-//! that reorders, a delay cut by a scheduled change) goes to the queue on its own.
+//! arrives. The first packet waits here too (the event names the pipe, not the packet,
+//! which keeps events small). The queue then holds one arrival per link instead of one
+//! per packet in flight (thousands on a long, fast path) and every event runs exactly
+//! when and in the order it did before. A packet that would overtake the last one
+//! waiting (jitter that reorders, a delay cut by a scheduled change) goes to the queue
+//! on its own.
 
 use std::collections::VecDeque;
 
@@ -17,7 +19,7 @@ use super::{Ev, Simulation};
 use crate::ids::LinkDir;
 use crate::link::InFlight;
 
-/// One link direction's packets in propagation behind the one whose arrival is queued.
+/// One link direction's packets in propagation: the first one's arrival is queued.
 #[derive(Default)]
 pub(super) struct Pipe {
     /// `(arrival, sequence number, packet)`, in arrival order.
@@ -35,22 +37,30 @@ impl Simulation {
         if !pipe.head_queued {
             pipe.head_queued = true;
             pipe.last = at;
-            self.q.push(at, Ev::Arrive(l, pkt, true));
+            let seq = self.q.reserve();
+            pipe.waiting.push_back((at, seq, pkt));
+            self.q.push_reserved(at, seq, Ev::Arrive(l));
         } else if at >= pipe.last {
             pipe.last = at;
             let seq = self.q.reserve();
             pipe.waiting.push_back((at, seq, pkt));
         } else {
-            self.q.push(at, Ev::Arrive(l, pkt, false));
+            self.q.push(at, Ev::Overtaking(l, Box::new(pkt)));
         }
     }
 
-    /// The queued arrival of pipe `l` happened: queue the next one.
-    pub(super) fn next_arrival(&mut self, l: LinkDir) {
+    /// The queued arrival of pipe `l` is happening: takes its packet and queues the
+    /// next one's arrival.
+    pub(super) fn next_arrival(&mut self, l: LinkDir) -> InFlight {
         let pipe = &mut self.pipes[l.0];
-        match pipe.waiting.pop_front() {
-            Some((at, seq, pkt)) => self.q.push_reserved(at, seq, Ev::Arrive(l, pkt, true)),
+        let (_, _, pkt) = pipe
+            .waiting
+            .pop_front()
+            .expect("a queued pipe arrival has its packet in the pipe");
+        match pipe.waiting.front() {
+            Some(&(at, seq, _)) => self.q.push_reserved(at, seq, Ev::Arrive(l)),
             None => pipe.head_queued = false,
         }
+        pkt
     }
 }
