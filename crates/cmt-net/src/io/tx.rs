@@ -10,10 +10,12 @@ use std::net::SocketAddr;
 ///
 /// Measured (BENCHMARKS.md, "Real runtime"): over loopback GSO raises one association
 /// from 2.2–2.3 to 2.8 Gbit/s at MTU 1500; over two veth paths shaped with `tbf` (50 and
-/// 20 Mbit/s) it lowered goodput from 63.5 to 57–60 Mbit/s, in every one of eight paired
-/// runs, with more retransmissions on the slower path — a cost on rate-limited paths
-/// whose mechanism is not pinned down yet. Hence `Auto`: batch towards loopback
-/// addresses only.
+/// 20 Mbit/s) it lowered goodput from 63.5 to 57–60 Mbit/s in every one of eight paired
+/// runs. The per-packet trace shows why at the protocol level: in slow start's overshoot
+/// the fast retransmissions of chunks lost on one path were lost again on the other, and
+/// only a T3-rtx timeout (RTO 1 s) recovered them; without GSO that happened in none of
+/// those runs. (Why the kernel's queueing of GSO batches makes that loss likelier is not
+/// established.) Hence `Auto`: batch towards loopback addresses only.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Gso {
     /// Towards loopback addresses only.
