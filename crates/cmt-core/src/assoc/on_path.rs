@@ -76,12 +76,13 @@ impl OnPath {
             Bound::Excluded(&t) => t.saturating_add(1),
             Bound::Unbounded => 0,
         };
-        let (hi, empty) = match range.end_bound() {
-            Bound::Included(&t) => (t, false),
-            Bound::Excluded(&t) => (t.saturating_sub(1), t == 0),
-            Bound::Unbounded => (u64::MAX, false),
+        let hi = match range.end_bound() {
+            Bound::Included(&t) => Some(t),
+            Bound::Excluded(&t) => t.checked_sub(1),
+            Bound::Unbounded => Some(u64::MAX),
         };
-        let (lo, hi) = if empty { (1, 0) } else { (lo, hi) };
+        // `..0` holds nothing: an empty range.
+        let (lo, hi) = hi.map_or((1, 0), |hi| (lo, hi));
         merge(
             self.fresh[path.0].range(lo, hi),
             self.resent[path.0].range(lo, hi),

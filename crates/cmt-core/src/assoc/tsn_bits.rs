@@ -12,7 +12,6 @@ pub(super) struct TsnBits {
     /// TSN of bit 0 of `words[0]` (a multiple of 64).
     base: u64,
     words: VecDeque<u64>,
-    len: usize,
 }
 
 impl TsnBits {
@@ -33,7 +32,6 @@ impl TsnBits {
         let bit = 1u64 << (tsn % 64);
         let new = self.words[w] & bit == 0;
         self.words[w] |= bit;
-        self.len += new as usize;
         new
     }
 
@@ -47,7 +45,6 @@ impl TsnBits {
         match self.words.get_mut(w) {
             Some(word) if *word & bit != 0 => {
                 *word &= !bit;
-                self.len -= 1;
                 self.trim();
                 true
             }
@@ -75,7 +72,7 @@ impl TsnBits {
     /// How many TSNs it holds.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.len
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     /// The TSNs in `lo ..= hi`, in order.
@@ -119,7 +116,7 @@ impl TsnBits {
 
 impl PartialEq for TsnBits {
     fn eq(&self, o: &Self) -> bool {
-        self.len == o.len && self.iter().eq(o.iter())
+        self.iter().eq(o.iter())
     }
 }
 

@@ -73,34 +73,32 @@ impl TimerKeys {
         self.pending.partition_point(|g| g.at < at)
     }
 
-    /// Adds `key`, whose sequence number is the newest of all.
-    fn insert(&mut self, key: (Time, u64)) {
+    /// Adds `key`, whose sequence number is the newest of all, and returns the earliest
+    /// pending key at its time (an older one when the deadline returned to a time it
+    /// had).
+    fn insert(&mut self, key: (Time, u64)) -> (Time, u64) {
         let (at, seq) = key;
         let i = self.position(at);
         match self.pending.get_mut(i) {
-            Some(g) if g.at == at => g.more.push_back(seq),
-            _ => self.pending.insert(
-                i,
-                Group {
-                    at,
-                    first: seq,
-                    more: VecDeque::new(),
-                },
-            ),
+            Some(g) if g.at == at => {
+                g.more.push_back(seq);
+                (at, g.first)
+            }
+            _ => {
+                let more = VecDeque::new();
+                self.pending.insert(
+                    i,
+                    Group {
+                        at,
+                        first: seq,
+                        more,
+                    },
+                );
+                key
+            }
         }
     }
 
-    /// The earliest pending key at time `at`.
-    fn earliest_at(&self, at: Time) -> Option<(Time, u64)> {
-        let i = self.position(at);
-        self.pending
-            .get(i)
-            .filter(|g| g.at == at)
-            .map(|g| (g.at, g.first))
-    }
-}
-
-impl TimerKeys {
     /// Whether `key` must enter the event queue now: it is not there, and no key of
     /// this endpoint queued before it will run first (when one does, it is queued then).
     fn must_queue(&self, key: (Time, u64)) -> bool {
@@ -116,16 +114,8 @@ impl Simulation {
         let popped = self.q.popped();
         let keys = &mut self.ends[side].timer_keys;
         keys.forget_passed(popped);
-        keys.insert(key);
-        let live = keys
-            .earliest_at(at)
-            .expect("the key just inserted is at `at`");
-        keys.live = Some(live);
-        if keys.must_queue(live) {
-            keys.queued.push(live);
-            self.q
-                .push_reserved(live.0, live.1, Ev::Timer(side, live.1));
-        }
+        keys.live = Some(keys.insert(key));
+        self.queue_live(side);
     }
 
     /// The timer event `(at, seq)` of `side` is running: true when it is the one that
@@ -135,20 +125,24 @@ impl Simulation {
         let keys = &mut self.ends[side].timer_keys;
         keys.queued.retain(|&k| k != (at, seq));
         keys.forget_passed((at, seq));
-        match keys.live {
-            Some(live) if live == (at, seq) => {
-                keys.live = None;
-                true
-            }
-            Some(live) => {
-                if live > (at, seq) && keys.must_queue(live) {
-                    keys.queued.push(live);
-                    self.q
-                        .push_reserved(live.0, live.1, Ev::Timer(side, live.1));
-                }
-                false
-            }
-            None => false,
+        if keys.live == Some((at, seq)) {
+            keys.live = None;
+            return true;
+        }
+        self.queue_live(side);
+        false
+    }
+
+    /// Queues the key that can fire unless it is queued or waits behind a queued key
+    /// (it never has passed: it is chosen among keys not passed, and a key waiting
+    /// behind another is queued when that one runs).
+    fn queue_live(&mut self, side: EndpointId) {
+        let keys = &mut self.ends[side].timer_keys;
+        if let Some(live) = keys.live.filter(|&k| keys.must_queue(k)) {
+            debug_assert!(live > self.q.popped(), "a timer key queued after its time");
+            keys.queued.push(live);
+            self.q
+                .push_reserved(live.0, live.1, Ev::Timer(side, live.1));
         }
     }
 }
