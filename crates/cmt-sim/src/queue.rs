@@ -1,23 +1,21 @@
 //! The event queue: a min-heap ordered by `(time, seq)`, so events at the same instant
-//! run in the order they were scheduled (deterministic, FIFO among equals). The heap
-//! orders small keys; the events wait in a slab of reused slots, so the steady state
-//! allocates nothing.
+//! run in the order they were scheduled (deterministic, FIFO among equals). Events are
+//! small (packets wait in their link's pipe, not in the queue), so they sit in the heap
+//! itself.
 
 mod quad_heap;
 
 use cmt_core::Time;
 use quad_heap::{HeapKey, QuadHeap};
 
-/// A heap entry: the order key and where the event waits. Events themselves (a packet
-/// in flight is ~100 bytes) stay put in a slab while the heap moves 24-byte keys.
-#[derive(Clone, Copy)]
-struct Key {
+/// A pending event and its order key.
+struct Entry<E> {
     at: Time,
     seq: u64,
-    slot: u32,
+    ev: E,
 }
 
-impl HeapKey for Key {
+impl<E> HeapKey for Entry<E> {
     fn before(&self, o: &Self) -> bool {
         (self.at, self.seq) < (o.at, o.seq)
     }
@@ -25,11 +23,7 @@ impl HeapKey for Key {
 
 /// Pending events.
 pub struct EventQueue<E> {
-    heap: QuadHeap<Key>,
-    /// The events, by slot; `None` marks a free slot.
-    slots: Vec<Option<E>>,
-    /// Free slots, reused last-freed first.
-    free: Vec<u32>,
+    heap: QuadHeap<Entry<E>>,
     seq: u64,
     /// The key of the event popped last.
     popped: (Time, u64),
@@ -39,8 +33,6 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
             heap: QuadHeap::default(),
-            slots: Vec::new(),
-            free: Vec::new(),
             seq: 0,
             popped: (Time::ZERO, 0),
         }
@@ -64,27 +56,13 @@ impl<E> EventQueue<E> {
 
     /// Schedules `ev` at `at` with a sequence number from [`reserve`](Self::reserve).
     pub fn push_reserved(&mut self, at: Time, seq: u64, ev: E) {
-        let slot = match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = Some(ev);
-                i
-            }
-            None => {
-                self.slots.push(Some(ev));
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.heap.push(Key { at, seq, slot });
+        self.heap.push(Entry { at, seq, ev });
     }
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let k = self.heap.pop()?;
-        self.popped = (k.at, k.seq);
-        self.free.push(k.slot);
-        let ev = self.slots[k.slot as usize]
-            .take()
-            .expect("a queued key names a filled slot");
-        Some((k.at, ev))
+        let e = self.heap.pop()?;
+        self.popped = (e.at, e.seq);
+        Some((e.at, e.ev))
     }
     /// The `(time, sequence number)` of the event popped last: every event with a
     /// smaller key has run.

@@ -4,7 +4,7 @@
 //! order in which they leave does not depend on the heap's shape.
 
 /// Anything with a total order used as a heap key.
-pub(super) trait HeapKey: Copy {
+pub(super) trait HeapKey {
     fn before(&self, other: &Self) -> bool;
 }
 
@@ -27,26 +27,24 @@ impl<K: HeapKey> QuadHeap<K> {
     pub(super) fn push(&mut self, k: K) {
         let mut i = self.v.len();
         self.v.push(k);
-        // Move the hole up while the parent comes after `k`.
+        // Up while the parent comes after it.
         while i > 0 {
             let p = (i - 1) / 4;
-            if !k.before(&self.v[p]) {
+            if !self.v[i].before(&self.v[p]) {
                 break;
             }
-            self.v[i] = self.v[p];
+            self.v.swap(i, p);
             i = p;
         }
-        self.v[i] = k;
     }
 
     /// Removes and returns the first key.
     pub(super) fn pop(&mut self) -> Option<K> {
-        let last = self.v.pop()?;
         if self.v.is_empty() {
-            return Some(last);
+            return None;
         }
-        let top = self.v[0];
-        // Move the hole at the root down along the first children, then put `last`.
+        let top = self.v.swap_remove(0);
+        // The last key, now at the root, goes down along the first children.
         let n = self.v.len();
         let mut i = 0;
         loop {
@@ -60,13 +58,12 @@ impl<K: HeapKey> QuadHeap<K> {
                     m = j;
                 }
             }
-            if !self.v[m].before(&last) {
+            if !self.v[m].before(&self.v[i]) {
                 break;
             }
-            self.v[i] = self.v[m];
+            self.v.swap(i, m);
             i = m;
         }
-        self.v[i] = last;
         Some(top)
     }
 }
