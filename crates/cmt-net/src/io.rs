@@ -6,7 +6,6 @@
 //! chunk.
 
 use std::net::SocketAddr;
-use std::task::Poll;
 use std::time::Instant;
 
 use cmt_core::auth::Session;
@@ -21,8 +20,8 @@ mod udp;
 pub(crate) use rx::RxBatch;
 pub use tx::Gso;
 pub(crate) use tx::TxQueue;
-pub(crate) use udp::Udp;
 pub use udp::SOCKET_BUFFER;
+pub(crate) use udp::{poll_recv_any, Udp};
 
 /// A datagram that arrived: which local socket, from where, and the parsed packet (or
 /// why it did not parse).
@@ -114,7 +113,14 @@ impl Sockets {
     pub async fn recv(&mut self) -> Arrival {
         let d = match self.rx.next() {
             Some(d) => d,
-            None => std::future::poll_fn(|cx| self.poll_batch(cx)).await,
+            None => {
+                let d = std::future::poll_fn(|cx| {
+                    udp::poll_recv_any(cx, &self.sockets, &mut self.first, &mut self.rx)
+                })
+                .await;
+                self.counts.receives += 1;
+                d
+            }
         };
         self.arrival(d)
     }
@@ -148,30 +154,6 @@ impl Sockets {
             src_port,
             packet,
         }
-    }
-
-    /// Receives the next batch from the first socket, in rotation, that has one, and
-    /// returns its first datagram.
-    fn poll_batch(&mut self, cx: &mut std::task::Context<'_>) -> Poll<rx::Datagram> {
-        let n = self.sockets.len();
-        for k in 0..n {
-            let i = (self.first + k) % n;
-            match self.sockets[i].poll_recv(cx, &mut self.rx, i) {
-                Poll::Ready(Ok(_)) => {
-                    self.counts.receives += 1;
-                    if let Some(d) = self.rx.next() {
-                        self.first = (i + 1) % n;
-                        return Poll::Ready(d);
-                    }
-                    // An empty batch: ask again at once.
-                    cx.waker().wake_by_ref();
-                }
-                // Ready again at once: an error is consumed by reporting it.
-                Poll::Ready(Err(_)) => cx.waker().wake_by_ref(),
-                Poll::Pending => {}
-            }
-        }
-        Poll::Pending
     }
 
     /// From now on, signs what is sent and checks what arrives with `auth` (RFC 4895).

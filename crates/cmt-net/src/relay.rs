@@ -23,7 +23,7 @@ use cmt_sim::loss::{Gilbert, LossChain};
 use cmt_sim::rng::stream;
 use cmt_sim::units::{parse_duration, parse_probability, parse_rate, Raw};
 
-use crate::io::{Gso, RxBatch, TxQueue, Udp};
+use crate::io::{poll_recv_any, Gso, RxBatch, TxQueue, Udp};
 
 /// One relayed path.
 #[derive(Clone, Debug)]
@@ -128,7 +128,7 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
     };
     let back = Udp::bind(back_addr)?;
     // Index 0 receives from the sender and sends back to it; 1 faces the target.
-    let socks = [&front, &back];
+    let socks = [front, back];
     let name = spec.listen.to_string();
     let link = |dir: &str| {
         Link::new(
@@ -158,17 +158,18 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
             .copied()
             .chain(arrivals.keys().next().map(|k| k.0))
             .min();
-        let got = tokio::select! {
-            r = std::future::poll_fn(|cx| poll_either(cx, socks, &mut first, &mut rx)) => r.is_ok(),
+        let mut got = tokio::select! {
+            d = std::future::poll_fn(|cx| poll_recv_any(cx, &socks, &mut first, &mut rx)) => Some(d),
             _ = async {
                 match due {
                     Some(t) => tokio::time::sleep_until(at(t)).await,
                     None => std::future::pending().await,
                 }
-            } => false,
+            } => None,
         };
         let t = now();
-        while let Some(d) = got.then(|| rx.next()).flatten() {
+        // The datagram that woke us and the rest of its batch.
+        while let Some(d) = got.take().or_else(|| rx.next()) {
             let dir = d.socket;
             if dir == 0 {
                 sender.get_or_insert(d.from);
@@ -236,23 +237,6 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
         }
         tx.clear();
     }
-}
-
-/// Receives a batch from whichever of the two sockets has one (taking turns).
-fn poll_either(
-    cx: &mut std::task::Context<'_>,
-    socks: [&Udp; 2],
-    first: &mut usize,
-    rx: &mut RxBatch,
-) -> std::task::Poll<std::io::Result<()>> {
-    for k in 0..2 {
-        let i = (*first + k) % 2;
-        if let std::task::Poll::Ready(r) = socks[i].poll_recv(cx, rx, i) {
-            *first = (i + 1) % 2;
-            return std::task::Poll::Ready(r.map(|_| ()));
-        }
-    }
-    std::task::Poll::Pending
 }
 
 #[cfg(test)]

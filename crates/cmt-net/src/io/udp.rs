@@ -11,7 +11,7 @@ use quinn_udp::{Transmit, UdpSockRef, UdpSocketState};
 use tokio::io::Interest;
 use tokio::net::UdpSocket;
 
-use super::rx::RxBatch;
+use super::rx::{Datagram, RxBatch};
 use super::tx::Batch;
 
 /// Socket buffers asked for (the kernel caps them at `net.core.[rw]mem_max`): a full
@@ -110,6 +110,36 @@ impl Udp {
             }
         }
     }
+}
+
+/// Receives a batch into `rx` from the first of `socks`, in rotation from `*first`, that
+/// has datagrams, and hands out its first datagram (the rest stay in `rx`). A socket's
+/// error (an ICMP error reported on the next read, say) is skipped: to the protocol it
+/// is a lost packet.
+pub(crate) fn poll_recv_any(
+    cx: &mut Context<'_>,
+    socks: &[Udp],
+    first: &mut usize,
+    rx: &mut RxBatch,
+) -> Poll<Datagram> {
+    let n = socks.len();
+    for k in 0..n {
+        let i = (*first + k) % n;
+        match socks[i].poll_recv(cx, rx, i) {
+            Poll::Ready(Ok(_)) => {
+                if let Some(d) = rx.next() {
+                    *first = (i + 1) % n;
+                    return Poll::Ready(d);
+                }
+                // An empty batch: ask again at once.
+                cx.waker().wake_by_ref();
+            }
+            // Ready again at once: an error is consumed by reporting it.
+            Poll::Ready(Err(_)) => cx.waker().wake_by_ref(),
+            Poll::Pending => {}
+        }
+    }
+    Poll::Pending
 }
 
 /// `quinn-udp` forbids fragmentation (QUIC probes the path MTU itself); SCTP over UDP
