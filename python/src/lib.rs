@@ -90,10 +90,7 @@ fn simulate(
         sim.trace_to(t)?;
     }
     let start = std::time::Instant::now();
-    sim.run(&mut |_| {});
-    if let Some(why) = sim.extension_failure() {
-        return Err(why.to_string());
-    }
+    sim.try_run(&mut |_| {})?;
     let summary = cmt_sim::Summary::of(&sim, start.elapsed().as_secs_f64());
     if let Some(t) = trace {
         sim.finish_trace()

@@ -215,10 +215,7 @@ fn single_run(dir: &Path, r: &StudyRun, dir_out: &Path, label: &str) -> Result<S
     let built =
         cmt_sim::load_file(&dir.join(&r.scenario), &overrides).map_err(|e| here(e.to_string()))?;
     let mut sim = cmt_sim::Simulation::new(built).map_err(here)?;
-    sim.run(&mut |_| {});
-    if let Some(why) = sim.extension_failure() {
-        return Err(here(why.to_string()));
-    }
+    sim.try_run(&mut |_| {}).map_err(here)?;
     let summary = cmt_sim::Summary::of(&sim, 0.0);
     cmt_sim::write_outputs(&sim, &summary, dir_out)
         .map_err(|e| here(format!("cannot write {}: {e}", dir_out.display())))?;

@@ -45,9 +45,6 @@ pub fn run_str(text: &str, overrides: &[String]) -> Result<Summary, String> {
 pub fn run_built(built: Built) -> Result<Summary, String> {
     let mut sim = Simulation::new(built)?;
     let start = std::time::Instant::now();
-    sim.run(&mut |_| {});
-    if let Some(why) = sim.extension_failure() {
-        return Err(why.to_string());
-    }
+    sim.try_run(&mut |_| {})?;
     Ok(Summary::of(&sim, start.elapsed().as_secs_f64()))
 }

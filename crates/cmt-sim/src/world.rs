@@ -247,6 +247,16 @@ impl Simulation {
         self.ending.unwrap_or(Ending::DurationElapsed)
     }
 
+    /// [`run`](Self::run), for a caller that wants a result: an error with the message
+    /// when a registered algorithm failed (the run then has no valid result).
+    pub fn try_run(&mut self, progress: &mut dyn FnMut(f64)) -> Result<Ending, String> {
+        let ending = self.run(progress);
+        match self.extension_failure() {
+            Some(why) => Err(why.to_string()),
+            None => Ok(ending),
+        }
+    }
+
     /// Why a registered algorithm failed during [`run`](Self::run) (a Python scheduler
     /// raised, …), if one did: the run has no valid result then.
     pub fn extension_failure(&self) -> Option<&str> {

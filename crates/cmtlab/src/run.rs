@@ -41,7 +41,7 @@ pub fn run(file: &Path, set: &[String], o: Outputs<'_>) -> Result<(), String> {
     let start = Instant::now();
     let tty = std::io::stderr().is_terminal();
     let mut bar: Option<ProgressBar> = None;
-    sim.run(&mut |frac| {
+    let ran = sim.try_run(&mut |frac| {
         if !tty {
             return;
         }
@@ -63,9 +63,7 @@ pub fn run(file: &Path, set: &[String], o: Outputs<'_>) -> Result<(), String> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    if let Some(why) = sim.extension_failure() {
-        return Err(format!("{}: {why}", file.display()));
-    }
+    ran.map_err(|why| format!("{}: {why}", file.display()))?;
     let summary = Summary::of(&sim, start.elapsed().as_secs_f64());
     say!("{}", table(&summary));
     if let Some(p) = pcap {

@@ -64,10 +64,7 @@ fn simulate(plan: &Plan, r: &RunSpec) -> Result<RunRecord, String> {
     let built = plan.scenario(r)?;
     let mut sim = cmt_sim::Simulation::new(built)?;
     let start = Instant::now();
-    sim.run(&mut |_| {});
-    if let Some(why) = sim.extension_failure() {
-        return Err(why.to_string());
-    }
+    sim.try_run(&mut |_| {})?;
     let summary = cmt_sim::Summary::of(&sim, start.elapsed().as_secs_f64());
     Ok(RunRecord {
         run: r.index,
