@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn bin(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_custom-scheduler"))
@@ -19,8 +20,15 @@ fn scenario() -> String {
         .to_string()
 }
 
+/// A fresh directory of its own for each call: the tests run in parallel threads of one
+/// process, so a directory named only by the process would be shared between them.
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("custom-scheduler-{}-{name}", std::process::id()));
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!(
+        "custom-scheduler-{}-{name}-{n}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
