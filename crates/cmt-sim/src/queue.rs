@@ -1,23 +1,41 @@
 //! The event queue: a min-heap ordered by `(time, seq)`, so events at the same instant
 //! run in the order they were scheduled (deterministic, FIFO among equals). Events are
-//! small (packets wait in their link's pipe, not in the queue), so they sit in the heap
-//! itself.
+//! small plain values (packets wait in their link's pipe, not in the queue), so they
+//! sit in the heap itself and move by copy.
 
 mod quad_heap;
 
 use cmt_core::Time;
 use quad_heap::{HeapKey, QuadHeap};
 
-/// A pending event and its order key.
+/// A pending event and its order key: `(time, seq)` packed into one integer, time in
+/// the high half, so one comparison orders two entries.
+#[derive(Clone, Copy)]
 struct Entry<E> {
-    at: Time,
-    seq: u64,
+    key: u128,
     ev: E,
+}
+
+impl<E> Entry<E> {
+    fn new(at: Time, seq: u64, ev: E) -> Self {
+        Entry {
+            key: (at.as_nanos() as u128) << 64 | seq as u128,
+            ev,
+        }
+    }
+
+    fn at(&self) -> Time {
+        Time::from_nanos((self.key >> 64) as u64)
+    }
+
+    fn seq(&self) -> u64 {
+        self.key as u64
+    }
 }
 
 impl<E> HeapKey for Entry<E> {
     fn before(&self, o: &Self) -> bool {
-        (self.at, self.seq) < (o.at, o.seq)
+        self.key < o.key
     }
 }
 
@@ -39,7 +57,7 @@ impl<E> Default for EventQueue<E> {
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// Schedules `ev` at `at`.
     pub fn push(&mut self, at: Time, ev: E) {
         let seq = self.reserve();
@@ -56,13 +74,13 @@ impl<E> EventQueue<E> {
 
     /// Schedules `ev` at `at` with a sequence number from [`reserve`](Self::reserve).
     pub fn push_reserved(&mut self, at: Time, seq: u64, ev: E) {
-        self.heap.push(Entry { at, seq, ev });
+        self.heap.push(Entry::new(at, seq, ev));
     }
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let e = self.heap.pop()?;
-        self.popped = (e.at, e.seq);
-        Some((e.at, e.ev))
+        self.popped = (e.at(), e.seq());
+        Some((e.at(), e.ev))
     }
     /// The `(time, sequence number)` of the event popped last: every event with a
     /// smaller key has run.

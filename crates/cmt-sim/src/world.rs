@@ -22,15 +22,18 @@ mod timer_keys;
 
 use endpoint::Endpoint;
 
+#[derive(Clone, Copy)]
 enum Ev {
     LinkDone(LinkDir),
     /// The first packet in a link's propagation pipe arrives at the far end
     /// (`world/propagation.rs`; the packet waits in the pipe, so events stay small).
     Arrive(LinkDir),
-    /// A packet that overtakes those in its link's pipe arrives at the far end.
-    Overtaking(LinkDir, Box<InFlight>),
-    /// An endpoint's timer event, with its sequence number (`world/timer_keys.rs`).
-    Timer(EndpointId, u64),
+    /// A packet that overtakes those in its link's pipe arrives at the far end (it
+    /// waits in the pipe's slot with this index).
+    Overtaking(LinkDir, u32),
+    /// An endpoint's timer event (`world/timer_keys.rs`; its sequence number is the
+    /// event's own).
+    Timer(EndpointId),
     /// A scheduled change: index into the scenario's events.
     LinkEvent(usize),
     Traffic(FlowId),
@@ -218,8 +221,12 @@ impl Simulation {
                     let pkt = self.next_arrival(l);
                     self.arrive(l, pkt)
                 }
-                Ev::Overtaking(l, pkt) => self.arrive(l, *pkt),
-                Ev::Timer(side, seq) => {
+                Ev::Overtaking(l, slot) => {
+                    let pkt = self.pipes[l.0].take_overtaking(slot);
+                    self.arrive(l, pkt)
+                }
+                Ev::Timer(side) => {
+                    let seq = self.q.popped().1;
                     if self.timer_ran(side, at, seq) && self.ends[side].timer_at == Some(at) {
                         self.ends[side].timer_at = None;
                         self.ends[side].assoc.handle_timeout(at);

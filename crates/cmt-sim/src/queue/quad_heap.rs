@@ -19,7 +19,7 @@ impl<K> Default for QuadHeap<K> {
     }
 }
 
-impl<K: HeapKey> QuadHeap<K> {
+impl<K: HeapKey + Copy> QuadHeap<K> {
     pub(super) fn len(&self) -> usize {
         self.v.len()
     }
@@ -27,24 +27,27 @@ impl<K: HeapKey> QuadHeap<K> {
     pub(super) fn push(&mut self, k: K) {
         let mut i = self.v.len();
         self.v.push(k);
-        // Up while the parent comes after it.
+        // Up while the parent comes after it: parents move down into the hole, the new
+        // key is written once where the hole stops.
         while i > 0 {
             let p = (i - 1) / 4;
-            if !self.v[i].before(&self.v[p]) {
+            if !k.before(&self.v[p]) {
                 break;
             }
-            self.v.swap(i, p);
+            self.v[i] = self.v[p];
             i = p;
         }
+        self.v[i] = k;
     }
 
     /// Removes and returns the first key.
     pub(super) fn pop(&mut self) -> Option<K> {
-        if self.v.is_empty() {
-            return None;
-        }
-        let top = self.v.swap_remove(0);
-        // The last key, now at the root, goes down along the first children.
+        let last = self.v.pop()?;
+        let Some(&top) = self.v.first() else {
+            return Some(last);
+        };
+        // The last key goes down from the root along the first children: they move up
+        // into the hole, the key is written once where the hole stops.
         let n = self.v.len();
         let mut i = 0;
         loop {
@@ -52,18 +55,20 @@ impl<K: HeapKey> QuadHeap<K> {
             if c >= n {
                 break;
             }
-            let mut m = c;
-            for j in c + 1..(c + 4).min(n) {
-                if self.v[j].before(&self.v[m]) {
+            let kids = &self.v[c..(c + 4).min(n)];
+            let mut m = 0;
+            for (j, k) in kids.iter().enumerate().skip(1) {
+                if k.before(&kids[m]) {
                     m = j;
                 }
             }
-            if !self.v[m].before(&self.v[i]) {
+            if !kids[m].before(&last) {
                 break;
             }
-            self.v.swap(i, m);
-            i = m;
+            self.v[i] = kids[m];
+            i = c + m;
         }
+        self.v[i] = last;
         Some(top)
     }
 }

@@ -25,7 +25,12 @@ impl FirstSent {
             self.base -= 1;
         }
         let i = (tsn - self.base) as usize;
-        if i >= self.slots.len() {
+        if i == self.slots.len() {
+            // The usual case: the next TSN.
+            self.slots.push_back(Some(at));
+            return;
+        }
+        if i > self.slots.len() {
             self.slots.resize(i + 1, None);
         }
         self.slots[i] = Some(at);

@@ -8,8 +8,8 @@
 //! which keeps events small). The queue then holds one arrival per link instead of one
 //! per packet in flight (thousands on a long, fast path) and every event runs exactly
 //! when and in the order it did before. A packet that would overtake the last one
-//! waiting (jitter that reorders, a delay cut by a scheduled change) goes to the queue
-//! on its own.
+//! waiting (jitter that reorders, a delay cut by a scheduled change) gets an event of
+//! its own and waits in a slot of the pipe.
 
 use std::collections::VecDeque;
 
@@ -28,6 +28,34 @@ pub(super) struct Pipe {
     head_queued: bool,
     /// Arrival time of the latest packet that entered the pipe.
     last: Time,
+    /// Packets overtaking those waiting, each under its own event; `None`: a free slot.
+    overtaking: Vec<Option<InFlight>>,
+    /// Free slots of `overtaking`.
+    free: Vec<u32>,
+}
+
+impl Pipe {
+    /// Keeps an overtaking packet; returns its slot.
+    fn park_overtaking(&mut self, pkt: InFlight) -> u32 {
+        match self.free.pop() {
+            Some(slot) => {
+                self.overtaking[slot as usize] = Some(pkt);
+                slot
+            }
+            None => {
+                self.overtaking.push(Some(pkt));
+                u32::try_from(self.overtaking.len() - 1).expect("fewer than 2^32 packets in flight")
+            }
+        }
+    }
+
+    /// The overtaking packet in `slot`, whose arrival is happening.
+    pub(super) fn take_overtaking(&mut self, slot: u32) -> InFlight {
+        self.free.push(slot);
+        self.overtaking[slot as usize]
+            .take()
+            .expect("an overtaking arrival has its packet in its slot")
+    }
 }
 
 impl Simulation {
@@ -45,7 +73,8 @@ impl Simulation {
             let seq = self.q.reserve();
             pipe.waiting.push_back((at, seq, pkt));
         } else {
-            self.q.push(at, Ev::Overtaking(l, Box::new(pkt)));
+            let slot = pipe.park_overtaking(pkt);
+            self.q.push(at, Ev::Overtaking(l, slot));
         }
     }
 

@@ -141,8 +141,7 @@ impl Simulation {
         if let Some(live) = keys.live.filter(|&k| keys.must_queue(k)) {
             debug_assert!(live > self.q.popped(), "a timer key queued after its time");
             keys.queued.push(live);
-            self.q
-                .push_reserved(live.0, live.1, Ev::Timer(side, live.1));
+            self.q.push_reserved(live.0, live.1, Ev::Timer(side));
         }
     }
 }
