@@ -28,6 +28,7 @@
 pub mod assoc;
 pub mod auth;
 pub mod cc;
+mod chunk_pool;
 pub mod config;
 pub mod event;
 pub mod extension_failure;

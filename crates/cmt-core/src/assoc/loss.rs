@@ -23,7 +23,7 @@ impl<O: Observer> Association<O> {
     /// the loss is being recovered.
     pub(super) fn missing_reports(&mut self, now: Time, s: &mut AckScratch, flags: u8) {
         let ns2 = self.ns2();
-        let acked_paths = s.saw_new_ack.iter().filter(|&&b| b).count();
+        let acked_paths = s.path.iter().filter(|a| a.saw_new_ack).count();
         // Without SFR: the highest TSN newly acked by this SACK (RFC 9260 §7.2.4's
         // HTNA), or ns-2's `uiHighestTsnNewlyAcked`, which survives SACKs that ack
         // nothing new (`ProcessGapAckBlocks`).
@@ -31,8 +31,8 @@ impl<O: Observer> Association<O> {
             Some(self.snd.htna_ns2)
         } else {
             (0..self.paths.len())
-                .filter(|&i| s.saw_new_ack[i])
-                .map(|i| s.highest[i])
+                .filter(|&i| s.path[i].saw_new_ack)
+                .map(|i| s.path[i].highest)
                 .max()
         };
         let sack_pkts = ((flags & 0x3) as u32).max(1);
@@ -55,7 +55,7 @@ impl<O: Observer> Association<O> {
         candidates.clear();
         for d in 0..self.paths.len() {
             let below = match (self.cfg.sfr, htna) {
-                (true, _) if s.saw_new_ack[d] => s.highest[d],
+                (true, _) if s.path[d].saw_new_ack => s.path[d].highest,
                 (false, Some(h)) => h,
                 _ => continue,
             };
@@ -71,10 +71,10 @@ impl<O: Observer> Association<O> {
             }
             let d = c.path.0;
             // DAC; ns-2's lowest TSN acked on a path that saw no new ack is 0.
-            let lowest = if ns2 && !s.saw_new_ack[d] {
+            let lowest = if ns2 && !s.path[d].saw_new_ack {
                 0
             } else {
-                s.lowest[d]
+                s.path[d].lowest
             };
             c.missing += if !self.cfg.dac || acked_paths > 1 || lowest < tsn {
                 1

@@ -3,6 +3,7 @@
 //! Read first: RFC 9260 §6 (data transfer), §7 (congestion control), §8 (fault
 //! management); docs/algorithms.md §1.
 
+mod held;
 mod loss;
 mod on_path;
 mod recv;
@@ -209,7 +210,8 @@ pub struct Association<O: Observer = ()> {
     rev_rx: Option<RevReceiver>,
     /// Receiver-driven CMT: the rounds the sender is in and the round info being read.
     rounds: Rounds,
-    scratch: AckScratch,
+    /// SACK scratch buffers, kept between SACKs (taken out while one is processed).
+    scratch: Option<Box<AckScratch>>,
     sched_begin: bool,
     /// Ask the scheduler for copies at the next poll (set with `sched_begin`).
     sched_copies: bool,
@@ -286,7 +288,7 @@ impl<O: Observer> Association<O> {
             now: Time::ZERO,
             rev_rx,
             rounds: Rounds::default(),
-            scratch: AckScratch::default(),
+            scratch: Some(Box::default()),
             sched_begin: true,
             sched_copies: true,
             copy_buf: Vec::new(),
@@ -423,7 +425,8 @@ impl<O: Observer> Association<O> {
         }
         let mut had_data = false;
         let gap_before = self.rcv.has_gap();
-        for chunk in packet.chunks {
+        let mut chunks = packet.chunks;
+        for chunk in chunks.drain(..) {
             match chunk {
                 Chunk::Data(d) => {
                     had_data = true;
@@ -482,6 +485,7 @@ impl<O: Observer> Association<O> {
                 _ => self.stats.bogus_chunks += 1,
             }
         }
+        crate::chunk_pool::give(chunks);
         self.rounds.pending = None;
         if had_data {
             self.after_data_packet(now, path, gap_before);

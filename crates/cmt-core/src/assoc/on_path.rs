@@ -65,6 +65,14 @@ impl OnPath {
         self.resent[path.0].first()
     }
 
+    /// The lowest unacknowledged TSN last sent on `path`.
+    pub(super) fn first(&self, path: PathId) -> Option<u64> {
+        match (self.first_fresh(path), self.first_resent(path)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// The unacknowledged TSNs last sent on `path` within `range`, in TSN order.
     pub(super) fn on<R: RangeBounds<u64>>(
         &self,
@@ -147,6 +155,8 @@ mod tests {
         assert_eq!(o.first_fresh(PathId(1)), Some(11));
         assert_eq!(o.first_resent(PathId(1)), Some(12));
         assert_eq!(o.first_resent(PathId(0)), None);
+        assert_eq!(o.first(PathId(1)), Some(11));
+        assert_eq!(o.first(PathId(0)), Some(14));
         let mut all = Vec::new();
         o.all_in(12, 14, &mut all);
         all.sort_unstable();

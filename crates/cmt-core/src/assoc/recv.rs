@@ -14,7 +14,7 @@
 //! it counts whole DATA chunks (header included) against the window and drops any chunk
 //! that does not fit, the next in-order one and duplicates included, without a SACK.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::Association;
 use crate::event::{Event, Observer};
@@ -23,6 +23,7 @@ use crate::time::Time;
 use crate::tsn::{unwrap_tsn, wire_tsn};
 use crate::view::PathId;
 
+use super::held::ByTsn;
 use super::tsn_runs::TsnRuns;
 
 struct Held {
@@ -36,7 +37,8 @@ struct Held {
 pub(super) struct RecvState {
     /// Highest TSN delivered in order.
     cum: u64,
-    ooo: BTreeMap<u64, Held>,
+    /// Chunks held out of order.
+    ooo: ByTsn<Held>,
     /// The TSNs of `ooo` as runs: the gap blocks.
     runs: TsnRuns,
     pub(super) held: u32,
@@ -54,9 +56,10 @@ pub(super) struct RecvState {
 
 impl RecvState {
     pub(super) fn new(peer_initial_tsn: u32) -> Self {
+        let cum = (1u64 << 32) + peer_initial_tsn as u64 - 1;
         RecvState {
-            cum: (1u64 << 32) + peer_initial_tsn as u64 - 1,
-            ooo: BTreeMap::new(),
+            cum,
+            ooo: ByTsn::new(cum + 1),
             runs: TsnRuns::default(),
             held: 0,
             dups: Vec::new(),
@@ -98,7 +101,7 @@ impl<O: Observer> Association<O> {
             return;
         }
         r.immediate_in_packet |= d.flags.immediate;
-        let duplicate = tsn <= r.cum || r.ooo.contains_key(&tsn);
+        let duplicate = tsn <= r.cum || r.ooo.contains(tsn);
         self.obs.event(
             now,
             &Event::DataReceived {
@@ -117,6 +120,7 @@ impl<O: Observer> Association<O> {
         }
         if tsn == r.cum + 1 {
             r.cum = tsn;
+            r.ooo.advance();
             r.delivered.push_back(d.payload);
             self.obs.event(
                 now,
@@ -154,12 +158,10 @@ impl<O: Observer> Association<O> {
     fn drain_in_order(&mut self, now: Time) {
         let r = &mut self.rcv;
         let before = r.held;
-        while let Some(entry) = r.ooo.first_entry() {
-            if *entry.key() != r.cum + 1 {
-                break;
-            }
-            let (tsn, h) = entry.remove_entry();
-            r.cum = tsn;
+        while r.ooo.next_is_held() {
+            let h = r.ooo.advance().expect("the next TSN is held");
+            r.cum += 1;
+            let tsn = r.cum;
             let bytes = h.payload.len() as u32;
             r.held -= h.size;
             r.delivered.push_back(h.payload);

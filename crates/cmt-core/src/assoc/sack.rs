@@ -24,24 +24,11 @@ use crate::time::Time;
 use crate::tsn::unwrap_tsn;
 use crate::view::{PathId, PathState};
 
-/// Per-path scratch of one SACK, kept between SACKs to avoid allocation.
+/// Scratch of one SACK, kept between SACKs to avoid allocation.
 #[derive(Default)]
 pub(super) struct AckScratch {
-    newly_bytes: Vec<u64>,
-    /// Newly acked bytes that count toward partial_bytes_acked.
-    pba_bytes: Vec<u64>,
-    /// Some chunk last sent on the path was newly acked (SFR).
-    pub(super) saw_new_ack: Vec<bool>,
-    /// Highest TSN newly acked per path (SFR's per-path HTNA).
-    pub(super) highest: Vec<u64>,
-    /// Lowest TSN newly acked per path (DAC).
-    pub(super) lowest: Vec<u64>,
-    new_pseudo: Vec<bool>,
-    flight_before: Vec<u64>,
-    /// Earliest TSN in flight on each path before this SACK.
-    earliest: Vec<Option<u64>>,
-    /// The earliest TSN of the path was acked: restart its T3 (rule R3).
-    restart_t3: Vec<bool>,
+    /// Per path.
+    pub(super) path: Vec<PathAck>,
     cc_views: Vec<CcPathView>,
     /// TSNs a gap block acks for the first time.
     pub(super) newly: Vec<u64>,
@@ -51,6 +38,25 @@ pub(super) struct AckScratch {
     pub(super) losses: Vec<(usize, u64)>,
     /// A buffer for a SACK's gap blocks as TSN ranges.
     runs: Vec<(u64, u64)>,
+}
+
+/// What one SACK did to one path.
+pub(super) struct PathAck {
+    newly_bytes: u64,
+    /// Newly acked bytes that count toward partial_bytes_acked.
+    pba_bytes: u64,
+    /// Some chunk last sent on the path was newly acked (SFR).
+    pub(super) saw_new_ack: bool,
+    /// Highest TSN newly acked on the path (SFR's per-path HTNA).
+    pub(super) highest: u64,
+    /// Lowest TSN newly acked on the path (DAC).
+    pub(super) lowest: u64,
+    new_pseudo: bool,
+    flight_before: u64,
+    /// Earliest TSN in flight on the path before this SACK.
+    earliest: Option<u64>,
+    /// The earliest TSN of the path was acked: restart its T3 (rule R3).
+    restart_t3: bool,
 }
 
 /// The stretches of `lo ..= hi` outside `covered` (ranges sorted by start), in order.
@@ -82,34 +88,22 @@ fn uncovered(lo: u64, hi: u64, covered: &[(u64, u64)]) -> impl Iterator<Item = (
 
 impl AckScratch {
     fn reset(&mut self, paths: &[Path], snd: &SendState, cum: u64) {
-        let n = paths.len();
-        self.newly_bytes.clear();
-        self.newly_bytes.resize(n, 0);
-        self.pba_bytes.clear();
-        self.pba_bytes.resize(n, 0);
-        self.saw_new_ack.clear();
-        self.saw_new_ack.resize(n, false);
-        self.highest.clear();
-        self.highest.resize(n, cum);
-        self.lowest.clear();
-        self.lowest.resize(n, u64::MAX);
-        self.new_pseudo.clear();
-        self.new_pseudo.resize(n, false);
-        self.flight_before.clear();
-        self.flight_before
-            .extend(paths.iter().map(|p| p.out.flight));
-        self.earliest.clear();
-        self.earliest.extend(paths.iter().enumerate().map(|(d, p)| {
-            (p.out.flight > 0)
-                .then(|| {
-                    snd.on_path
-                        .on(PathId(d), ..)
-                        .find(|&t| snd.chunks[snd.index(t)].in_flight)
-                })
-                .flatten()
+        self.path.clear();
+        self.path.extend(paths.iter().enumerate().map(|(d, p)| {
+            PathAck {
+                newly_bytes: 0,
+                pba_bytes: 0,
+                saw_new_ack: false,
+                highest: cum,
+                lowest: u64::MAX,
+                new_pseudo: false,
+                flight_before: p.out.flight,
+                earliest: (p.out.flight > 0)
+                    .then(|| snd.earliest_in_flight(PathId(d)))
+                    .flatten(),
+                restart_t3: false,
+            }
         }));
-        self.restart_t3.clear();
-        self.restart_t3.resize(n, false);
     }
 }
 
@@ -124,21 +118,22 @@ fn newly_acked(
 ) {
     let d = c.path.0;
     paths[d].losses.sample(false);
-    s.newly_bytes[d] += c.size();
-    s.saw_new_ack[d] = true;
-    s.highest[d] = s.highest[d].max(tsn);
-    s.lowest[d] = s.lowest[d].min(tsn);
-    if s.earliest[d] == Some(tsn) {
-        s.restart_t3[d] = true;
+    let a = &mut s.path[d];
+    a.newly_bytes += c.size();
+    a.saw_new_ack = true;
+    a.highest = a.highest.max(tsn);
+    a.lowest = a.lowest.min(tsn);
+    if a.earliest == Some(tsn) {
+        a.restart_t3 = true;
     }
     let p = &mut paths[d];
     // CUC: acking the expected (rtx-)pseudo-cumack is progress; look for the next one.
     if p.cuc.pseudo_cum == Some(tsn) {
-        s.new_pseudo[d] = true;
+        a.new_pseudo = true;
         p.cuc.find_pseudo = true;
     }
     if p.cuc.rtx_pseudo_cum == Some(tsn) {
-        s.new_pseudo[d] = true;
+        a.new_pseudo = true;
         p.cuc.find_rtx_pseudo = true;
     }
     if let Some((probe, sent)) = p.sending.rtt_probe {
@@ -157,7 +152,8 @@ impl<O: Observer> Association<O> {
         if cum < self.snd.cum_ack {
             return; // an older SACK overtaken by a newer one on another path
         }
-        let mut s = std::mem::take(&mut self.scratch);
+        // Taken out (a pointer, not the buffers) so that helpers can take `&mut self`.
+        let mut s = self.scratch.take().unwrap_or_default();
         s.reset(&self.paths, &self.snd, cum);
         let mut rtts = Vec::new();
         let advanced = cum > self.snd.cum_ack;
@@ -187,11 +183,11 @@ impl<O: Observer> Association<O> {
         for (i, p) in self.paths.iter_mut().enumerate() {
             if p.out.flight == 0 {
                 p.timers.t3 = None;
-            } else if s.restart_t3[i] || p.timers.t3.is_none() {
+            } else if s.path[i].restart_t3 || p.timers.t3.is_none() {
                 p.timers.t3 = Some(now + p.rtt.rto());
             }
         }
-        self.scratch = s;
+        self.scratch = Some(s);
         // The index against the queue, in debug builds (the tests) while the queue is
         // short enough for a walk per SACK to stay cheap.
         #[cfg(debug_assertions)]
@@ -212,39 +208,43 @@ impl<O: Observer> Association<O> {
         let ns2 = self.ns2();
         let mut newly_any = false;
         while self.snd.cum_ack < cum {
-            let Some(c) = self.snd.pop_chunk() else {
+            // The chunk is read where it lies and dropped at the end: moving it out of
+            // the queue first would copy it.
+            let Some(c) = self.snd.chunks.front() else {
                 break;
             };
-            self.snd.cum_ack += 1;
-            let tsn = self.snd.cum_ack;
+            let tsn = self.snd.cum_ack + 1;
             let (d, size) = (c.path.0, c.size());
-            if !c.acked {
+            let (acked, in_flight, marked) = (c.acked, c.in_flight, c.rtx.is_some());
+            if !acked {
                 self.snd.on_path.remove(c.path, tsn, c.tx_count);
                 // ns-2 `SendBufferDequeueUpTo`: Max.Burst applies from the first
                 // cumulative ack of a chunk no longer eligible for fast retransmission.
                 self.burst_trigger |= c.fast_done || c.tx_count > 1;
-                newly_acked(&mut self.paths, s, now, tsn, &c, rtts);
+                newly_acked(&mut self.paths, s, now, tsn, c, rtts);
                 // CUC: a newly cum-acked TSN that was never gap-acked counts as progress,
                 // and the path's expected pseudo-cumacks must be looked for again.
-                s.new_pseudo[d] = true;
+                s.path[d].new_pseudo = true;
                 let p = &mut self.paths[d];
                 p.cuc.find_pseudo = true;
                 p.cuc.find_rtx_pseudo = true;
                 // ns-2 counts cumulatively acked bytes toward partial_bytes_acked only
                 // while the path's outstanding bytes (marked chunks included) fill cwnd.
-                if !ns2 || s.flight_before[d] + p.out.marked >= p.cc.cwnd() {
-                    s.pba_bytes[d] += size;
+                if !ns2 || s.path[d].flight_before + p.out.marked >= p.cc.cwnd() {
+                    s.path[d].pba_bytes += size;
                 }
                 self.snd.htna_ns2 = tsn;
                 newly_any = true;
             }
-            if c.in_flight {
+            self.snd.drop_first();
+            self.snd.cum_ack = tsn;
+            if in_flight {
                 self.paths[d].out.flight -= size;
             }
-            if c.acked {
+            if acked {
                 self.snd.gap_acked_bytes -= size;
             }
-            if c.rtx.is_some() {
+            if marked {
                 self.snd.rtx_marked.remove(&tsn);
                 self.unmark_acked(d, size, s);
             }
@@ -298,7 +298,10 @@ impl<O: Observer> Association<O> {
             for (from, to) in uncovered(lo, hi, &before[cursor..]) {
                 self.snd.not_acked_in(from, to, &mut newly);
             }
-            newly.sort_unstable();
+            // Paths one after the other: usually one path's, already in order.
+            if !newly.is_sorted() {
+                newly.sort_unstable();
+            }
             for &tsn in &newly {
                 let idx = self.snd.index(tsn);
                 let c = &mut self.snd.chunks[idx];
@@ -326,17 +329,19 @@ impl<O: Observer> Association<O> {
                 // the cumulative ack advanced.
                 let counts = match (ns2, self.cfg.cuc) {
                     (false, _) => true,
-                    (true, true) => s.new_pseudo[d],
+                    (true, true) => s.path[d].new_pseudo,
                     (true, false) => advanced,
                 };
                 if counts {
-                    s.pba_bytes[d] += size;
+                    s.path[d].pba_bytes += size;
                 }
                 newly_any = true;
             }
         }
         s.newly = newly;
-        runs.sort_unstable();
+        if !runs.is_sorted() {
+            runs.sort_unstable();
+        }
         self.snd.gap_acked_runs = runs;
         // The previous SACK's runs are done with: their buffer holds the next SACK's.
         s.runs = before;
@@ -349,7 +354,7 @@ impl<O: Observer> Association<O> {
         if self.ns2() {
             // ns-2's outstanding bytes still hold it when `AdjustCwnd` compares them
             // with cwnd.
-            s.flight_before[path] += size;
+            s.path[path].flight_before += size;
         }
     }
 
@@ -406,7 +411,7 @@ impl<O: Observer> Association<O> {
             });
             if p.out.copies.len() != before {
                 p.out.flight -= freed;
-                s.restart_t3[i] = true;
+                s.path[i].restart_t3 = true;
             }
         }
     }
@@ -448,7 +453,7 @@ impl<O: Observer> Association<O> {
     /// §8.2; docs/algorithms.md §1.6 (b): PF → ACTIVE when a TSN transmitted once is acked).
     fn update_paths_after_ack(&mut self, now: Time, s: &AckScratch) {
         for i in 0..self.paths.len() {
-            if !s.saw_new_ack[i] {
+            if !s.path[i].saw_new_ack {
                 continue;
             }
             self.paths[i].losses.error_count = 0;
@@ -465,7 +470,7 @@ impl<O: Observer> Association<O> {
         s.cc_views.clear();
         s.cc_views
             .extend(self.paths.iter_mut().enumerate().map(|(i, p)| {
-                p.recovery.acked_since_loss += s.newly_bytes[i];
+                p.recovery.acked_since_loss += s.path[i].newly_bytes;
                 CcPathView {
                     id: PathId(i),
                     cwnd: p.cc.cwnd(),
@@ -475,20 +480,20 @@ impl<O: Observer> Association<O> {
             }));
         for i in 0..self.paths.len() {
             let progress = if self.cfg.cuc {
-                s.new_pseudo[i]
+                s.path[i].new_pseudo
             } else {
                 advanced
             };
-            if s.newly_bytes[i] == 0 || !progress {
+            if s.path[i].newly_bytes == 0 || !progress {
                 continue;
             }
             let p = &mut self.paths[i];
             let before = (p.cc.cwnd(), p.cc.ssthresh());
             let ack = AckSignal {
                 now,
-                bytes_acked: s.newly_bytes[i],
-                pba_bytes: s.pba_bytes[i],
-                flight_before: s.flight_before[i],
+                bytes_acked: s.path[i].newly_bytes,
+                pba_bytes: s.path[i].pba_bytes,
+                flight_before: s.path[i].flight_before,
                 mtu: self.cfg.cwnd_unit(),
                 srtt: p.rtt.srtt(),
                 min_rtt: p.rtt.min_rtt(),

@@ -136,9 +136,11 @@ impl<O: Observer> Association<O> {
     }
 
     fn packet(&self, chunk: Chunk) -> Packet {
+        let mut chunks = crate::chunk_pool::take();
+        chunks.push(chunk);
         Packet {
             vtag: self.peer_vtag,
-            chunks: vec![chunk],
+            chunks,
         }
     }
 

@@ -47,7 +47,7 @@ pub(super) struct SendState {
     /// Highest cumulatively acknowledged TSN.
     pub(super) cum_ack: u64,
     /// TSNs `cum_ack + 1 ..` in order (added with [`push_chunk`](Self::push_chunk),
-    /// removed with [`pop_chunk`](Self::pop_chunk), which keep `chunk_bytes`).
+    /// removed with [`drop_first`](Self::drop_first), which keep `chunk_bytes`).
     pub(super) chunks: VecDeque<TxChunk>,
     /// User bytes in `chunks`.
     chunk_bytes: u64,
@@ -148,16 +148,28 @@ impl SendState {
         self.chunks.push_back(c);
     }
 
-    /// Removes the chunk after the cumulative ack point (the caller advances it).
-    pub(super) fn pop_chunk(&mut self) -> Option<TxChunk> {
-        let c = self.chunks.pop_front()?;
-        self.chunk_bytes -= c.len as u64;
-        Some(c)
+    /// Drops the chunk after the cumulative ack point (the caller advances it).
+    pub(super) fn drop_first(&mut self) {
+        if let Some(c) = self.chunks.front() {
+            self.chunk_bytes -= c.len as u64;
+            self.chunks.pop_front();
+        }
     }
 
     /// The index in `chunks` of `tsn` (which must be there).
     pub(super) fn index(&self, tsn: u64) -> usize {
         (tsn - self.cum_ack - 1) as usize
+    }
+
+    /// The earliest TSN in flight on `path` (T3-rtx rule R3, RFC 9260 §6.3.2): its
+    /// lowest outstanding TSN unless that one was marked for retransmission.
+    pub(super) fn earliest_in_flight(&self, path: PathId) -> Option<u64> {
+        let in_flight = |t: u64| self.chunks[self.index(t)].in_flight;
+        let first = self.on_path.first(path)?;
+        if in_flight(first) {
+            return Some(first);
+        }
+        self.on_path.on(path, first + 1..).find(|&t| in_flight(t))
     }
 
     /// Appends the TSNs in `lo ..= hi` not acknowledged yet to `out`: those sent

@@ -76,41 +76,81 @@ impl TsnBits {
     }
 
     /// The TSNs in `lo ..= hi`, in order.
-    pub(super) fn range(&self, lo: u64, hi: u64) -> impl Iterator<Item = u64> + '_ {
+    pub(super) fn range(&self, lo: u64, hi: u64) -> Range<'_> {
         let end = self.base + 64 * self.words.len() as u64; // exclusive
         let lo = lo.max(self.base);
         let hi = hi.min(end.saturating_sub(1));
-        let (first_w, last_w) = if lo > hi || self.words.is_empty() {
-            (1, 0)
-        } else {
-            (
-                ((lo - self.base) / 64) as usize,
-                ((hi - self.base) / 64) as usize,
-            )
+        if lo > hi || self.words.is_empty() {
+            return Range {
+                set: self,
+                word: 1,
+                last: 0,
+                bits: 0,
+                hi,
+            };
+        }
+        let (word, last) = (
+            ((lo - self.base) / 64) as usize,
+            ((hi - self.base) / 64) as usize,
+        );
+        let start = self.base + 64 * word as u64;
+        let bits = self.words[word] & (!0u64 << (lo - start));
+        let mut r = Range {
+            set: self,
+            word,
+            last,
+            bits,
+            hi,
         };
-        (first_w..=last_w).flat_map(move |w| {
-            let start = self.base + 64 * w as u64;
-            let mut bits = self.words[w];
-            if start < lo {
-                bits &= !0u64 << (lo - start);
-            }
-            if start + 63 > hi {
-                bits &= !0u64 >> (start + 63 - hi);
-            }
-            std::iter::from_fn(move || {
-                if bits == 0 {
-                    return None;
-                }
-                let b = bits.trailing_zeros() as u64;
-                bits &= bits - 1;
-                Some(start + b)
-            })
-        })
+        r.clip();
+        r
     }
 
     /// Every TSN, in order.
     pub(super) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         self.range(0, u64::MAX)
+    }
+}
+
+/// The TSNs of a [`TsnBits`] in a range, in order: one word at a time, its bits
+/// lowest first.
+pub(super) struct Range<'a> {
+    set: &'a TsnBits,
+    /// The word `bits` came from.
+    word: usize,
+    /// The last word in the range.
+    last: usize,
+    /// The bits of `word` not returned yet (within the range).
+    bits: u64,
+    /// The highest TSN in the range.
+    hi: u64,
+}
+
+impl Range<'_> {
+    /// Drops the bits of the current word above `hi` (in the last word only).
+    fn clip(&mut self) {
+        if self.word == self.last {
+            let start = self.set.base + 64 * self.word as u64;
+            self.bits &= !0u64 >> (start + 63 - self.hi);
+        }
+    }
+}
+
+impl Iterator for Range<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        while self.bits == 0 {
+            if self.word >= self.last {
+                return None;
+            }
+            self.word += 1;
+            self.bits = self.set.words[self.word];
+            self.clip();
+        }
+        let b = self.bits.trailing_zeros() as u64;
+        self.bits &= self.bits - 1;
+        Some(self.set.base + 64 * self.word as u64 + b)
     }
 }
 
