@@ -69,6 +69,21 @@ impl TsnBits {
         Some(self.base + w.trailing_zeros() as u64)
     }
 
+    /// The word holding TSNs `start .. start + 64` (`start` a multiple of 64): bit `i`
+    /// is TSN `start + i`; 0 outside the window.
+    pub(super) fn word_at(&self, start: u64) -> u64 {
+        match start.checked_sub(self.base) {
+            Some(off) => self.words.get((off / 64) as usize).copied().unwrap_or(0),
+            None => 0,
+        }
+    }
+
+    /// The TSNs it may hold: `(lowest, highest)` of its window, `None` when empty.
+    pub(super) fn span(&self) -> Option<(u64, u64)> {
+        let n = self.words.len() as u64;
+        (n > 0).then(|| (self.base, self.base + 64 * n - 1))
+    }
+
     /// How many TSNs it holds.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
