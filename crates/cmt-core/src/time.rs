@@ -88,6 +88,11 @@ impl Duration {
         if bits_per_sec == 0 {
             return Duration::MAX;
         }
+        // Bit-nanoseconds fit 64 bits for anything up to 2.3 GB, every packet: a 64-bit
+        // division then, several times cheaper than a 128-bit one (same result).
+        if let Some(bits) = bytes.checked_mul(8_000_000_000) {
+            return Duration(bits.div_ceil(bits_per_sec));
+        }
         let bits = bytes as u128 * 8 * 1_000_000_000;
         let ns = bits.div_ceil(bits_per_sec as u128);
         Duration(ns.min(u64::MAX as u128) as u64)
@@ -164,6 +169,29 @@ mod tests {
         );
         // 1 B at 3 bit/s = 8/3 s, rounded up.
         assert_eq!(Duration::transmission(1, 3).as_nanos(), 2_666_666_667);
+        // The 64-bit shortcut and the 128-bit formula agree, on both sides of where
+        // bit-nanoseconds stop fitting 64 bits (2,305,843,009 bytes).
+        let wide = |b: u64, r: u64| {
+            ((b as u128 * 8_000_000_000).div_ceil(r as u128)).min(u64::MAX as u128) as u64
+        };
+        for b in [
+            0,
+            1,
+            1500,
+            65_535,
+            2_305_843_008,
+            2_305_843_009,
+            2_305_843_010,
+            u64::MAX,
+        ] {
+            for r in [1, 3, 56_000, 10_000_000, 999_999_937, u64::MAX] {
+                assert_eq!(
+                    Duration::transmission(b, r).as_nanos(),
+                    wide(b, r),
+                    "{b} B at {r}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -24,11 +24,14 @@ impl<K: HeapKey + Copy> Sorted<K> {
     }
 
     pub(super) fn push(&mut self, k: K) {
+        // Insertion sort's step: the keys after `k` move up one as the scan passes them.
         let mut i = self.v.len();
+        self.v.push(k);
         while i > 0 && self.v[i - 1].before(&k) {
+            self.v[i] = self.v[i - 1];
             i -= 1;
         }
-        self.v.insert(i, k);
+        self.v[i] = k;
     }
 
     /// Removes and returns the first key.
