@@ -1,49 +1,62 @@
 //! The receiver's out-of-order TSNs as runs of consecutive TSNs, so that a SACK's gap
 //! blocks (RFC 9260 §3.3.4) are read off in time proportional to the blocks reported,
 //! not to the chunks held.
+//!
+//! The runs sit in order in a double-ended array: a chunk from the fastest path extends
+//! or follows the last run, one from a slower path fills a hole near the first, so an
+//! insertion moves few runs and never allocates (a tree allocated a node per run).
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
-/// Disjoint, non-adjacent runs `start ..= end` of TSNs, keyed by start.
+/// Disjoint, non-adjacent runs `start ..= end` of TSNs, in order.
 #[derive(Debug, Default)]
 pub(super) struct TsnRuns {
-    runs: BTreeMap<u64, u64>,
+    runs: VecDeque<(u64, u64)>,
 }
 
 impl TsnRuns {
     /// Adds `tsn`, which must not be in a run yet, merging with the runs it touches.
     pub(super) fn insert(&mut self, tsn: u64) {
-        let before = self
-            .runs
-            .range(..tsn)
-            .next_back()
-            .filter(|&(_, &end)| end + 1 == tsn)
-            .map(|(&start, _)| start);
-        let after = self.runs.remove(&(tsn + 1));
-        let end = after.unwrap_or(tsn);
-        match before {
-            Some(start) => {
-                self.runs.insert(start, end);
+        match self.runs.back_mut() {
+            Some((_, end)) if *end + 1 == tsn => {
+                *end = tsn;
+                return;
+            }
+            Some(&mut (_, end)) if end + 1 < tsn => {
+                self.runs.push_back((tsn, tsn));
+                return;
             }
             None => {
-                self.runs.insert(tsn, end);
+                self.runs.push_back((tsn, tsn));
+                return;
             }
+            Some(_) => {}
+        }
+        // Below the last run: the first run that starts after `tsn`, and its neighbour.
+        let i = self.runs.partition_point(|&(start, _)| start <= tsn);
+        let joins_before = i > 0 && self.runs[i - 1].1 + 1 == tsn;
+        let joins_after = i < self.runs.len() && self.runs[i].0 == tsn + 1;
+        match (joins_before, joins_after) {
+            (true, true) => {
+                self.runs[i - 1].1 = self.runs[i].1;
+                self.runs.remove(i);
+            }
+            (true, false) => self.runs[i - 1].1 = tsn,
+            (false, true) => self.runs[i].0 = tsn,
+            (false, false) => self.runs.insert(i, (tsn, tsn)),
         }
     }
 
     /// Removes the runs that end at or below `cum` (delivered in order).
     pub(super) fn remove_through(&mut self, cum: u64) {
-        while let Some(entry) = self.runs.first_entry() {
-            if *entry.get() > cum {
-                break;
-            }
-            entry.remove();
+        while self.runs.front().is_some_and(|&(_, end)| end <= cum) {
+            self.runs.pop_front();
         }
     }
 
     /// The runs in TSN order.
     pub(super) fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.runs.iter().map(|(&s, &e)| (s, e))
+        self.runs.iter().copied()
     }
 }
 
