@@ -295,6 +295,9 @@ impl<O: Observer> Association<O> {
             while cursor < before.len() && before[cursor].1 < lo {
                 cursor += 1;
             }
+            if before.get(cursor).is_some_and(|&(s, e)| s <= lo && hi <= e) {
+                continue; // inside one of the previous SACK's blocks: nothing new
+            }
             for (from, to) in uncovered(lo, hi, &before[cursor..]) {
                 self.snd.not_acked_in(from, to, &mut newly);
             }
