@@ -186,6 +186,7 @@ impl SendState {
     }
 
     /// DATA chunk bytes of the sent chunks at indexes `first ..= last` of `chunks`.
+    #[inline]
     pub(super) fn sent_bytes(&self, first: usize, last: usize) -> u64 {
         let (a, b) = (&self.chunks[first], &self.chunks[last]);
         let all = b.offset + b.size() - a.offset;
