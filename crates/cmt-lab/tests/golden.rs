@@ -57,6 +57,18 @@ fn demo_cases() -> Vec<Case> {
         "demo/pf=false,rbuf=32KB".into(),
         vec!["association.pf=false".into(), "receiver.rbuf=32KB".into()],
     ));
+    // Jitter that reorders (packets overtake each other in propagation) and jitter
+    // that keeps FIFO order.
+    sets.push((
+        "demo/jitter,reorder".into(),
+        vec![
+            "links.core-1.jitter=5ms".into(),
+            "links.core-1.reorder=true".into(),
+            "links.wifi-access.jitter=2ms".into(),
+            "links.wifi-access.reorder=true".into(),
+            "links.core-2.jitter=3ms".into(),
+        ],
+    ));
     sets.into_iter()
         .map(|(name, mut set)| {
             set.push("duration=10s".into());
