@@ -44,6 +44,7 @@ pub mod sched;
 pub mod setup;
 pub mod time;
 pub mod tsn;
+pub mod tsn_window;
 pub mod view;
 pub mod wire;
 

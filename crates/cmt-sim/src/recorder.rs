@@ -1,8 +1,6 @@
 //! Metrics (docs/algorithms.md §13), fed by the core's observer events and by the network for what
 //! only the network sees (packet drops, one-way delay).
 
-mod first_sent;
-
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -108,7 +106,7 @@ pub struct Recorder {
     /// The first TSN sent (TSN figures count from it).
     first_tsn: Option<u64>,
     /// First-transmission time of chunks not delivered yet, by TSN.
-    first_sent: first_sent::FirstSent,
+    first_sent: cmt_core::tsn_window::TsnWindow<Time>,
     transit_sum: f64,
     transit_n: u64,
     jitter_sum: f64,

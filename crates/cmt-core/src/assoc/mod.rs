@@ -3,7 +3,6 @@
 //! Read first: RFC 9260 §6 (data transfer), §7 (congestion control), §8 (fault
 //! management); docs/algorithms.md §1.
 
-mod held;
 mod loss;
 mod on_path;
 mod recv;

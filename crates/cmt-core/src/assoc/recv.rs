@@ -21,9 +21,9 @@ use crate::event::{Event, Observer};
 use crate::packet::{data_chunk_len, DataChunk, GapBlock, Payload, SackChunk};
 use crate::time::Time;
 use crate::tsn::{unwrap_tsn, wire_tsn};
+use crate::tsn_window::TsnWindow;
 use crate::view::PathId;
 
-use super::held::ByTsn;
 use super::tsn_runs::TsnRuns;
 
 struct Held {
@@ -38,7 +38,7 @@ pub(super) struct RecvState {
     /// Highest TSN delivered in order.
     cum: u64,
     /// Chunks held out of order.
-    ooo: ByTsn<Held>,
+    ooo: TsnWindow<Held>,
     /// The TSNs of `ooo` as runs: the gap blocks.
     runs: TsnRuns,
     pub(super) held: u32,
@@ -56,10 +56,9 @@ pub(super) struct RecvState {
 
 impl RecvState {
     pub(super) fn new(peer_initial_tsn: u32) -> Self {
-        let cum = (1u64 << 32) + peer_initial_tsn as u64 - 1;
         RecvState {
-            cum,
-            ooo: ByTsn::new(cum + 1),
+            cum: (1u64 << 32) + peer_initial_tsn as u64 - 1,
+            ooo: TsnWindow::default(),
             runs: TsnRuns::default(),
             held: 0,
             dups: Vec::new(),
@@ -120,7 +119,6 @@ impl<O: Observer> Association<O> {
         }
         if tsn == r.cum + 1 {
             r.cum = tsn;
-            r.ooo.advance();
             r.delivered.push_back(d.payload);
             self.obs.event(
                 now,
@@ -158,8 +156,7 @@ impl<O: Observer> Association<O> {
     fn drain_in_order(&mut self, now: Time) {
         let r = &mut self.rcv;
         let before = r.held;
-        while r.ooo.next_is_held() {
-            let h = r.ooo.advance().expect("the next TSN is held");
+        while let Some(h) = r.ooo.remove(r.cum + 1) {
             r.cum += 1;
             let tsn = r.cum;
             let bytes = h.payload.len() as u32;
