@@ -29,8 +29,8 @@ enum Ev {
     /// (`world/propagation.rs`; the packet waits in the pipe, so events stay small).
     Arrive(LinkDir),
     /// A packet that overtakes those in its link's pipe arrives at the far end (it
-    /// waits in the pipe's slot with this index).
-    Overtaking(LinkDir, u32),
+    /// waits aside under the event's sequence number).
+    Overtaking(LinkDir),
     /// An endpoint's timer event (`world/timer_keys.rs`; its sequence number is the
     /// event's own).
     Timer(EndpointId),
@@ -221,8 +221,8 @@ impl Simulation {
                     let pkt = self.next_arrival(l);
                     self.arrive(l, pkt)
                 }
-                Ev::Overtaking(l, slot) => {
-                    let pkt = self.pipes[l.0].take_overtaking(slot);
+                Ev::Overtaking(l) => {
+                    let pkt = self.take_overtaking(l, self.q.popped().1);
                     self.arrive(l, pkt)
                 }
                 Ev::Timer(side) => {

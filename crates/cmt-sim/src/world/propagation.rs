@@ -9,9 +9,9 @@
 //! per packet in flight (thousands on a long, fast path) and every event runs exactly
 //! when and in the order it did before. A packet that would overtake the last one
 //! waiting (jitter that reorders, a delay cut by a scheduled change) gets an event of
-//! its own and waits in a slot of the pipe.
+//! its own and waits aside under that event's sequence number.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use cmt_core::Time;
 
@@ -28,34 +28,9 @@ pub(super) struct Pipe {
     head_queued: bool,
     /// Arrival time of the latest packet that entered the pipe.
     last: Time,
-    /// Packets overtaking those waiting, each under its own event; `None`: a free slot.
-    overtaking: Vec<Option<InFlight>>,
-    /// Free slots of `overtaking`.
-    free: Vec<u32>,
-}
-
-impl Pipe {
-    /// Keeps an overtaking packet; returns its slot.
-    fn park_overtaking(&mut self, pkt: InFlight) -> u32 {
-        match self.free.pop() {
-            Some(slot) => {
-                self.overtaking[slot as usize] = Some(pkt);
-                slot
-            }
-            None => {
-                self.overtaking.push(Some(pkt));
-                u32::try_from(self.overtaking.len() - 1).expect("fewer than 2^32 packets in flight")
-            }
-        }
-    }
-
-    /// The overtaking packet in `slot`, whose arrival is happening.
-    pub(super) fn take_overtaking(&mut self, slot: u32) -> InFlight {
-        self.free.push(slot);
-        self.overtaking[slot as usize]
-            .take()
-            .expect("an overtaking arrival has its packet in its slot")
-    }
+    /// Packets overtaking those waiting, each under its own event, by the event's
+    /// sequence number.
+    overtaking: BTreeMap<u64, InFlight>,
 }
 
 impl Simulation {
@@ -73,8 +48,9 @@ impl Simulation {
             let seq = self.q.reserve();
             pipe.waiting.push_back((at, seq, pkt));
         } else {
-            let slot = pipe.park_overtaking(pkt);
-            self.q.push(at, Ev::Overtaking(l, slot));
+            let seq = self.q.reserve();
+            pipe.overtaking.insert(seq, pkt);
+            self.q.push_reserved(at, seq, Ev::Overtaking(l));
         }
     }
 
@@ -91,5 +67,13 @@ impl Simulation {
             None => pipe.head_queued = false,
         }
         pkt
+    }
+
+    /// The overtaking packet of pipe `l` whose event (`seq`) is running.
+    pub(super) fn take_overtaking(&mut self, l: LinkDir, seq: u64) -> InFlight {
+        self.pipes[l.0]
+            .overtaking
+            .remove(&seq)
+            .expect("an overtaking arrival has its packet aside")
     }
 }
