@@ -50,7 +50,7 @@ pub struct AlgArgs {
     /// (towards loopback addresses only: measured to cost goodput on rate-limited
     /// paths), `on` or `off`.
     #[arg(long, default_value = "auto", value_name = "auto|on|off")]
-    gso: String,
+    gso: cmt_net::io::Gso,
 }
 
 /// The longest key accepted from `--key` (RFC 4895 sets no limit; HMAC hashes a key
@@ -91,7 +91,7 @@ fn options(a: &AlgArgs) -> Result<Options, String> {
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
             .then_some(show as fn(u64, &[_])),
         auth,
-        gso: a.gso.parse().map_err(|e| format!("--gso: {e}"))?,
+        gso: a.gso,
         ..Options::default()
     })
 }
