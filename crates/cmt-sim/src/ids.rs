@@ -38,15 +38,15 @@ impl EndpointId {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FlowId(pub usize);
 
-impl Index<LinkDir> for Vec<Link> {
-    type Output = Link;
-    fn index(&self, l: LinkDir) -> &Link {
+impl<P> Index<LinkDir> for Vec<Link<P>> {
+    type Output = Link<P>;
+    fn index(&self, l: LinkDir) -> &Link<P> {
         &self[l.0]
     }
 }
 
-impl IndexMut<LinkDir> for Vec<Link> {
-    fn index_mut(&mut self, l: LinkDir) -> &mut Link {
+impl<P> IndexMut<LinkDir> for Vec<Link<P>> {
+    fn index_mut(&mut self, l: LinkDir) -> &mut Link<P> {
         &mut self[l.0]
     }
 }

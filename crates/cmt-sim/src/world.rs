@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use cmt_core::{PathId, Payload, Time};
+use cmt_core::{Packet, PathId, Payload, Time};
 
 use crate::ids::{EndpointId, FlowId, LinkDir, RouteId};
 use crate::link::{Cargo, DropCause, Finished, InFlight, Link, Offer};
@@ -17,10 +17,12 @@ use crate::traffic::Source;
 mod assemble;
 mod bounds;
 mod endpoint;
+mod packets;
 mod propagation;
 mod timer_keys;
 
 use endpoint::Endpoint;
+use packets::{Packets, Pkt};
 
 #[derive(Clone, Copy)]
 enum Ev {
@@ -130,9 +132,11 @@ pub struct Simulation {
     pub(crate) built: Built,
     now: Time,
     q: EventQueue<Ev>,
-    links: Vec<Link>,
+    links: Vec<Link<Pkt>>,
     /// Per link direction, the packets in propagation.
     pipes: Vec<propagation::Pipe>,
+    /// The packets in the network (links, pipes and queues hold their handles).
+    packets: Packets,
     /// Link chains: route 2p is path p sender → receiver, 2p + 1 the way back;
     /// background flows follow.
     routes: Vec<Vec<LinkDir>>,
@@ -213,17 +217,17 @@ impl Simulation {
                     let e = self.built.events[i].clone();
                     for l in e.links.iter().map(|&l| LinkDir(l)) {
                         for pkt in self.links[l].change(&e.change) {
-                            self.dropped(&pkt, DropCause::Down, l);
+                            self.dropped(pkt, DropCause::Down, l);
                         }
                     }
                 }
                 Ev::Arrive(l) => {
                     let pkt = self.next_arrival(l);
-                    self.arrive(l, pkt)
+                    self.arrive(pkt)
                 }
                 Ev::Overtaking(l) => {
                     let pkt = self.take_overtaking(l, self.q.popped().1);
-                    self.arrive(l, pkt)
+                    self.arrive(pkt)
                 }
                 Ev::Timer(side) => {
                     let seq = self.q.popped().1;
@@ -324,7 +328,7 @@ impl Simulation {
         let (fate, next) = self.links[l].finish(self.now);
         match fate {
             Some(Finished::Arrives(at, pkt)) => self.depart(l, at, pkt),
-            Some(Finished::Lost(pkt, cause)) => self.dropped(&pkt, cause, l),
+            Some(Finished::Lost(pkt, cause)) => self.dropped(pkt, cause, l),
             None => {}
         }
         if let Some(t) = next {
@@ -332,7 +336,14 @@ impl Simulation {
         }
     }
 
-    fn dropped(&mut self, pkt: &InFlight, cause: DropCause, link: LinkDir) {
+    /// The network lost `pkt` at `link`: it leaves the network and is counted.
+    fn dropped(&mut self, h: Pkt, cause: DropCause, link: LinkDir) {
+        self.count_drop(h, cause, link);
+        self.packets.free(h);
+    }
+
+    fn count_drop(&mut self, h: Pkt, cause: DropCause, link: LinkDir) {
+        let pkt = self.packets.get_mut(h);
         let mut rec = self.rec.borrow_mut();
         match &pkt.cargo {
             Cargo::Sctp {
@@ -384,42 +395,60 @@ impl Simulation {
             size,
             sent_at: self.now,
         };
-        self.offer(pkt);
+        self.emit(pkt);
     }
 
-    fn offer(&mut self, mut pkt: InFlight) {
-        let l = self.routes[pkt.route][pkt.hop];
-        match self.links[l].offer(self.now, pkt) {
+    /// A packet enters the network at the first link of its route.
+    fn emit(&mut self, pkt: InFlight) {
+        let l = self.routes[pkt.route][0];
+        let h = self.packets.insert(pkt);
+        self.offer(l, h);
+    }
+
+    /// Offers packet `h` to link `l`.
+    fn offer(&mut self, l: LinkDir, h: Pkt) {
+        match self.links[l].offer(self.now, h) {
             Offer::Started(done) => self.q.push(done, Ev::LinkDone(l)),
             Offer::Queued => {}
-            Offer::Dropped(p, cause) => {
-                pkt = p;
-                self.dropped(&pkt, cause, l);
-            }
+            Offer::Dropped(h, cause) => self.dropped(h, cause, l),
         }
     }
 
-    fn arrive(&mut self, _link: LinkDir, mut pkt: InFlight) {
-        pkt.hop += 1;
-        if pkt.hop < self.routes[pkt.route].len() {
-            self.offer(pkt);
+    /// Packet `h` reached the far end of a link: the next link of its route takes it,
+    /// or it has arrived.
+    fn arrive(&mut self, h: Pkt) {
+        let p = self.packets.get_mut(h);
+        p.hop += 1;
+        if let Some(&l) = self.routes[p.route].get(p.hop) {
+            self.offer(l, h);
             return;
         }
-        let (packet, path, dest, flow) = match pkt.cargo {
+        let (size, sent_at) = (p.size, p.sent_at);
+        let arrived = match &mut p.cargo {
             Cargo::Sctp {
                 packet,
                 path,
                 dest,
                 flow,
-            } => (packet, path, dest, flow),
-            Cargo::Background { flow } => {
-                self.rec.borrow_mut().flows[flow.0].delivered_bytes += pkt.size as u64;
-                return;
+            } => {
+                let empty = Packet {
+                    vtag: 0,
+                    chunks: Vec::new(),
+                };
+                Some((std::mem::replace(packet, empty), *path, *dest, *flow))
             }
-            Cargo::Relayed(_) => return,
+            Cargo::Background { flow } => {
+                self.rec.borrow_mut().flows[flow.0].delivered_bytes += size as u64;
+                None
+            }
+            Cargo::Relayed(_) => None,
+        };
+        self.packets.free(h);
+        let Some((packet, path, dest, flow)) = arrived else {
+            return;
         };
         if packet.has_data() && dest == EndpointId::RECEIVER {
-            self.rec.borrow_mut().on_data_arrival(self.now, pkt.sent_at);
+            self.rec.borrow_mut().on_data_arrival(self.now, sent_at);
         }
         if (dest, flow) == (EndpointId::SENDER, None) {
             if let Some(t) = self.rec.borrow_mut().trace.as_mut() {
@@ -451,7 +480,7 @@ impl Simulation {
                 size,
                 sent_at: self.now,
             };
-            self.offer(pkt);
+            self.emit(pkt);
         }
         let end = &mut self.ends[side];
         while end.assoc.read().is_some() {}

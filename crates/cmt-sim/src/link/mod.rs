@@ -52,6 +52,20 @@ impl InFlight {
     }
 }
 
+/// What a link carries: anything with a size on the wire. The simulator's links carry
+/// a small handle to a packet kept aside (so serialisation, queueing and propagation
+/// move a few bytes, not the packet); the real-network relay's carry [`InFlight`].
+pub trait Carried {
+    /// Bytes on the wire.
+    fn wire_size(&self) -> u32;
+}
+
+impl Carried for InFlight {
+    fn wire_size(&self) -> u32 {
+        self.size
+    }
+}
+
 /// A packet travelling through the simulated network.
 #[derive(Clone, Debug)]
 pub struct InFlight {
@@ -118,14 +132,14 @@ pub struct LinkStats {
 }
 
 /// What happened to a packet offered to a link.
-pub enum Offer {
+pub enum Offer<P = InFlight> {
     /// The link was idle: serialisation ends at this time.
     Started(Time),
     /// Waiting in the queue.
     Queued,
     /// Dropped at once: the queue was full or the link down (the packet is returned
     /// for accounting).
-    Dropped(InFlight, DropCause),
+    Dropped(P, DropCause),
 }
 
 /// Why the network lost a packet.
@@ -151,24 +165,24 @@ impl DropCause {
 }
 
 /// What finished serialisation.
-pub enum Finished {
+pub enum Finished<P = InFlight> {
     /// It will arrive at the far end at this time.
-    Arrives(Time, InFlight),
+    Arrives(Time, P),
     /// A loss model dropped it, or the link went down meanwhile.
-    Lost(InFlight, DropCause),
+    Lost(P, DropCause),
 }
 
 /// A link direction: serialisation at its rate (or capacity trace) from a drop-tail
 /// queue, then its impairments in order — outage, loss, propagation — each a small part
-/// that returns a [`Verdict`].
-pub struct Link {
+/// that returns a [`Verdict`]. It carries `P`: [`InFlight`] packets, or handles to them.
+pub struct Link<P = InFlight> {
     /// Name (from the scenario) plus direction.
     pub name: String,
     /// Parameters after draws (updated by scheduled changes); read with
     /// [`params`](Self::params), change with [`change`](Self::change).
     params: LinkParams,
-    in_service: Option<InFlight>,
-    queue: VecDeque<InFlight>,
+    in_service: Option<P>,
+    queue: VecDeque<P>,
     cursor: Option<TraceCursor>,
     outage: Outage,
     lossy: Lossy,
@@ -177,7 +191,7 @@ pub struct Link {
     pub stats: LinkStats,
 }
 
-impl Link {
+impl<P: Carried> Link<P> {
     /// A new idle link.
     pub fn new(
         name: String,
@@ -211,13 +225,13 @@ impl Link {
     }
 
     /// Offers a packet for transmission.
-    pub fn offer(&mut self, now: Time, pkt: InFlight) -> Offer {
+    pub fn offer(&mut self, now: Time, pkt: P) -> Offer<P> {
         if let Verdict::Drop(cause) = self.outage.verdict() {
             self.stats.down_drops += 1;
             return Offer::Dropped(pkt, cause);
         }
         if self.in_service.is_none() {
-            let done = self.service_end(now, pkt.size);
+            let done = self.service_end(now, pkt.wire_size());
             self.in_service = Some(pkt);
             return Offer::Started(done);
         }
@@ -235,22 +249,23 @@ impl Link {
 
     /// The packet in service finished serialisation. Returns its fate and, if another
     /// packet starts, when that one finishes.
-    pub fn finish(&mut self, now: Time) -> (Option<Finished>, Option<Time>) {
+    pub fn finish(&mut self, now: Time) -> (Option<Finished<P>>, Option<Time>) {
         let fate = self.in_service.take().map(|pkt| {
+            let size = pkt.wire_size();
             self.stats.tx_packets += 1;
-            self.stats.tx_bytes += pkt.size as u64;
+            self.stats.tx_bytes += size as u64;
             if let Verdict::Drop(cause) = self.outage.verdict() {
                 self.stats.down_drops += 1;
                 return Finished::Lost(pkt, cause);
             }
-            if let Verdict::Drop(cause) = self.lossy.verdict(now, pkt.size) {
+            if let Verdict::Drop(cause) = self.lossy.verdict(now, size) {
                 self.stats.loss_drops += 1;
                 return Finished::Lost(pkt, cause);
             }
             Finished::Arrives(self.propagation.arrival(now), pkt)
         });
         let next = self.queue.pop_front().map(|pkt| {
-            let done = self.service_end(now, pkt.size);
+            let done = self.service_end(now, pkt.wire_size());
             self.in_service = Some(pkt);
             done
         });
@@ -267,7 +282,7 @@ impl Link {
 
     /// Applies a scheduled change. Returns the packets lost because the link went down
     /// (the one in service is lost when its serialisation ends).
-    pub fn change(&mut self, c: &LinkChange) -> Vec<InFlight> {
+    pub fn change(&mut self, c: &LinkChange) -> Vec<P> {
         if let Some(r) = c.rate_bps {
             self.params.rate_bps = r;
         }
@@ -281,7 +296,7 @@ impl Link {
         match c.down {
             Some(true) => {
                 self.outage.down = true;
-                let lost: Vec<InFlight> = self.queue.drain(..).collect();
+                let lost: Vec<P> = self.queue.drain(..).collect();
                 self.stats.down_drops += lost.len() as u64;
                 lost
             }

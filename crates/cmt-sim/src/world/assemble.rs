@@ -10,6 +10,7 @@ use cmt_core::{Algorithms, AssocInit, Association, Duration, PathId, Time};
 use rand::Rng;
 
 use super::endpoint::Endpoint;
+use super::packets::Pkt;
 use super::{configured_loss, path_capacity, Drawn, Simulation};
 use crate::ids::{EndpointId, FlowId, LinkDir, RouteId};
 use crate::link::{Link, LinkParams};
@@ -45,6 +46,7 @@ impl Simulation {
             now: Time::ZERO,
             q: EventQueue::default(),
             pipes: (0..links.len()).map(|_| Default::default()).collect(),
+            packets: Default::default(),
             links,
             routes,
             ends,
@@ -73,7 +75,7 @@ fn draw<T: Copy + rand::distributions::uniform::SampleUniform + PartialOrd>(
 
 /// Both directions of every link (link `l` is directions `2l` forward and `2l + 1`
 /// back), and the values drawn for each.
-fn build_links(built: &Built) -> (Vec<Link>, Vec<Drawn>) {
+fn build_links(built: &Built) -> (Vec<Link<Pkt>>, Vec<Drawn>) {
     let mut links = Vec::with_capacity(2 * built.links.len());
     let mut drawn = Vec::with_capacity(built.links.len());
     for l in &built.links {
@@ -86,7 +88,7 @@ fn build_links(built: &Built) -> (Vec<Link>, Vec<Drawn>) {
 
 /// One duplex link: its per-run draws (delay, Bernoulli loss) and its two directions,
 /// each with its own loss and jitter streams.
-fn link_directions(l: &BuiltLink, seed: u64) -> ([Link; 2], Drawn) {
+fn link_directions(l: &BuiltLink, seed: u64) -> ([Link<Pkt>; 2], Drawn) {
     let mut rng = stream(seed, &format!("link/{}/draw", l.name));
     let delay_ns = draw(
         match l.delay {

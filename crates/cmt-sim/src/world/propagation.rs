@@ -15,27 +15,27 @@ use std::collections::{BTreeMap, VecDeque};
 
 use cmt_core::Time;
 
+use super::packets::Pkt;
 use super::{Ev, Simulation};
 use crate::ids::LinkDir;
-use crate::link::InFlight;
 
 /// One link direction's packets in propagation: the first one's arrival is queued.
 #[derive(Default)]
 pub(super) struct Pipe {
     /// `(arrival, sequence number, packet)`, in arrival order.
-    waiting: VecDeque<(Time, u64, InFlight)>,
+    waiting: VecDeque<(Time, u64, Pkt)>,
     /// An arrival of this pipe is in the event queue.
     head_queued: bool,
     /// Arrival time of the latest packet that entered the pipe.
     last: Time,
     /// Packets overtaking those waiting, each under its own event, by the event's
     /// sequence number.
-    overtaking: BTreeMap<u64, InFlight>,
+    overtaking: BTreeMap<u64, Pkt>,
 }
 
 impl Simulation {
     /// `pkt` left link `l` and arrives at `at`.
-    pub(super) fn depart(&mut self, l: LinkDir, at: Time, pkt: InFlight) {
+    pub(super) fn depart(&mut self, l: LinkDir, at: Time, pkt: Pkt) {
         let pipe = &mut self.pipes[l.0];
         if !pipe.head_queued {
             pipe.head_queued = true;
@@ -56,7 +56,7 @@ impl Simulation {
 
     /// The queued arrival of pipe `l` is happening: takes its packet and queues the
     /// next one's arrival.
-    pub(super) fn next_arrival(&mut self, l: LinkDir) -> InFlight {
+    pub(super) fn next_arrival(&mut self, l: LinkDir) -> Pkt {
         let pipe = &mut self.pipes[l.0];
         let (_, _, pkt) = pipe
             .waiting
@@ -70,7 +70,7 @@ impl Simulation {
     }
 
     /// The overtaking packet of pipe `l` whose event (`seq`) is running.
-    pub(super) fn take_overtaking(&mut self, l: LinkDir, seq: u64) -> InFlight {
+    pub(super) fn take_overtaking(&mut self, l: LinkDir, seq: u64) -> Pkt {
         self.pipes[l.0]
             .overtaking
             .remove(&seq)

@@ -1,0 +1,107 @@
+//! Packets in the simulated network, each in a slot from when an endpoint or source
+//! emits it until it reaches its destination or is lost. Links, their queues and the
+//! propagation pipes hold only a [`Pkt`] handle (8 bytes): a packet with its chunk list
+//! and routing is about 100 bytes, and moving it through every stage of every hop was a
+//! large part of the cost of a hop. Which slot a packet gets does not affect any
+//! outcome (nothing iterates the slots).
+
+use crate::link::{Carried, InFlight};
+
+/// A handle to a packet in [`Packets`], with its size on the wire (what a link reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Pkt {
+    slot: u32,
+    size: u32,
+}
+
+impl Carried for Pkt {
+    fn wire_size(&self) -> u32 {
+        self.size
+    }
+}
+
+/// The packets in flight, by slot; freed slots are reused.
+#[derive(Default)]
+pub(super) struct Packets {
+    slots: Vec<Option<InFlight>>,
+    free: Vec<u32>,
+}
+
+impl Packets {
+    /// Keeps `pkt` until [`take`](Self::take); returns its handle.
+    pub(super) fn insert(&mut self, pkt: InFlight) -> Pkt {
+        let size = pkt.size;
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = Some(pkt);
+                s
+            }
+            None => {
+                self.slots.push(Some(pkt));
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 packets in flight")
+            }
+        };
+        Pkt { slot, size }
+    }
+
+    /// The packet of `h`, in place.
+    pub(super) fn get_mut(&mut self, h: Pkt) -> &mut InFlight {
+        self.slots[h.slot as usize]
+            .as_mut()
+            .expect("a handle in the network names a packet kept here")
+    }
+
+    /// The packet of `h` leaves the network (it arrived or was lost): its slot is free
+    /// again. The caller has taken out of it what it needs.
+    pub(super) fn free(&mut self, h: Pkt) {
+        let slot = &mut self.slots[h.slot as usize];
+        debug_assert!(
+            slot.is_some(),
+            "a handle in the network names a packet kept here"
+        );
+        *slot = None;
+        self.free.push(h.slot);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{FlowId, RouteId};
+    use crate::link::Cargo;
+    use cmt_core::Time;
+
+    fn pkt(flow: usize, size: u32) -> InFlight {
+        InFlight {
+            cargo: Cargo::Background { flow: FlowId(flow) },
+            route: RouteId(0),
+            hop: 0,
+            size,
+            sent_at: Time::ZERO,
+        }
+    }
+
+    fn flow(p: &InFlight) -> usize {
+        match p.cargo {
+            Cargo::Background { flow } => flow.0,
+            _ => unreachable!("test packets are background packets"),
+        }
+    }
+
+    /// Each handle gives back its own packet, whatever the order of insertions and
+    /// removals, and a freed slot is reused rather than the store growing.
+    #[test]
+    fn handles_give_back_their_packets_and_slots_are_reused() {
+        let mut ps = Packets::default();
+        let a = ps.insert(pkt(1, 100));
+        let b = ps.insert(pkt(2, 200));
+        assert_eq!(b.wire_size(), 200);
+        ps.get_mut(a).hop = 3;
+        assert_eq!((flow(ps.get_mut(a)), ps.get_mut(a).hop), (1, 3));
+        ps.free(a);
+        let c = ps.insert(pkt(3, 300));
+        assert_eq!(ps.slots.len(), 2, "the freed slot was reused");
+        assert_eq!((flow(ps.get_mut(c)), ps.get_mut(c).hop), (3, 0));
+        assert_eq!((flow(ps.get_mut(b)), ps.get_mut(b).size), (2, 200));
+    }
+}
