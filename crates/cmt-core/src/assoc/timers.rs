@@ -31,15 +31,15 @@ impl<O: Observer> Association<O> {
         if self.lifecycle != Lifecycle::Up || self.is_closed() {
             return None;
         }
-        let mut t = match (self.rcv.sack_at, self.t2) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        // The earliest of the armed timers, without a branch per timer: an unarmed one
+        // counts as the latest possible time, and `armed` says whether any was.
+        let (mut t, mut armed) = (Time::MAX, false);
         let mut take = |x: Option<Time>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t| t.min(x)));
-            }
+            t = t.min(x.unwrap_or(Time::MAX));
+            armed |= x.is_some();
         };
+        take(self.rcv.sack_at);
+        take(self.t2);
         for p in &self.paths {
             take(p.timers.t3);
             take(p.timers.hb_due);
@@ -56,7 +56,7 @@ impl<O: Observer> Association<O> {
                 take(p.pace_release(self.now, mtu));
             }
         }
-        t
+        armed.then_some(t)
     }
 
     /// Runs every timer that is due at `now`.
