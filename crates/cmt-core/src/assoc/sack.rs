@@ -167,7 +167,7 @@ impl<O: Observer> Association<O> {
             self.ack_gap_blocks(now, cum, advanced, &sack.gap_blocks, &mut s, &mut rtts);
         newly_any |= newly_gap;
         if self.ns2() && self.snd.gap_acked_bytes > reported {
-            self.renege_unreported(&sack.gap_blocks);
+            self.renege_unreported(&s.runs);
         }
         self.release_copies(&mut s);
         for (path, ns) in rtts {
@@ -365,30 +365,72 @@ impl<O: Observer> Association<O> {
     /// trusts only the latest SACK's gap blocks: a chunk gap-acked before but not
     /// reported now is taken as reneged, outstanding on its path again until a later
     /// SACK acks it anew.
-    fn renege_unreported(&mut self, blocks: &[crate::packet::GapBlock]) {
-        let mut covered: Vec<(usize, usize)> = blocks
-            .iter()
-            .filter(|b| b.start > 0 && b.start <= b.end)
-            .map(|b| (b.start as usize - 1, b.end as usize - 1))
-            .collect();
-        covered.sort_unstable();
-        let mut k = 0;
+    ///
+    /// Only chunks in the previous SACK's runs (`before`) can be gap-acked now and not
+    /// reported: with this rule every gap-acked chunk lies in the runs of the SACK that
+    /// last updated them (those it acked are in them; the others were reneged then), so
+    /// the search covers `before` outside the current runs, not the whole queue.
+    fn renege_unreported(&mut self, before: &[(u64, u64)]) {
+        #[cfg(debug_assertions)]
+        let want = (self.snd.chunks.len() <= 1024).then(|| self.unreported_by_walk());
         let cum = self.snd.cum_ack;
-        for (idx, c) in self.snd.chunks.iter_mut().enumerate() {
-            while k < covered.len() && covered[k].1 < idx {
-                k += 1;
-            }
-            if !c.acked || covered.get(k).is_some_and(|&(s, _)| s <= idx) {
+        let now = std::mem::take(&mut self.snd.gap_acked_runs);
+        #[cfg(debug_assertions)]
+        let mut reneged = Vec::new();
+        let mut k = 0;
+        for &(lo, hi) in before {
+            let (lo, hi) = (lo.max(cum + 1), hi.min(cum + self.snd.chunks.len() as u64));
+            if lo > hi {
                 continue;
             }
-            self.snd
-                .on_path
-                .add(c.path, cum + 1 + idx as u64, c.tx_count);
-            c.acked = false;
-            c.in_flight = true;
-            self.paths[c.path].out.flight += c.size();
-            self.snd.gap_acked_bytes -= c.size();
+            while k < now.len() && now[k].1 < lo {
+                k += 1;
+            }
+            for (from, to) in uncovered(lo, hi, &now[k..]) {
+                for tsn in from..=to {
+                    let _was_acked = self.renege(tsn);
+                    #[cfg(debug_assertions)]
+                    if _was_acked {
+                        reneged.push(tsn);
+                    }
+                }
+            }
         }
+        self.snd.gap_acked_runs = now;
+        #[cfg(debug_assertions)]
+        if let Some(want) = want {
+            reneged.sort_unstable();
+            reneged.dedup();
+            assert_eq!(reneged, want, "reneged chunks against a walk of the queue");
+        }
+    }
+
+    /// Chunk `tsn`, if gap-acked, is outstanding on its path again. Returns whether it was.
+    fn renege(&mut self, tsn: u64) -> bool {
+        let idx = self.snd.index(tsn);
+        let c = &mut self.snd.chunks[idx];
+        if !c.acked {
+            return false;
+        }
+        self.snd.on_path.add(c.path, tsn, c.tx_count);
+        c.acked = false;
+        c.in_flight = true;
+        self.paths[c.path].out.flight += c.size();
+        self.snd.gap_acked_bytes -= c.size();
+        true
+    }
+
+    /// The gap-acked chunks outside the latest SACK's runs, by a walk of the whole
+    /// queue (what [`renege_unreported`](Self::renege_unreported) must find).
+    #[cfg(debug_assertions)]
+    fn unreported_by_walk(&self) -> Vec<u64> {
+        let cum = self.snd.cum_ack;
+        let runs = &self.snd.gap_acked_runs;
+        (cum + 1..)
+            .zip(&self.snd.chunks)
+            .filter(|&(tsn, c)| c.acked && !runs.iter().any(|&(s, e)| s <= tsn && tsn <= e))
+            .map(|(tsn, _)| tsn)
+            .collect()
     }
 
     /// Copies of chunks acknowledged now leave their paths' flight; an ack of data a
