@@ -447,6 +447,7 @@ impl<O: Observer> Association<O> {
                     } else {
                         self.on_sack(now, &s)
                     }
+                    crate::chunk_pool::give_blocks(s.gap_blocks);
                 }
                 Chunk::Shutdown { cum_tsn } => {
                     if self.acks_unsent_data(cum_tsn) {

@@ -212,12 +212,13 @@ impl<O: Observer> Association<O> {
     /// goes on: the path of the latest DATA packet (RFC 9260 §6.4).
     pub(super) fn build_sack(&mut self, now: Time) -> (PathId, SackChunk) {
         let r = &mut self.rcv;
-        let gap_blocks: Vec<GapBlock> = r
-            .runs
-            .iter()
-            .take(self.cfg.max_gap_blocks)
-            .map(|(s, e)| block(r.cum, s, e))
-            .collect();
+        let mut gap_blocks = crate::chunk_pool::take_blocks();
+        gap_blocks.extend(
+            r.runs
+                .iter()
+                .take(self.cfg.max_gap_blocks)
+                .map(|(s, e)| block(r.cum, s, e)),
+        );
         let sack = SackChunk {
             cum_tsn: wire_tsn(r.cum),
             a_rwnd: self.cfg.rbuf - r.held,
