@@ -99,8 +99,12 @@ pub struct Recorder {
     prev_tsn: Option<u64>,
     /// Peak |O3-TSN|.
     pub o3_peak: u64,
-    /// Reordering latency samples, ns (one per delivered chunk).
+    /// Reordering latency samples, ns, of the delivered chunks that waited in the
+    /// receive buffer (one per such chunk).
     pub reordering: Vec<u64>,
+    /// Delivered chunks that did not wait (reordering latency 0): most of them, so they
+    /// are counted rather than stored.
+    pub reordering_none: u64,
     delay_sum: f64,
     delay_n: u64,
     /// The first TSN sent (TSN figures count from it).
@@ -149,6 +153,7 @@ impl Recorder {
             transit_sum: 0.0,
             transit_n: 0,
             reordering: Vec::new(),
+            reordering_none: 0,
             delay_sum: 0.0,
             delay_n: 0,
             jitter_sum: 0.0,
@@ -334,7 +339,10 @@ impl Recorder {
                 self.current.delivered_bytes += bytes as u64;
                 self.current.delivered_per_path[path.0] += bytes as u64;
                 self.paths[path.0].delivered_bytes += bytes as u64;
-                self.reordering.push((now - arrived).as_nanos());
+                match (now - arrived).as_nanos() {
+                    0 => self.reordering_none += 1,
+                    waited => self.reordering.push(waited),
+                }
                 self.last_delivery = Some(now);
             }
             Event::RbufOccupancy { held } => {
