@@ -99,6 +99,7 @@ impl LossChain {
     /// Decides the fate of one packet of `size` bytes leaving at `now`; true = lost.
     /// Bernoulli and Gilbert draw the same number of random values whatever the outcome,
     /// so a link's stream stays aligned.
+    #[inline]
     pub fn lose(&mut self, now: Time, size: u32, rng: &mut ChaCha8Rng) -> bool {
         let mut lost = self.bernoulli > 0.0 && rng.gen::<f64>() < self.bernoulli;
         if let Some((g, bad)) = &mut self.gilbert {

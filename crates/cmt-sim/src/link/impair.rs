@@ -43,6 +43,7 @@ pub(super) struct Lossy {
 }
 
 impl Lossy {
+    #[inline]
     pub(super) fn verdict(&mut self, now: Time, size: u32) -> Verdict {
         if self.chain.lose(now, size, &mut self.rng) {
             Verdict::Drop(DropCause::Loss)
@@ -83,6 +84,7 @@ impl Propagation {
     }
 
     /// When a packet that left at `now` arrives at the far end.
+    #[inline]
     pub(super) fn arrival(&mut self, now: Time) -> Time {
         let mut at = now + self.delay;
         if let Some(n) = &self.jitter {

@@ -184,6 +184,9 @@ pub struct Link<P = InFlight> {
     in_service: Option<P>,
     queue: VecDeque<P>,
     cursor: Option<TraceCursor>,
+    /// The last serialisation time computed at a fixed rate, `(bytes, rate, time)`:
+    /// most packets of a direction have one of a few sizes, and a hit saves a division.
+    last_tx: (u32, u64, Duration),
     outage: Outage,
     lossy: Lossy,
     propagation: Propagation,
@@ -214,6 +217,7 @@ impl<P: Carried> Link<P> {
             in_service: None,
             queue: VecDeque::new(),
             cursor,
+            last_tx: (0, 0, Duration::ZERO),
             outage: Outage::default(),
             lossy: Lossy {
                 chain: loss,
@@ -276,8 +280,20 @@ impl<P: Carried> Link<P> {
     fn service_end(&mut self, now: Time, size: u32) -> Time {
         match &mut self.cursor {
             Some(c) => c.serve(now, size),
-            None => now + Duration::transmission(size as u64, self.params.rate_bps),
+            None => now + self.transmission(size),
         }
+    }
+
+    /// Serialisation time of `size` bytes at the configured rate.
+    fn transmission(&mut self, size: u32) -> Duration {
+        let rate = self.params.rate_bps;
+        let (bytes, at_rate, time) = self.last_tx;
+        if (bytes, at_rate) == (size, rate) {
+            return time;
+        }
+        let time = Duration::transmission(size as u64, rate);
+        self.last_tx = (size, rate, time);
+        time
     }
 
     /// Applies a scheduled change. Returns the packets lost because the link went down
