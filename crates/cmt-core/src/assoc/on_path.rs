@@ -120,6 +120,13 @@ impl OnPath {
     /// TSN order: the sets' words are OR-ed, 64 TSNs at a time.
     pub(super) fn all_in(&self, lo: u64, hi: u64, out: &mut Vec<u64>) {
         let sets = || self.fresh.iter().chain(&self.resent);
+        if lo <= hi && lo / 64 == hi / 64 {
+            // One word (the usual gap block): read it from every set at once.
+            let start = lo & !63;
+            let bits = sets().fold(0, |w, s| w | s.word_at(start));
+            push_bits(bits, start, lo, hi, out);
+            return;
+        }
         let Some((first, last)) = sets()
             .filter_map(TsnBits::span)
             .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
@@ -132,22 +139,28 @@ impl OnPath {
         }
         let mut start = lo & !63;
         while start <= hi {
-            let mut bits = sets().fold(0, |w, s| w | s.word_at(start));
-            if start < lo {
-                bits &= !0u64 << (lo - start);
-            }
-            if hi - start < 63 {
-                bits &= !0u64 >> (63 - (hi - start));
-            }
-            while bits != 0 {
-                out.push(start + bits.trailing_zeros() as u64);
-                bits &= bits - 1;
-            }
+            let bits = sets().fold(0, |w, s| w | s.word_at(start));
+            push_bits(bits, start, lo, hi, out);
             match start.checked_add(64) {
                 Some(next) => start = next,
                 None => break,
             }
         }
+    }
+}
+
+/// Appends the TSNs of `bits` (bit `i` is TSN `start + i`, `start` a multiple of 64
+/// within 63 of `hi`) that lie within `lo ..= hi`.
+fn push_bits(mut bits: u64, start: u64, lo: u64, hi: u64, out: &mut Vec<u64>) {
+    if start < lo {
+        bits &= !0u64 << (lo - start);
+    }
+    if hi - start < 63 {
+        bits &= !0u64 >> (63 - (hi - start));
+    }
+    while bits != 0 {
+        out.push(start + bits.trailing_zeros() as u64);
+        bits &= bits - 1;
     }
 }
 
