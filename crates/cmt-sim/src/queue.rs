@@ -88,10 +88,19 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `ev` at `at` with a sequence number from [`reserve`](Self::reserve).
+    #[inline]
     pub fn push_reserved(&mut self, at: Time, seq: u64, ev: E) {
         let e = Entry::new(at, seq, ev);
         match &mut self.store {
             Store::Few(s) if s.len() < SORTED_MAX => s.push(e),
+            _ => self.push_to_heap(e),
+        }
+    }
+
+    /// [`push_reserved`](Self::push_reserved) once the sorted array is full or gone.
+    #[inline(never)]
+    fn push_to_heap(&mut self, e: Entry<E>) {
+        match &mut self.store {
             Store::Few(s) => {
                 let mut heap = QuadHeap::default();
                 s.drain().for_each(|k| heap.push(k));

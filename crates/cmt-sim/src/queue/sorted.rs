@@ -23,6 +23,7 @@ impl<K: HeapKey + Copy> Sorted<K> {
         self.v.len()
     }
 
+    #[inline]
     pub(super) fn push(&mut self, k: K) {
         // Insertion sort's step: the keys after `k` move up one as the scan passes them.
         let mut i = self.v.len();
