@@ -171,7 +171,16 @@ impl Recorder {
     }
 
     /// Closes every bin that ends at or before `now`.
+    #[inline]
     pub fn advance(&mut self, now: Time) {
+        if now >= self.bin_end {
+            self.close_bins_through(now);
+        }
+    }
+
+    /// [`advance`](Self::advance) when a bin boundary has passed.
+    #[inline(never)]
+    fn close_bins_through(&mut self, now: Time) {
         while now >= self.bin_end {
             if let Some(since) = self.blocked_since {
                 self.charge_blocked(since, self.bin_end);
