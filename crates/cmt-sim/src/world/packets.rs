@@ -28,7 +28,7 @@ pub(super) struct Packets {
 }
 
 impl Packets {
-    /// Keeps `pkt` until [`take`](Self::take); returns its handle.
+    /// Keeps `pkt` until [`free`](Self::free); returns its handle.
     pub(super) fn insert(&mut self, pkt: InFlight) -> Pkt {
         let size = pkt.size;
         let slot = match self.free.pop() {
