@@ -30,9 +30,8 @@ enum Ev {
     /// The first packet in a link's propagation pipe arrives at the far end
     /// (`world/propagation.rs`; the packet waits in the pipe, so events stay small).
     Arrive(LinkDir),
-    /// A packet that overtakes those in its link's pipe arrives at the far end (it
-    /// waits aside under the event's sequence number).
-    Overtaking(LinkDir),
+    /// A packet that overtakes those in its link's pipe arrives at the far end.
+    Overtaking(Pkt),
     /// An endpoint's timer event (`world/timer_keys.rs`; its sequence number is the
     /// event's own).
     Timer(EndpointId),
@@ -41,6 +40,9 @@ enum Ev {
     Traffic(FlowId),
     End,
 }
+
+// Events move by copy in the queue's sorted array: they stay two words.
+const _: () = assert!(std::mem::size_of::<Ev>() <= 16);
 
 /// Values drawn once per run for one duplex link (docs/algorithms.md §11.1, §12), for the record.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -225,10 +227,7 @@ impl Simulation {
                     let pkt = self.next_arrival(l);
                     self.arrive(pkt)
                 }
-                Ev::Overtaking(l) => {
-                    let pkt = self.take_overtaking(l, self.q.popped().1);
-                    self.arrive(pkt)
-                }
+                Ev::Overtaking(pkt) => self.arrive(pkt),
                 Ev::Timer(side) => {
                     let seq = self.q.popped().1;
                     if self.timer_ran(side, at, seq) && self.ends[side].timer_at == Some(at) {
@@ -342,6 +341,7 @@ impl Simulation {
         self.packets.free(h);
     }
 
+    /// Counts the loss of `h` (the recorder, the packet trace, the flow's counters).
     fn count_drop(&mut self, h: Pkt, cause: DropCause, link: LinkDir) {
         let pkt = self.packets.get_mut(h);
         let mut rec = self.rec.borrow_mut();
@@ -431,11 +431,13 @@ impl Simulation {
                 dest,
                 flow,
             } => {
-                let empty = Packet {
-                    vtag: 0,
-                    chunks: Vec::new(),
+                // The chunk list moves out; the slot is freed below.
+                let chunks = std::mem::take(&mut packet.chunks);
+                let packet = Packet {
+                    vtag: packet.vtag,
+                    chunks,
                 };
-                Some((std::mem::replace(packet, empty), *path, *dest, *flow))
+                Some((packet, *path, *dest, *flow))
             }
             Cargo::Background { flow } => {
                 self.rec.borrow_mut().flows[flow.0].delivered_bytes += size as u64;

@@ -9,9 +9,9 @@
 //! per packet in flight (thousands on a long, fast path) and every event runs exactly
 //! when and in the order it did before. A packet that would overtake the last one
 //! waiting (jitter that reorders, a delay cut by a scheduled change) gets an event of
-//! its own and waits aside under that event's sequence number.
+//! its own, which carries its handle.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use cmt_core::Time;
 
@@ -28,9 +28,6 @@ pub(super) struct Pipe {
     head_queued: bool,
     /// Arrival time of the latest packet that entered the pipe.
     last: Time,
-    /// Packets overtaking those waiting, each under its own event, by the event's
-    /// sequence number.
-    overtaking: BTreeMap<u64, Pkt>,
 }
 
 impl Simulation {
@@ -48,9 +45,7 @@ impl Simulation {
             let seq = self.q.reserve();
             pipe.waiting.push_back((at, seq, pkt));
         } else {
-            let seq = self.q.reserve();
-            pipe.overtaking.insert(seq, pkt);
-            self.q.push_reserved(at, seq, Ev::Overtaking(l));
+            self.q.push(at, Ev::Overtaking(pkt));
         }
     }
 
@@ -67,13 +62,5 @@ impl Simulation {
             None => pipe.head_queued = false,
         }
         pkt
-    }
-
-    /// The overtaking packet of pipe `l` whose event (`seq`) is running.
-    pub(super) fn take_overtaking(&mut self, l: LinkDir, seq: u64) -> Pkt {
-        self.pipes[l.0]
-            .overtaking
-            .remove(&seq)
-            .expect("an overtaking arrival has its packet aside")
     }
 }
