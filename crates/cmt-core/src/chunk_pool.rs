@@ -50,6 +50,7 @@ pub(crate) fn give_blocks(blocks: Vec<GapBlock>) {
     keep(&SPARE_BLOCKS, blocks, MAX_BLOCKS);
 }
 
+/// Keeps `v`, emptied, among the thread's spares unless it has no room or is too large.
 fn keep<T: 'static>(spare: &'static LocalKey<Spare<T>>, mut v: Vec<T>, max: usize) {
     v.clear();
     if v.capacity() == 0 || v.capacity() > max {
