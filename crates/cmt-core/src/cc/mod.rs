@@ -105,6 +105,12 @@ pub struct LossSignal {
 }
 
 /// Per-path window state machine.
+///
+/// The window changes only through the `&mut self` methods: the core reads
+/// [`cwnd`](Self::cwnd) and [`ssthresh`](Self::ssthresh) once after creating the
+/// controller and once after each of those calls, and uses what they answered until the
+/// next one. A coupled controller sees the other paths' windows through the
+/// [`CcPathView`]s its `on_ack` gets, not through state shared with them.
 pub trait CongestionControl: Send {
     /// Congestion window, bytes.
     fn cwnd(&self) -> u64;

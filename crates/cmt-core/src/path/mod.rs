@@ -4,9 +4,11 @@
 
 mod pacer;
 mod parts;
+mod window;
 
 pub(crate) use pacer::RevSender;
 pub(crate) use parts::{Cuc, LossStats, Outstanding, Recovery, Sending, Timers};
+pub(crate) use window::Window;
 
 use crate::cc::CongestionControl;
 use crate::rtt::RttEstimator;
@@ -82,7 +84,8 @@ impl<'a> IntoIterator for &'a mut Paths {
 pub(crate) struct Path {
     pub(crate) state: PathState,
     pub(crate) rtt: RttEstimator,
-    pub(crate) cc: Box<dyn CongestionControl>,
+    /// The congestion controller and its window.
+    pub(crate) cc: Window,
     pub(crate) out: Outstanding,
     pub(crate) recovery: Recovery,
     pub(crate) cuc: Cuc,
@@ -99,7 +102,7 @@ impl Path {
         Path {
             state: PathState::Active,
             rtt,
-            cc,
+            cc: Window::new(cc),
             out: Outstanding::default(),
             recovery: Recovery::default(),
             cuc: Cuc::default(),
