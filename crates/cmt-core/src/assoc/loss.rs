@@ -59,7 +59,9 @@ impl<O: Observer> Association<O> {
                 (false, Some(h)) => h,
                 _ => continue,
             };
-            candidates.extend(self.snd.on_path.on(PathId(d), ..below));
+            self.snd
+                .on_path
+                .push_below(PathId(d), below, &mut candidates);
         }
         let mut losses = std::mem::take(&mut s.losses);
         losses.clear();

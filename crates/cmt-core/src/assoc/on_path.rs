@@ -97,6 +97,27 @@ impl OnPath {
         )
     }
 
+    /// Appends the unacknowledged TSNs last sent on `path` below `below` to `out`, in
+    /// TSN order (the missing-report candidates of a path): the path's two sets' words
+    /// are OR-ed, 64 TSNs at a time, from its lowest TSN on — nothing at all when that
+    /// is not below `below`, the usual case while acks come in order.
+    pub(super) fn push_below(&self, path: PathId, below: u64, out: &mut Vec<u64>) {
+        let (fresh, resent) = (&self.fresh[path.0], &self.resent[path.0]);
+        let Some(lo) = self.first(path) else {
+            return;
+        };
+        if lo >= below {
+            return;
+        }
+        let hi = below - 1;
+        let mut start = lo & !63;
+        while start <= hi {
+            let bits = fresh.word_at(start) | resent.word_at(start);
+            push_bits(bits, start, lo, hi, out);
+            start += 64;
+        }
+    }
+
     /// Checks the index against the send queue it indexes (debug builds: every SACK of
     /// every test): each sent, unacknowledged chunk is under its path and transmission
     /// count, and nothing else is.
@@ -196,6 +217,11 @@ mod tests {
         assert_eq!(o.first_resent(PathId(0)), None);
         assert_eq!(o.first(PathId(1)), Some(11));
         assert_eq!(o.first(PathId(0)), Some(14));
+        let mut below = Vec::new();
+        o.push_below(PathId(1), 13, &mut below);
+        assert_eq!(below, [11, 12]);
+        o.push_below(PathId(0), 14, &mut below);
+        assert_eq!(below, [11, 12], "nothing of path 0 below 14");
         let mut all = Vec::new();
         o.all_in(12, 14, &mut all);
         assert_eq!(all, [12, 13, 14], "in TSN order across paths");
@@ -235,6 +261,15 @@ mod tests {
             let mut want: Vec<u64> = (0..3).flat_map(|p| o.on(PathId(p), lo..=hi)).collect();
             want.sort_unstable();
             assert_eq!(got, want, "{lo}..={hi}");
+        }
+        // A path's TSNs below a bound, at and across word edges, as its own list says.
+        for p in 0..3 {
+            for below in [0, 1000, 1001, 1063, 1064, 1065, 1200, 1399, 1400, 5000] {
+                let mut got = vec![7];
+                o.push_below(PathId(p), below, &mut got);
+                let want: Vec<u64> = std::iter::once(7).chain(o.on(PathId(p), ..below)).collect();
+                assert_eq!(got, want, "path {p} below {below}");
+            }
         }
     }
 }

@@ -155,6 +155,9 @@ impl<O: Observer> Association<O> {
 
     fn drain_in_order(&mut self, now: Time) {
         let r = &mut self.rcv;
+        if r.ooo.is_empty() {
+            return; // nothing held: nothing to deliver, no runs, the buffer unchanged
+        }
         let before = r.held;
         while let Some(h) = r.ooo.remove(r.cum + 1) {
             r.cum += 1;
