@@ -31,6 +31,10 @@ impl Capture {
     }
 
     /// Records a packet sent by `side` (0 = sender, 1 = receiver) on `path` at `now`.
+    ///
+    /// Kept out of line: its packet builder needs kilobytes of stack, which the
+    /// simulator's send loop, where it is called, would otherwise reserve on every call.
+    #[inline(never)]
     pub fn packet(&mut self, now: Time, side: usize, path: usize, packet: &Packet) {
         let Some(out) = self.out.as_mut().filter(|_| self.error.is_none()) else {
             return;

@@ -260,6 +260,7 @@ impl Recorder {
         }
     }
 
+    #[inline(always)]
     fn sender_event(&mut self, now: Time, e: &Event) {
         match *e {
             Event::DataSent {
@@ -314,6 +315,7 @@ impl Recorder {
         }
     }
 
+    #[inline(always)]
     fn receiver_event(&mut self, now: Time, e: &Event) {
         match *e {
             Event::DataReceived {
@@ -390,6 +392,7 @@ impl Probe {
 }
 
 impl Observer for Probe {
+    #[inline(always)]
     fn event(&mut self, now: Time, e: &Event) {
         let mut r = self.rec.borrow_mut();
         r.advance(now);
