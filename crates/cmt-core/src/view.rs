@@ -20,7 +20,7 @@ pub enum PathState {
 }
 
 /// What schedulers and retransmission policies may read about a path.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PathView {
     /// Which path.
     pub id: PathId,

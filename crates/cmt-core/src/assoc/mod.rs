@@ -193,6 +193,13 @@ pub struct Association<O: Observer = ()> {
     peer_vtag: u32,
     paths: Paths,
     views: Vec<PathView>,
+    /// `Some((now, p))` right after new data went out on path `p` at `now`: `views` is
+    /// exact for every other path, and stays so until another input (every `&mut`
+    /// input clears this) or another kind of transmission ([`poll_transmit`]
+    /// decides).
+    ///
+    /// [`poll_transmit`]: Self::poll_transmit
+    views_but: Option<(Time, PathId)>,
     sched: Box<dyn Scheduler>,
     rtx_policy: Box<dyn RetransmissionPolicy>,
     snd: SendState,
@@ -279,6 +286,7 @@ impl<O: Observer> Association<O> {
             peer_vtag: init.peer_vtag,
             paths: Paths::new(paths),
             views: Vec::with_capacity(num_paths),
+            views_but: None,
             sched: algs.scheduler,
             rtx_policy: algs.rtx,
             ctrl: VecDeque::new(),
@@ -320,6 +328,7 @@ impl<O: Observer> Association<O> {
     /// rtx-cl, CMT-QA*, BLEST): ns-2's `set-destination-lossrate`, the "oracle" of docs/algorithms.md
     /// §1.5. `None` returns to the estimate.
     pub fn set_destination_loss_rate(&mut self, path: PathId, rate: Option<f64>) {
+        self.views_but = None;
         if let Some(p) = self.paths.get_mut(path.0) {
             p.losses.configured_loss = rate.map(|r| r.clamp(0.0, 1.0));
         }
@@ -329,6 +338,7 @@ impl<O: Observer> Association<O> {
     /// slowest forward link's rate) for schedulers that plan with it (JAPS). `None`
     /// forgets it.
     pub fn set_destination_capacity(&mut self, path: PathId, bytes_per_s: Option<f64>) {
+        self.views_but = None;
         if let Some(p) = self.paths.get_mut(path.0) {
             p.capacity = bytes_per_s.filter(|b| b.is_finite() && *b > 0.0);
         }
@@ -414,6 +424,7 @@ impl<O: Observer> Association<O> {
     /// A packet arrived on `path`.
     pub fn handle_packet(&mut self, now: Time, path: PathId, packet: Packet) {
         self.now = now;
+        self.views_but = None;
         if packet.vtag != self.local_vtag {
             self.stats.bad_vtag += 1;
             return;
@@ -533,6 +544,7 @@ impl<O: Observer> Association<O> {
     // ----- helpers shared by the halves -----
 
     fn new_opportunity(&mut self) {
+        self.views_but = None;
         for p in &mut self.paths {
             p.sending.burst_used = 0;
         }
@@ -546,6 +558,7 @@ impl<O: Observer> Association<O> {
     }
 
     fn refresh_views(&mut self) {
+        self.views_but = None;
         self.views.clear();
         let (max_burst, now, mtu) = (self.burst_limit, self.now, self.cfg.mtu as u64);
         let hold = self.hold_marked();
@@ -555,6 +568,23 @@ impl<O: Observer> Association<O> {
                 .enumerate()
                 .map(|(i, p)| p.view(PathId(i), max_burst, now, mtu, hold)),
         );
+    }
+
+    /// The views for a scheduling decision: only the path that just sent is looked at
+    /// again when nothing else changed since (`views_but`), every path otherwise.
+    fn refresh_views_for_new_data(&mut self, reuse: Option<(Time, PathId)>) {
+        let Some((at, id)) = reuse.filter(|&(at, _)| at == self.now) else {
+            return self.refresh_views();
+        };
+        let (max_burst, mtu) = (self.burst_limit, self.cfg.mtu as u64);
+        let view = self.paths[id].view(id, max_burst, at, mtu, self.hold_marked());
+        self.views[id.0] = view;
+        #[cfg(debug_assertions)]
+        {
+            let kept = self.views.clone();
+            self.refresh_views();
+            assert_eq!(kept, self.views, "path views kept across a send went stale");
+        }
     }
 
     /// Whether to follow ns-2.35 where it differs from RFC 9260.

@@ -42,7 +42,13 @@ impl<O: Observer> Association<O> {
     /// first, then retransmissions, then new data chosen by the scheduler.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
         self.now = now;
+        // The path views stay good for the next scheduling decision only if nothing
+        // but new data is sent in between.
+        let mut reuse = self.views_but.take();
         if self.lifecycle == Lifecycle::Up {
+            if self.closing != super::Closing::Open {
+                reuse = None;
+            }
             self.drive_shutdown(now);
         }
         if let Some(t) = self.poll_control(now) {
@@ -51,21 +57,26 @@ impl<O: Observer> Association<O> {
         if self.lifecycle != Lifecycle::Up || self.is_closed() {
             return None;
         }
-        self.ensure_active_path(now);
+        if self.ensure_active_path(now) {
+            reuse = None;
+        }
         if !self.snd.rtx_marked.is_empty() {
+            reuse = None;
             if let Some(t) = self.poll_retransmit(now) {
                 return Some(t);
             }
         }
         if std::mem::take(&mut self.sched_copies) && self.sched.makes_copies() {
+            reuse = None;
             self.ask_copies(now);
         }
         if !self.snd.copy_queue.is_empty() {
+            reuse = None;
             if let Some(t) = self.poll_copy(now) {
                 return Some(t);
             }
         }
-        self.poll_new_data(now)
+        self.poll_new_data(now, reuse)
     }
 
     fn ask_copies(&mut self, now: Time) {
@@ -304,7 +315,7 @@ impl<O: Observer> Association<O> {
         None
     }
 
-    fn poll_new_data(&mut self, now: Time) -> Option<Transmit> {
+    fn poll_new_data(&mut self, now: Time, reuse: Option<(Time, PathId)>) -> Option<Transmit> {
         if !self.snd.has_new_data() {
             self.set_blocked(now, false);
             return None;
@@ -321,7 +332,7 @@ impl<O: Observer> Association<O> {
             return None;
         }
         self.set_blocked(now, false);
-        self.refresh_views();
+        self.refresh_views_for_new_data(reuse);
         let ctx = sched_context(&self.views, &self.snd, self.rounds.adverts, now, len);
         if std::mem::take(&mut self.sched_begin) {
             self.sched.begin(&ctx);
@@ -358,6 +369,8 @@ impl<O: Observer> Association<O> {
             kind: SendKind::New,
         };
         self.obs.event(now, &ev);
+        // Only this path's state changed since the views were made.
+        self.views_but = Some((now, path));
         Some(self.data_transmit(path, tsn, ssn, payload))
     }
 
@@ -493,18 +506,19 @@ impl<O: Observer> Association<O> {
     /// CMT-PF (docs/algorithms.md §1.6): when no path is ACTIVE but some are PF and data is waiting,
     /// reactivate the PF path with the fewest errors (ties: most recently PF, then
     /// random) with cwnd = 1 MTU.
-    fn ensure_active_path(&mut self, now: Time) {
+    /// Returns whether it changed a path.
+    fn ensure_active_path(&mut self, now: Time) -> bool {
         if self.paths.iter().any(|p| p.state == PathState::Active) {
-            return;
+            return false;
         }
         if !self.snd.has_new_data() && self.snd.rtx_marked.is_empty() {
-            return;
+            return false;
         }
         let pf: Vec<usize> = (0..self.paths.len())
             .filter(|&i| self.paths[i].state == PathState::PotentiallyFailed)
             .collect();
         let Some(min_err) = pf.iter().map(|&i| self.paths[i].losses.error_count).min() else {
-            return;
+            return false;
         };
         let best: Vec<usize> = pf
             .into_iter()
@@ -527,5 +541,6 @@ impl<O: Observer> Association<O> {
         p.cc.set_cwnd(unit);
         self.set_state(now, PathId(pick), PathState::Active);
         self.cwnd_event(now, PathId(pick));
+        true
     }
 }

@@ -38,6 +38,7 @@ pub enum Closing {
 impl<O: Observer> Association<O> {
     /// Graceful close: no more writes; the shutdown starts when all data is acked.
     pub fn close(&mut self) {
+        self.views_but = None;
         if self.closing == Closing::Open {
             self.closing = Closing::Pending;
             self.snd.backlog = false;
@@ -148,6 +149,7 @@ impl<O: Observer> Association<O> {
     /// Ends the association at once: an ABORT (with `cause`, if any) goes out with the
     /// next transmit, and nothing more after it (RFC 9260 §9.1).
     pub fn abort(&mut self, now: Time, cause: Option<u16>) {
+        self.views_but = None;
         if self.lifecycle == Lifecycle::Up {
             self.ctrl.push_back((PathId(0), Chunk::Abort { cause }));
             self.fail(now, Lifecycle::Failed);
