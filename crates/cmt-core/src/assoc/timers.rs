@@ -49,10 +49,11 @@ impl<O: Observer> Association<O> {
         if let Some(rx) = &self.rev_rx {
             take(rx.poll_timeout());
         }
-        // Pacing: wake up when a held-back path may send again, if there is data.
+        // Pacing: wake up when a held-back path may send again, if there is data (a
+        // path that never paced has nothing to release).
         if self.snd.has_new_data() || !self.snd.rtx_marked.is_empty() {
             let mtu = self.cfg.mtu as u64;
-            for p in &self.paths {
+            for p in self.paths.iter().filter(|p| p.rev.pace_next.is_some()) {
                 take(p.pace_release(self.now, mtu));
             }
         }
