@@ -36,32 +36,37 @@ impl<O: Observer> Association<O> {
                 .max()
         };
         let sack_pkts = ((flags & 0x3) as u32).max(1);
-        // CUC: a path that must look for its expected pseudo-cumacks takes its lowest
-        // unacknowledged TSN sent once (retransmitted, for the rtx pseudo-cumack).
-        for (d, p) in self.paths.iter_mut().enumerate() {
-            if p.cuc.find_pseudo {
-                p.cuc.pseudo_cum = self.snd.on_path.first_fresh(PathId(d));
-                p.cuc.find_pseudo = p.cuc.pseudo_cum.is_none();
-            }
-            if p.cuc.find_rtx_pseudo {
-                p.cuc.rtx_pseudo_cum = self.snd.on_path.first_resent(PathId(d));
-                p.cuc.find_rtx_pseudo = p.cuc.rtx_pseudo_cum.is_none();
-            }
-        }
-        // The chunks that may be reported missing: with SFR those below the highest TSN
-        // newly acked on their own path, a path with new acks; without, those below the
-        // association's.
         let mut candidates = std::mem::take(&mut s.candidates);
         candidates.clear();
         for d in 0..self.paths.len() {
+            let on = &self.snd.on_path;
+            let (fresh, resent) = (on.first_fresh(PathId(d)), on.first_resent(PathId(d)));
+            // CUC: a path that must look for its expected pseudo-cumacks takes its lowest
+            // unacknowledged TSN sent once (retransmitted, for the rtx pseudo-cumack).
+            let p = &mut self.paths[d];
+            if p.cuc.find_pseudo {
+                p.cuc.pseudo_cum = fresh;
+                p.cuc.find_pseudo = fresh.is_none();
+            }
+            if p.cuc.find_rtx_pseudo {
+                p.cuc.rtx_pseudo_cum = resent;
+                p.cuc.find_rtx_pseudo = resent.is_none();
+            }
+            // The chunks that may be reported missing: with SFR those below the highest
+            // TSN newly acked on their own path, a path with new acks; without, those
+            // below the association's.
             let below = match (self.cfg.sfr, htna) {
                 (true, _) if s.path[d].saw_new_ack => s.path[d].highest,
                 (false, Some(h)) => h,
                 _ => continue,
             };
-            self.snd
-                .on_path
-                .push_below(PathId(d), below, &mut candidates);
+            let lowest = match (fresh, resent) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            if lowest.is_some_and(|l| l < below) {
+                on.push_below(PathId(d), below, &mut candidates);
+            }
         }
         let mut losses = std::mem::take(&mut s.losses);
         losses.clear();

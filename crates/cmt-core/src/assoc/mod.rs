@@ -545,9 +545,6 @@ impl<O: Observer> Association<O> {
 
     fn new_opportunity(&mut self) {
         self.views_but = None;
-        for p in &mut self.paths {
-            p.sending.burst_used = 0;
-        }
         self.sched_begin = true;
         self.sched_copies = true;
         let applies = match self.cfg.max_burst_mode {
@@ -555,6 +552,13 @@ impl<O: Observer> Association<O> {
             MaxBurstMode::Ns2 => self.burst_trigger,
         };
         self.burst_limit = if applies { self.cfg.max_burst } else { 0 };
+        // Packets sent in this opportunity count against Max.Burst only while it
+        // applies; every opportunity in which it does starts from zero.
+        if self.burst_limit != 0 {
+            for p in &mut self.paths {
+                p.sending.burst_used = 0;
+            }
+        }
     }
 
     fn refresh_views(&mut self) {

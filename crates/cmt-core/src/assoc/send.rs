@@ -350,7 +350,7 @@ impl<O: Observer> Association<O> {
         let (len, ssn, payload) = (c.len, c.ssn, c.payload.clone());
         self.snd.on_path.add(path, tsn, 1);
         let p = &mut self.paths[path];
-        p.sending.burst_used += 1;
+        p.sending.burst_used = p.sending.burst_used.saturating_add(1);
         if p.sending.rtt_probe.is_none() {
             p.sending.rtt_probe = Some((tsn, now));
         }
@@ -508,10 +508,10 @@ impl<O: Observer> Association<O> {
     /// random) with cwnd = 1 MTU.
     /// Returns whether it changed a path.
     fn ensure_active_path(&mut self, now: Time) -> bool {
-        if self.paths.iter().any(|p| p.state == PathState::Active) {
+        if !self.snd.has_new_data() && self.snd.rtx_marked.is_empty() {
             return false;
         }
-        if !self.snd.has_new_data() && self.snd.rtx_marked.is_empty() {
+        if self.paths.iter().any(|p| p.state == PathState::Active) {
             return false;
         }
         let pf: Vec<usize> = (0..self.paths.len())
