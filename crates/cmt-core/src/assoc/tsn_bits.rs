@@ -18,6 +18,7 @@ impl TsnBits {
     /// Adds `tsn`; true when it was not there.
     pub(super) fn insert(&mut self, tsn: u64) -> bool {
         let aligned = tsn & !63;
+        let bit = 1u64 << (tsn % 64);
         if self.words.is_empty() {
             self.base = aligned;
         }
@@ -26,12 +27,17 @@ impl TsnBits {
             self.base -= 64;
         }
         let w = ((tsn - self.base) / 64) as usize;
-        if w >= self.words.len() {
+        if w == self.words.len() {
+            // The next word: TSNs are mostly sent in order.
+            self.words.push_back(bit);
+            return true;
+        }
+        if w > self.words.len() {
             self.words.resize(w + 1, 0);
         }
-        let bit = 1u64 << (tsn % 64);
-        let new = self.words[w] & bit == 0;
-        self.words[w] |= bit;
+        let word = &mut self.words[w];
+        let new = *word & bit == 0;
+        *word |= bit;
         new
     }
 
@@ -45,7 +51,9 @@ impl TsnBits {
         match self.words.get_mut(w) {
             Some(word) if *word & bit != 0 => {
                 *word &= !bit;
-                self.trim();
+                if *word == 0 {
+                    self.trim(); // only an emptied word can be one to drop
+                }
                 true
             }
             _ => false,
