@@ -56,3 +56,49 @@ proptest! {
         prop_assert!(!pair.a.is_failed());
     }
 }
+
+/// An embedder that counts deliveries through the observer can stop the receiver from
+/// keeping delivered data: nothing is left to read, and the same chunks, bytes and
+/// times are reported delivered as when the data is kept and read.
+#[test]
+fn discarded_deliveries_are_still_reported_and_nothing_is_kept() {
+    let faults = || Faults {
+        delay: Duration::from_millis(20),
+        jitter: Duration::from_millis(15),
+        loss: 0.05,
+        dup: 0.02,
+        rate_bps: 0,
+    };
+    let run = |discard: bool| {
+        let cfg = Config::default();
+        let mut pair = Pair::new(cfg.clone(), cfg, vec![faults(), faults()], 9);
+        if discard {
+            pair.b.discard_delivered();
+        }
+        pair.a.write(Payload::Synthetic(400_000));
+        let mut read = 0u64;
+        let done = pair.drive(Time::ZERO + Duration::from_secs(600), |p| {
+            while let Some(d) = p.b.read() {
+                read += d.len() as u64;
+            }
+            p.a.unacked_bytes() == 0
+        });
+        assert!(done, "transfer did not finish");
+        let delivered: Vec<_> = pair
+            .b
+            .observer()
+            .events
+            .iter()
+            .filter(|(_, e)| matches!(e, cmt_core::Event::Delivered { .. }))
+            .cloned()
+            .collect();
+        (read, delivered)
+    };
+    let (read_kept, kept) = run(false);
+    let (read_discarded, discarded) = run(true);
+    assert_eq!(read_kept, 400_000);
+    assert_eq!(read_discarded, 0, "nothing kept to read");
+    assert!(kept.len() >= 275, "every chunk reported: {}", kept.len());
+    assert_eq!(kept.len(), discarded.len());
+    assert!(kept == discarded, "the same deliveries reported");
+}

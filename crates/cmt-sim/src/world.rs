@@ -461,7 +461,8 @@ impl Simulation {
         self.flush(dest);
     }
 
-    /// Sends everything endpoint `side` has to send, drains delivered data, re-arms its timer.
+    /// Sends everything endpoint `side` has to send and re-arms its timer (delivered
+    /// data is not kept: `Endpoint::new`).
     fn flush(&mut self, side: EndpointId) {
         let ip = self.built.config.ip_header_len;
         let (dest, flow) = (self.ends[side].peer, self.ends[side].flow);
@@ -485,7 +486,6 @@ impl Simulation {
             self.emit(pkt);
         }
         let end = &mut self.ends[side];
-        while end.assoc.read().is_some() {}
         let t = end.assoc.poll_timeout().map(|t| t.max(self.now));
         if t != end.timer_at {
             end.timer_at = t;

@@ -418,6 +418,14 @@ impl<O: Observer> Association<O> {
     pub fn read(&mut self) -> Option<Payload> {
         self.rcv.delivered.pop_front()
     }
+    /// From now on, data delivered in order is not kept for [`read`](Self::read): for
+    /// an embedder that follows deliveries through the observer's
+    /// [`Event::Delivered`] alone (the simulator, whose data are lengths only). What is
+    /// kept already is dropped.
+    pub fn discard_delivered(&mut self) {
+        self.rcv.keep_delivered = false;
+        self.rcv.delivered.clear();
+    }
 
     // ----- inputs -----
 

@@ -55,17 +55,20 @@ impl OnPath {
     }
 
     /// The lowest unacknowledged TSN sent once on `path` (CUC's expected pseudo-cumack).
+    #[inline]
     pub(super) fn first_fresh(&self, path: PathId) -> Option<u64> {
         self.fresh[path.0].first()
     }
 
     /// The lowest unacknowledged TSN retransmitted on `path` (the expected rtx
     /// pseudo-cumack).
+    #[inline]
     pub(super) fn first_resent(&self, path: PathId) -> Option<u64> {
         self.resent[path.0].first()
     }
 
     /// The lowest unacknowledged TSN last sent on `path`.
+    #[inline]
     pub(super) fn first(&self, path: PathId) -> Option<u64> {
         match (self.first_fresh(path), self.first_resent(path)) {
             (Some(a), Some(b)) => Some(a.min(b)),

@@ -44,6 +44,9 @@ pub(super) struct RecvState {
     pub(super) held: u32,
     dups: Vec<u32>,
     pub(super) delivered: VecDeque<Payload>,
+    /// Delivered data is kept in `delivered` for the application to read (see
+    /// [`Association::discard_delivered`]).
+    pub(super) keep_delivered: bool,
     pkts_since_sack: u32,
     pub(super) sack_now: bool,
     pub(super) sack_at: Option<Time>,
@@ -63,6 +66,7 @@ impl RecvState {
             held: 0,
             dups: Vec::new(),
             delivered: VecDeque::new(),
+            keep_delivered: true,
             pkts_since_sack: 0,
             sack_now: false,
             sack_at: None,
@@ -119,7 +123,9 @@ impl<O: Observer> Association<O> {
         }
         if tsn == r.cum + 1 {
             r.cum = tsn;
-            r.delivered.push_back(d.payload);
+            if r.keep_delivered {
+                r.delivered.push_back(d.payload);
+            }
             self.obs.event(
                 now,
                 &Event::Delivered {
@@ -164,7 +170,9 @@ impl<O: Observer> Association<O> {
             let tsn = r.cum;
             let bytes = h.payload.len() as u32;
             r.held -= h.size;
-            r.delivered.push_back(h.payload);
+            if r.keep_delivered {
+                r.delivered.push_back(h.payload);
+            }
             let ev = Event::Delivered {
                 tsn,
                 bytes,

@@ -41,6 +41,7 @@ pub(super) struct AckScratch {
 }
 
 /// What one SACK did to one path.
+#[derive(Default)]
 pub(super) struct PathAck {
     newly_bytes: u64,
     /// Newly acked bytes that count toward partial_bytes_acked.
@@ -88,9 +89,10 @@ fn uncovered(lo: u64, hi: u64, covered: &[(u64, u64)]) -> impl Iterator<Item = (
 
 impl AckScratch {
     fn reset(&mut self, paths: &[Path], snd: &SendState, cum: u64) {
-        self.path.clear();
-        self.path.extend(paths.iter().enumerate().map(|(d, p)| {
-            PathAck {
+        // Written over in place (the number of paths never changes).
+        self.path.resize_with(paths.len(), PathAck::default);
+        for (d, (a, p)) in self.path.iter_mut().zip(paths).enumerate() {
+            *a = PathAck {
                 newly_bytes: 0,
                 pba_bytes: 0,
                 saw_new_ack: false,
@@ -102,8 +104,8 @@ impl AckScratch {
                     .then(|| snd.earliest_in_flight(PathId(d)))
                     .flatten(),
                 restart_t3: false,
-            }
-        }));
+            };
+        }
     }
 }
 

@@ -322,8 +322,9 @@ impl<O: Observer> Association<O> {
         }
         let max = self.cfg.max_payload();
         let len = self.snd.next_len(max);
-        let zero_window_probe = self.total_flight() == 0;
-        if self.snd.peer_rwnd < data_chunk_len(len as usize) as u64 && !zero_window_probe {
+        // With nothing in flight one chunk may go whatever the window (a zero window
+        // probe).
+        if self.snd.peer_rwnd < data_chunk_len(len as usize) as u64 && self.total_flight() != 0 {
             let any_room = self
                 .paths
                 .iter()

@@ -72,6 +72,7 @@ impl TsnBits {
     }
 
     /// The lowest TSN in the set.
+    #[inline]
     pub(super) fn first(&self) -> Option<u64> {
         let w = *self.words.front()?;
         Some(self.base + w.trailing_zeros() as u64)

@@ -25,11 +25,13 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     pub(crate) fn new(
-        assoc: Association<Probe>,
+        mut assoc: Association<Probe>,
         routes: Vec<RouteId>,
         peer: EndpointId,
         flow: Option<FlowId>,
     ) -> Self {
+        // Simulated data are lengths; the recorder counts deliveries from events.
+        assoc.discard_delivered();
         Endpoint {
             assoc,
             timer_at: None,
