@@ -265,7 +265,7 @@ mod tests {
             let tsn = s.next_tsn;
             s.next_tsn += 1;
             let (path, tx_count) = (PathId((x >> 33) as usize % 3), (x >> 40) as u32 % 3);
-            let acked = tx_count > 0 && (x >> 50) % 3 == 0;
+            let acked = tx_count > 0 && (x >> 50).is_multiple_of(3);
             if tx_count == 0 {
                 s.reserved.insert(tsn);
             } else if !acked {
