@@ -38,6 +38,8 @@ pub(super) struct AckScratch {
     pub(super) losses: Vec<(usize, u64)>,
     /// A buffer for a SACK's gap blocks as TSN ranges.
     runs: Vec<(u64, u64)>,
+    /// RTT samples the SACK gave, `(path, ns)`, applied after the acks.
+    rtts: Vec<(PathId, u64)>,
 }
 
 /// What one SACK did to one path.
@@ -157,7 +159,8 @@ impl<O: Observer> Association<O> {
         // Taken out (a pointer, not the buffers) so that helpers can take `&mut self`.
         let mut s = self.scratch.take().unwrap_or_default();
         s.reset(&self.paths, &self.snd, cum);
-        let mut rtts = Vec::new();
+        let mut rtts = std::mem::take(&mut s.rtts);
+        rtts.clear();
         let advanced = cum > self.snd.cum_ack;
         if self.ns2() {
             // ns-2 `FastRtx`: a destination's one-packet exemption lasts only for the
@@ -172,9 +175,10 @@ impl<O: Observer> Association<O> {
             self.renege_unreported(&s.runs);
         }
         self.release_copies(&mut s);
-        for (path, ns) in rtts {
+        for &(path, ns) in &rtts {
             self.rtt_sample(now, path, crate::time::Duration::from_nanos(ns));
         }
+        s.rtts = rtts;
         if newly_any {
             self.assoc_errors = 0;
         }
