@@ -3,11 +3,11 @@
 
 The golden test (crates/cmt-lab/tests/golden.rs) pins 50 summaries; this tool widens the
 net for a change that must not alter any outcome: every runnable scenario of
-`scenarios/`, plus a window-bound two-path case and a four-path lossy ns-2-mode case,
-each under several algorithm settings and seeds, run by two builds of `cmtlab`. For each
-variant it hashes the summary (without `wall_s`, `events`, `build`, `inputs`) and, with
-`--trace`, the per-packet trace (every send, drop, arrival, delivery, SACK and timeout),
-so a difference anywhere in a run shows.
+`scenarios/`, plus a window-bound two-path case (1 MB and 16 MB receive windows) and a
+four-path lossy ns-2-mode case, each under several algorithm settings and seeds, run by
+two builds of `cmtlab`. For each variant it hashes the summary (without `wall_s`,
+`events`, `build`, `inputs`) and, with `--trace`, the per-packet trace (every send,
+drop, arrival, delivery, SACK and timeout), so a difference anywhere in a run shows.
 
     tools/speed/outcomes.py run BINARY OUT.jsonl [--trace] [--jobs N] [--duration S]
     tools/speed/outcomes.py diff A.jsonl B.jsonl
@@ -98,7 +98,10 @@ def bases(tmp: Path) -> list[Path]:
         # Sweeps and studies name a base scenario; the bases are found on their own.
         if not re.search(r"^(base|sweeps) =", f.read_text(), re.M):
             found.append(f)
-    for name, text in [("window-binds.toml", WINDOW_BINDS), ("four-lossy.toml", four_lossy())]:
+    large = WINDOW_BINDS.replace('rbuf = "1MB"', 'rbuf = "16MB"')
+    cases = [("window-binds.toml", WINDOW_BINDS), ("window-binds-16mb.toml", large),
+             ("four-lossy.toml", four_lossy())]
+    for name, text in cases:
         p = tmp / name
         p.write_text(text)
         found.append(p)

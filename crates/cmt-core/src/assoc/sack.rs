@@ -24,6 +24,10 @@ use crate::time::Time;
 use crate::tsn::unwrap_tsn;
 use crate::view::{PathId, PathState};
 
+/// Gap blocks from which a SACK's blocks are remembered with their bytes, for the next
+/// SACK to skip those it repeats.
+const MANY_BLOCKS: usize = 8;
+
 /// Scratch of one SACK, kept between SACKs to avoid allocation.
 #[derive(Default)]
 pub(super) struct AckScratch {
@@ -38,6 +42,8 @@ pub(super) struct AckScratch {
     pub(super) losses: Vec<(usize, u64)>,
     /// A buffer for a SACK's gap blocks as TSN ranges.
     runs: Vec<(u64, u64)>,
+    /// A buffer for the DATA chunk bytes of each of `runs`.
+    run_bytes: Vec<u64>,
     /// RTT samples the SACK gave, `(path, ns)`, applied after the acks.
     rtts: Vec<(PathId, u64)>,
 }
@@ -273,12 +279,40 @@ impl<O: Observer> Association<O> {
         let (mut newly_any, mut reported) = (false, 0u64);
         let mut newly = std::mem::take(&mut s.newly);
         let before = std::mem::take(&mut self.snd.gap_acked_runs);
+        let before_bytes = std::mem::take(&mut self.snd.gap_run_bytes);
         let mut runs = std::mem::take(&mut s.runs);
         runs.clear();
+        let mut run_bytes = std::mem::take(&mut s.run_bytes);
+        run_bytes.clear();
+        // The leading blocks that repeat the previous SACK's runs (past those the
+        // cumulative ack has covered since) ack nothing new and hold the bytes they
+        // held then: with a large window most of a SACK's blocks are its predecessor's.
+        // (Bytes are kept only for a SACK with many blocks — a few are cheaper to sum
+        // again than to compare — and while every chunk is sent: none reserved.)
+        let keep_bytes = blocks.len() >= MANY_BLOCKS && self.snd.reserved.is_empty();
+        let mut repeated = 0;
+        let mut gone = 0;
+        if keep_bytes && before_bytes.len() == before.len() {
+            gone = before.partition_point(|&(_, hi)| hi <= cum);
+            let len = self.snd.chunks.len() as u64;
+            repeated = blocks
+                .iter()
+                .zip(&before[gone..])
+                .take_while(|&(b, &run)| {
+                    let (start, end) = (b.start as u64, b.end as u64);
+                    (1..=len).contains(&start)
+                        && start <= end
+                        && (cum + start, cum + end.min(len)) == run
+                })
+                .count();
+            runs.extend_from_slice(&before[gone..gone + repeated]);
+            run_bytes.extend_from_slice(&before_bytes[gone..gone + repeated]);
+            reported = run_bytes.iter().sum();
+        }
         // Where the previous SACK's runs reach the current block (blocks come in TSN
         // order, so this only moves forward; a bogus order starts it over).
-        let mut cursor = 0;
-        for b in blocks {
+        let mut cursor = gone + repeated.saturating_sub(1);
+        for b in &blocks[repeated..] {
             if b.start == 0 || b.start > b.end {
                 self.stats.bogus_chunks += 1;
                 continue;
@@ -289,7 +323,11 @@ impl<O: Observer> Association<O> {
                 continue;
             }
             let last = (b.end as usize - 1).min(len - 1);
-            reported += self.snd.sent_bytes(first, last);
+            let bytes = self.snd.sent_bytes(first, last);
+            reported += bytes;
+            if keep_bytes {
+                run_bytes.push(bytes);
+            }
             let (lo, hi) = (cum + 1 + first as u64, cum + 1 + last as u64);
             runs.push((lo, hi));
             // The chunks of the block not acked before: only the stretches the previous
@@ -348,12 +386,24 @@ impl<O: Observer> Association<O> {
             }
         }
         s.newly = newly;
+        // Every kept byte count is what the queue says for its run (debug builds).
+        #[cfg(debug_assertions)]
+        if !run_bytes.is_empty() {
+            assert_eq!(run_bytes.len(), runs.len(), "a byte count per run");
+            for (&(lo, hi), &bytes) in runs.iter().zip(&run_bytes) {
+                let (first, last) = (self.snd.index(lo), self.snd.index(hi));
+                assert_eq!(bytes, self.snd.sent_bytes(first, last), "run {lo}..={hi}");
+            }
+        }
         if !runs.is_sorted() {
             runs.sort_unstable();
+            run_bytes.clear();
         }
         self.snd.gap_acked_runs = runs;
-        // The previous SACK's runs are done with: their buffer holds the next SACK's.
+        self.snd.gap_run_bytes = run_bytes;
+        // The previous SACK's runs are done with: their buffers hold the next SACK's.
         s.runs = before;
+        s.run_bytes = before_bytes;
         (newly_any, reported)
     }
 

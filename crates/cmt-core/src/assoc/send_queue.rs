@@ -70,6 +70,9 @@ pub(super) struct SendState {
     /// The TSN ranges the latest SACK's gap blocks covered, sorted: every chunk in them
     /// is acknowledged, so the next SACK looks for new acks only outside them.
     pub(super) gap_acked_runs: Vec<(u64, u64)>,
+    /// The DATA chunk bytes of each of `gap_acked_runs`, when nothing was reserved
+    /// (not sent yet) and the runs came in order; empty otherwise.
+    pub(super) gap_run_bytes: Vec<u64>,
 
     pub(super) peer_rwnd: u64,
     /// The latest a_rwnd the peer advertised.
@@ -103,6 +106,7 @@ impl SendState {
             on_path: OnPath::new(num_paths),
             assigned_bytes: 0,
             gap_acked_runs: Vec::new(),
+            gap_run_bytes: Vec::new(),
 
             peer_rwnd: peer_rwnd as u64,
             peer_awnd: peer_rwnd as u64,
