@@ -68,7 +68,13 @@ pub struct Sockets {
     auth: Option<Session>,
     counts: IoCounts,
     gso: Gso,
+    /// Everything queued since the last send may leave in GSO batches.
+    batched: bool,
 }
+
+/// Datagrams past which queued sends no longer wait for the rest of a receive batch
+/// (the most one GSO send carries).
+pub const DEFER_MAX: usize = 64;
 
 impl Sockets {
     /// Binds every address (a port 0 after the first becomes the first socket's port, so
@@ -104,6 +110,7 @@ impl Sockets {
             auth: None,
             counts: IoCounts::default(),
             gso: Gso::default(),
+            batched: true,
         })
     }
 
@@ -218,7 +225,17 @@ impl Sockets {
             let _ = c.record(t, self.locals[local], to, &self.buf);
         }
         let max = self.gso.segments(to, self.sockets[local].max_segments());
+        self.batched &= max > 1;
         self.tx.push(local, to, &self.buf, max);
+    }
+
+    /// Whether what is queued can wait for the datagrams still buffered from the last
+    /// receive call to be handled: there are some, everything queued so far can leave
+    /// in GSO batches, and fewer than a batch's worth ([`DEFER_MAX`]) are waiting. The
+    /// replies to one receive batch then leave in a few sends instead of one each;
+    /// each reply is still made when its datagram is handled.
+    pub fn can_defer_sends(&self) -> bool {
+        self.batched && self.rx.has_more() && self.tx.datagrams() < DEFER_MAX
     }
 
     /// Sends everything queued, one system call per batch. A batch the kernel refuses
@@ -234,6 +251,7 @@ impl Sockets {
             }
         }
         self.tx.clear();
+        self.batched = true;
         first_err.map_or(Ok(()), Err)
     }
 

@@ -79,3 +79,58 @@ async fn queued_datagrams_arrive_whole_and_in_order_through_gso_and_gro() {
         assert!(r.receives < 300, "{r:?}");
     }
 }
+
+/// Replies to datagrams of one receive batch may wait for the rest of the batch (they
+/// then leave together): only while datagrams of the batch remain, only while what is
+/// queued can leave in GSO batches, and never past one batch's worth.
+#[tokio::test]
+async fn replies_wait_for_the_rest_of_a_receive_batch_only_while_they_can_be_batched() {
+    if !cfg!(target_os = "linux") {
+        return; // GSO and GRO are Linux's
+    }
+    let mut tx = Sockets::bind(&[a("127.0.0.1:0")]).await.unwrap();
+    let mut rx = Sockets::bind(&[a("127.0.0.1:0")]).await.unwrap();
+    let (to_rx, to_tx) = (rx.local_addrs()[0], tx.local_addrs()[0]);
+    for i in 0..20 {
+        tx.queue(0, to_rx, 5000, &data(i, 1200));
+    }
+    tx.send_queued().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut handled = 0;
+    let mut deferred = 0;
+    while handled < 20 {
+        let _ = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .expect("every datagram arrives over loopback");
+        handled += 1;
+        rx.queue(0, to_tx, 5000, &data(1000 + handled, 40));
+        if rx.can_defer_sends() {
+            deferred += 1;
+        } else {
+            rx.send_queued().await.unwrap();
+        }
+    }
+    assert!(
+        !rx.can_defer_sends(),
+        "nothing left of the batch: nothing waits"
+    );
+    assert!(deferred > 0, "replies waited for the rest of the batch");
+    assert!(
+        rx.counts().sends < 20,
+        "20 replies in fewer sends: {:?}",
+        rx.counts()
+    );
+    // Without GSO towards the peer nothing waits: one send per reply.
+    for i in 0..5 {
+        tx.queue(0, to_rx, 5000, &data(i, 1200));
+    }
+    tx.send_queued().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    rx.set_gso(cmt_net::io::Gso::Off);
+    let _ = rx.recv().await;
+    rx.queue(0, to_tx, 5000, &data(2000, 40));
+    assert!(
+        !rx.can_defer_sends(),
+        "a reply that cannot be batched leaves at once"
+    );
+}

@@ -90,6 +90,14 @@ impl RxBatch {
         None
     }
 
+    /// Whether [`next`](Self::next) has a datagram left to hand out.
+    pub(crate) fn has_more(&self) -> bool {
+        (self.msg..self.filled).any(|m| {
+            let done = if m == self.msg { self.offset } else { 0 };
+            self.meta[m].len > done
+        })
+    }
+
     /// The bytes of a datagram [`next`](Self::next) returned.
     pub(crate) fn bytes(&self, d: &Datagram) -> &[u8] {
         &self.mem[d.bytes.clone()]
@@ -122,9 +130,16 @@ mod tests {
             .unwrap();
         assert_eq!(n, 2);
         let mut got = Vec::new();
+        assert!(rx.has_more());
         while let Some(d) = rx.next() {
             assert_eq!(d.socket, 3);
             got.push((d.from, rx.bytes(&d).to_vec()));
+            assert_eq!(
+                rx.has_more(),
+                got.len() < 4,
+                "after {} datagrams",
+                got.len()
+            );
         }
         let want: Vec<(SocketAddr, Vec<u8>)> = vec![
             (a, b"aaaa".to_vec()),

@@ -126,6 +126,11 @@ impl TxQueue {
         }
     }
 
+    /// How many datagrams are queued.
+    pub(crate) fn datagrams(&self) -> usize {
+        self.batches.iter().map(Batch::datagrams).sum()
+    }
+
     /// The queued batches, in order.
     pub(crate) fn batches(&self) -> &[Batch] {
         &self.batches

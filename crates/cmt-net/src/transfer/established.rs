@@ -103,7 +103,13 @@ pub(super) async fn run<E: End>(
         if closed.map_err(TransferError::Ended)? {
             return Ok(());
         }
-        let limit = end.limit(socks.now(), o).map_err(TransferError::Ended)?;
+        let limit = match end.limit(socks.now(), o) {
+            Ok(limit) => limit,
+            Err(e) => {
+                let _ = socks.send_queued().await;
+                return Err(TransferError::Ended(e));
+            }
+        };
         let deadline = limit.map_or(o.deadline(s.start), |l| l.min(o.deadline(s.start)));
         let wake = until(ticker.wake(s.assoc.poll_timeout(), o), deadline);
         match next(socks, wake, o).await {

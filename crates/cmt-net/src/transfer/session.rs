@@ -102,15 +102,20 @@ pub(super) async fn flush(
     assoc: &mut Association<Counters>,
     routes: &Routes,
 ) -> std::io::Result<()> {
+    queue_transmits(socks, assoc, routes);
+    // A failing interface is a lost packet to the protocol, not the end of the
+    // transfer: the other paths carry on.
+    let _ = socks.send_queued().await;
+    Ok(())
+}
+
+/// Queues every transmit the association has now.
+fn queue_transmits(socks: &mut Sockets, assoc: &mut Association<Counters>, routes: &Routes) {
     let now = socks.now();
     while let Some(t) = assoc.poll_transmit(now) {
         let (local, remote) = routes.paths[t.path.0.min(routes.paths.len() - 1)];
         socks.queue(local, remote, routes.peer_port, &t.packet);
     }
-    // A failing interface is a lost packet to the protocol, not the end of the
-    // transfer: the other paths carry on.
-    let _ = socks.send_queued().await;
-    Ok(())
 }
 
 /// Progress reports at most every 250 ms.
@@ -190,6 +195,11 @@ pub(super) async fn abort(
 /// Sends what the core has, then checks how the association stands: `Ok(true)` once it
 /// has closed, an error when it failed or the transfer's time limit (from `start`) has
 /// passed — then an ABORT tells the peer.
+///
+/// While datagrams of the last receive call remain to be handled, what is queued may
+/// wait for them ([`Sockets::can_defer_sends`]): the next call sends it with theirs.
+/// Nothing is left queued when the loop may block (no datagram is buffered then) or
+/// when this returns anything but `Ok(false)`.
 pub(super) async fn flush_and_check(
     socks: &mut Sockets,
     assoc: &mut Association<Counters>,
@@ -197,9 +207,12 @@ pub(super) async fn flush_and_check(
     o: &Options,
     start: Time,
 ) -> Result<bool, String> {
-    flush(socks, assoc, routes)
-        .await
-        .map_err(|e| e.to_string())?;
+    queue_transmits(socks, assoc, routes);
+    let ends = assoc.is_closed() || assoc.is_failed() || socks.now() >= o.deadline(start);
+    if ends || !socks.can_defer_sends() {
+        // A failing interface is a lost packet to the protocol (see `flush`).
+        let _ = socks.send_queued().await;
+    }
     if assoc.is_closed() {
         return Ok(true);
     }
