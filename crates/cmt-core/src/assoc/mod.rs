@@ -194,9 +194,9 @@ pub struct Association<O: Observer = ()> {
     paths: Paths,
     views: Vec<PathView>,
     /// `Some((now, p))` right after new data went out on path `p` at `now`: `views` is
-    /// exact for every other path, and stays so until another input (every `&mut`
-    /// input clears this) or another kind of transmission ([`poll_transmit`]
-    /// decides).
+    /// exact for every other path until something else changes the paths — every
+    /// input and setter that can clears this, and [`poll_transmit`] ignores it when it
+    /// sends anything but new data first.
     ///
     /// [`poll_transmit`]: Self::poll_transmit
     views_but: Option<(Time, PathId)>,
