@@ -8,6 +8,7 @@
 //! for any reason is never fast-retransmitted, the one-packet exemption goes to the path
 //! the loss was seen on, and windows are cut as `FastRtx` cuts them.
 
+use super::on_path;
 use super::sack::AckScratch;
 use super::Association;
 use crate::cc::LossSignal;
@@ -60,12 +61,8 @@ impl<O: Observer> Association<O> {
                 (false, Some(h)) => h,
                 _ => continue,
             };
-            let lowest = match (fresh, resent) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            if lowest.is_some_and(|l| l < below) {
-                on.push_below(PathId(d), below, &mut candidates);
+            if let Some(lo) = on_path::lowest(fresh, resent) {
+                on.push_below(PathId(d), lo, below, &mut candidates);
             }
         }
         let mut losses = std::mem::take(&mut s.losses);

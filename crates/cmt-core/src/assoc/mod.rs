@@ -194,9 +194,10 @@ pub struct Association<O: Observer = ()> {
     paths: Paths,
     views: Vec<PathView>,
     /// `Some((now, p))` right after new data went out on path `p` at `now`: `views` is
-    /// exact for every other path until something else changes the paths — every
-    /// input and setter that can clears this, and [`poll_transmit`] ignores it when it
-    /// sends anything but new data first.
+    /// exact for every other path until something else changes the paths — inputs clear
+    /// this (through [`new_opportunity`](Self::new_opportunity), which each input ends
+    /// with), so do the setters, and [`poll_transmit`] ignores it when it sends anything
+    /// but new data first.
     ///
     /// [`poll_transmit`]: Self::poll_transmit
     views_but: Option<(Time, PathId)>,
@@ -432,7 +433,6 @@ impl<O: Observer> Association<O> {
     /// A packet arrived on `path`.
     pub fn handle_packet(&mut self, now: Time, path: PathId, packet: Packet) {
         self.now = now;
-        self.views_but = None;
         if packet.vtag != self.local_vtag {
             self.stats.bad_vtag += 1;
             return;
@@ -551,6 +551,8 @@ impl<O: Observer> Association<O> {
 
     // ----- helpers shared by the halves -----
 
+    /// A transmission opportunity starts (every input ends with one): the scheduler
+    /// begins anew, Max.Burst is set for it, and the path views are made afresh.
     fn new_opportunity(&mut self) {
         self.views_but = None;
         self.sched_begin = true;
@@ -570,7 +572,6 @@ impl<O: Observer> Association<O> {
     }
 
     fn refresh_views(&mut self) {
-        self.views_but = None;
         self.views.clear();
         let (max_burst, now, mtu) = (self.burst_limit, self.now, self.cfg.mtu as u64);
         let hold = self.hold_marked();

@@ -70,10 +70,7 @@ impl OnPath {
     /// The lowest unacknowledged TSN last sent on `path`.
     #[inline]
     pub(super) fn first(&self, path: PathId) -> Option<u64> {
-        match (self.first_fresh(path), self.first_resent(path)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        lowest(self.first_fresh(path), self.first_resent(path))
     }
 
     /// The unacknowledged TSNs last sent on `path` within `range`, in TSN order.
@@ -101,17 +98,16 @@ impl OnPath {
     }
 
     /// Appends the unacknowledged TSNs last sent on `path` below `below` to `out`, in
-    /// TSN order (the missing-report candidates of a path): the path's two sets' words
-    /// are OR-ed, 64 TSNs at a time, from its lowest TSN on — nothing at all when that
-    /// is not below `below`, the usual case while acks come in order.
-    pub(super) fn push_below(&self, path: PathId, below: u64, out: &mut Vec<u64>) {
-        let (fresh, resent) = (&self.fresh[path.0], &self.resent[path.0]);
-        let Some(lo) = self.first(path) else {
-            return;
-        };
+    /// TSN order (the missing-report candidates of a path), given the path's lowest
+    /// such TSN `lo` ([`first`](Self::first)): the path's two sets' words are OR-ed, 64
+    /// TSNs at a time, from `lo` on — nothing at all when `lo` is not below `below`,
+    /// the usual case while acks come in order.
+    #[inline]
+    pub(super) fn push_below(&self, path: PathId, lo: u64, below: u64, out: &mut Vec<u64>) {
         if lo >= below {
             return;
         }
+        let (fresh, resent) = (&self.fresh[path.0], &self.resent[path.0]);
         let hi = below - 1;
         let mut start = lo & !63;
         while start <= hi {
@@ -188,6 +184,16 @@ fn push_bits(mut bits: u64, start: u64, lo: u64, hi: u64, out: &mut Vec<u64>) {
     }
 }
 
+/// The lower of two lowest TSNs, either possibly absent (a path's lowest first
+/// transmission and lowest retransmission).
+#[inline]
+pub(super) fn lowest(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Two ascending iterators as one.
 fn merge(a: impl Iterator<Item = u64>, b: impl Iterator<Item = u64>) -> impl Iterator<Item = u64> {
     let (mut a, mut b) = (a.peekable(), b.peekable());
@@ -221,9 +227,9 @@ mod tests {
         assert_eq!(o.first(PathId(1)), Some(11));
         assert_eq!(o.first(PathId(0)), Some(14));
         let mut below = Vec::new();
-        o.push_below(PathId(1), 13, &mut below);
+        o.push_below(PathId(1), 11, 13, &mut below);
         assert_eq!(below, [11, 12]);
-        o.push_below(PathId(0), 14, &mut below);
+        o.push_below(PathId(0), 14, 14, &mut below);
         assert_eq!(below, [11, 12], "nothing of path 0 below 14");
         let mut all = Vec::new();
         o.all_in(12, 14, &mut all);
@@ -269,7 +275,9 @@ mod tests {
         for p in 0..3 {
             for below in [0, 1000, 1001, 1063, 1064, 1065, 1200, 1399, 1400, 5000] {
                 let mut got = vec![7];
-                o.push_below(PathId(p), below, &mut got);
+                if let Some(lo) = o.first(PathId(p)) {
+                    o.push_below(PathId(p), lo, below, &mut got);
+                }
                 let want: Vec<u64> = std::iter::once(7).chain(o.on(PathId(p), ..below)).collect();
                 assert_eq!(got, want, "path {p} below {below}");
             }

@@ -63,7 +63,6 @@ impl<O: Observer> Association<O> {
     /// Runs every timer that is due at `now`.
     pub fn handle_timeout(&mut self, now: Time) {
         self.now = now;
-        self.views_but = None;
         if let Some(rx) = self.rev_rx.as_mut() {
             rx.handle_timeout(now);
             if rx.advert_due {
