@@ -54,29 +54,8 @@ SETTINGS = [
 
 SEEDS = [1, 7]
 
-WINDOW_BINDS = """
-name = "window-binds"
-seed = 1
-duration = "60s"
-[receiver]
-rbuf = "1MB"
-[[links]]
-name = "fast"
-rate = "10Mbps"
-delay = "20ms"
-queue = 100
-[[links]]
-name = "slow"
-rate = "1Mbps"
-delay = "4s"
-queue = 100
-[[paths]]
-name = "fast"
-links = ["fast"]
-[[paths]]
-name = "slow"
-links = ["slow"]
-"""
+# The per-packet bench's topology, where the receive window binds.
+WINDOW_BINDS = ROOT / "crates/cmt-sim/benches/window-binds.toml"
 
 
 def four_lossy() -> str:
@@ -90,63 +69,61 @@ def four_lossy() -> str:
     return s
 
 
-def bases(tmp: Path) -> list[Path]:
+def bases(tmp: Path) -> list[tuple[Path, list[str]]]:
     """Every scenario file `cmtlab run` accepts (sweeps and studies are not scenarios),
-    and the two synthetic cases."""
+    the per-packet bench's window-bound case at 1 MB and 16 MB, and the four-path lossy
+    case; each with the settings that make it a base."""
     found = []
     for f in sorted((ROOT / "scenarios").rglob("*.toml")):
         # Sweeps and studies name a base scenario; the bases are found on their own.
         if not re.search(r"^(base|sweeps) =", f.read_text(), re.M):
-            found.append(f)
-    large = WINDOW_BINDS.replace('rbuf = "1MB"', 'rbuf = "16MB"')
-    cases = [("window-binds.toml", WINDOW_BINDS), ("window-binds-16mb.toml", large),
-             ("four-lossy.toml", four_lossy())]
-    for name, text in cases:
-        p = tmp / name
-        p.write_text(text)
-        found.append(p)
+            found.append((f, []))
+    for rbuf in ["1MB", "16MB"]:
+        found.append((WINDOW_BINDS, [f"receiver.rbuf={rbuf}", "duration=60s"]))
+    lossy = tmp / "four-lossy.toml"
+    lossy.write_text(four_lossy())
+    found.append((lossy, []))
     return found
 
 
 def fingerprint(binary: str, scenario: Path, sets: list[str], trace: bool, tmp: Path) -> dict:
     name = scenario.relative_to(ROOT) if scenario.is_relative_to(ROOT) else scenario.name
     key = f"{name} {' '.join(sets)}"
-    out = Path(tempfile.mkdtemp(dir=tmp))
-    cmd = [binary, "run", str(scenario), "--json", str(out / "s.json")]
-    if trace:
-        cmd += ["--trace", str(out / "t.csv")]
-    for s in sets:
-        cmd += ["--set", s]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        return {"case": key, "error": "timed out after 600 s"}
-    if r.returncode != 0:
-        return {"case": key, "error": (r.stderr.strip().splitlines() or ["?"])[-1]}
-    summary = json.loads((out / "s.json").read_text())
-    for k in VOLATILE:
-        summary.pop(k, None)
-    rec = {
-        "case": key,
-        "summary": hashlib.sha256(json.dumps(summary, sort_keys=True).encode()).hexdigest()[:16],
-        "goodput_mbps": summary.get("goodput_mbps"),
-    }
-    if trace:
-        rec["trace"] = hashlib.sha256((out / "t.csv").read_bytes()).hexdigest()[:16]
-    for f in out.iterdir():
-        f.unlink()
-    out.rmdir()
-    return rec
+    with tempfile.TemporaryDirectory(dir=tmp) as d:
+        out = Path(d)
+        cmd = [binary, "run", str(scenario), "--json", str(out / "s.json")]
+        if trace:
+            cmd += ["--trace", str(out / "t.csv")]
+        for s in sets:
+            cmd += ["--set", s]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except subprocess.TimeoutExpired:
+            return {"case": key, "error": "timed out after 600 s"}
+        if r.returncode != 0:
+            return {"case": key, "error": (r.stderr.strip().splitlines() or ["?"])[-1]}
+        summary = json.loads((out / "s.json").read_text())
+        for k in VOLATILE:
+            summary.pop(k, None)
+        rec = {
+            "case": key,
+            "summary": hashlib.sha256(json.dumps(summary, sort_keys=True).encode())
+            .hexdigest()[:16],
+            "goodput_mbps": summary.get("goodput_mbps"),
+        }
+        if trace:
+            rec["trace"] = hashlib.sha256((out / "t.csv").read_bytes()).hexdigest()[:16]
+        return rec
 
 
 def run(args) -> int:
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         jobs = []
-        for base in bases(tmp):
+        for base, base_sets in bases(tmp):
             for sets in SETTINGS:
                 for seed in SEEDS:
-                    extra = [f"seed={seed}"] + sets
+                    extra = base_sets + [f"seed={seed}"] + sets
                     if args.duration:
                         extra.append(f"duration={args.duration}s")
                     jobs.append((base, extra))

@@ -8,34 +8,7 @@
 
 use cpu_time::ProcessTime;
 
-const SCENARIO: &str = r#"
-name = "window-binds"
-seed = 1
-duration = "300s"
-
-[receiver]
-rbuf = "64KB"
-
-[[links]]
-name = "fast"
-rate = "10Mbps"
-delay = "20ms"
-queue = 100
-
-[[links]]
-name = "slow"
-rate = "1Mbps"
-delay = "4s"
-queue = 100
-
-[[paths]]
-name = "fast"
-links = ["fast"]
-
-[[paths]]
-name = "slow"
-links = ["slow"]
-"#;
+const SCENARIO: &str = include_str!("window-binds.toml");
 
 fn main() {
     println!(
