@@ -21,7 +21,7 @@ use hmac::{Hmac, Mac};
 use sha1::Sha1;
 use sha2::Sha256;
 
-use crate::packet::{Chunk, InitParam, Packet, COMMON_HEADER_LEN};
+use crate::packet::{InitParam, Packet, COMMON_HEADER_LEN};
 use crate::wire::chunk_type;
 
 /// The AUTH chunk type.
@@ -109,13 +109,39 @@ pub struct AuthConfig {
     pub chunks: Vec<u8>,
 }
 
+/// Every chunk type an association may change state with, and that RFC 4895 §3.2
+/// allows to be listed: what [`AuthConfig::with_key`] requires authenticated.
+pub const CHANGES_STATE: [u8; 13] = [
+    chunk_type::DATA,
+    chunk_type::SACK,
+    chunk_type::HEARTBEAT,
+    chunk_type::HEARTBEAT_ACK,
+    chunk_type::ABORT,
+    chunk_type::SHUTDOWN,
+    chunk_type::SHUTDOWN_ACK,
+    chunk_type::ERROR,
+    chunk_type::COOKIE_ECHO,
+    chunk_type::COOKIE_ACK,
+    chunk_type::ROUND_INFO,
+    chunk_type::RATE_ADVERT,
+    chunk_type::FILE_DIGEST,
+];
+
 impl AuthConfig {
-    /// Key `key`, requiring DATA, SACK and the file-digest extension authenticated.
+    /// Key `key`, requiring every chunk that can change an association's state
+    /// authenticated ([`CHANGES_STATE`]). What is left cannot be: INIT and INIT ACK
+    /// (the key is not agreed yet), SHUTDOWN COMPLETE and AUTH (RFC 4895 §3.2) — so
+    /// nothing that matters may depend on a SHUTDOWN COMPLETE.
     pub fn with_key(key: Vec<u8>) -> Self {
         AuthConfig {
             key,
-            chunks: vec![chunk_type::DATA, chunk_type::SACK, chunk_type::FILE_DIGEST],
+            chunks: CHANGES_STATE.to_vec(),
         }
+    }
+
+    /// Whether chunks of type `t` must arrive authenticated.
+    pub fn requires(&self, t: u8) -> bool {
+        self.chunks.contains(&t)
     }
 }
 
@@ -363,9 +389,10 @@ impl Session {
 
     /// Checks the received packet `raw`, decoded as `packet`: removes its AUTH chunk and
     /// every chunk we require authenticated that a valid AUTH chunk does not cover (all
-    /// chunks after an AUTH chunk that fails). Returns how many chunks were discarded
-    /// and why (the first reason), or `None` when nothing was.
-    pub fn check(&self, raw: &[u8], packet: &mut Packet) -> Option<(usize, Rejection)> {
+    /// chunks after an AUTH chunk that fails). Returns whether a valid AUTH chunk
+    /// covered at least one chunk (the packet comes from a holder of the key) when
+    /// nothing was discarded, else how many chunks were and why (the first reason).
+    pub fn check(&self, raw: &[u8], packet: &mut Packet) -> Result<bool, (usize, Rejection)> {
         let auth = chunk_offsets(raw)
             .enumerate()
             .find(|(_, (_, t))| *t == AUTH_CHUNK)
@@ -383,7 +410,7 @@ impl Session {
                     false
                 }
                 Some((a, Ok(()))) if k > a => true,
-                _ if self.we_require.contains(&type_of(c)) => {
+                _ if self.we_require.contains(&c.chunk_type()) => {
                     reason.get_or_insert(Rejection::NotAuthenticated);
                     false
                 }
@@ -393,7 +420,10 @@ impl Session {
         });
         // The AUTH chunk itself is not a discarded chunk.
         let dropped = before - packet.chunks.len() - usize::from(auth.is_some());
-        reason.filter(|_| dropped > 0).map(|r| (dropped, r))
+        match reason.filter(|_| dropped > 0) {
+            Some(r) => Err((dropped, r)),
+            None => Ok(matches!(auth, Some((a, Ok(()))) if a + 1 < before)),
+        }
     }
 
     /// Verifies the AUTH chunk at the start of `from` over the rest of the packet.
@@ -419,28 +449,6 @@ impl Session {
         } else {
             Err(Rejection::BadHmac)
         }
-    }
-}
-
-/// The chunk type of a decoded chunk.
-fn type_of(c: &Chunk) -> u8 {
-    use chunk_type as t;
-    match c {
-        Chunk::Data(_) => t::DATA,
-        Chunk::Init(_) => t::INIT,
-        Chunk::InitAck(_) => t::INIT_ACK,
-        Chunk::CookieEcho { .. } => t::COOKIE_ECHO,
-        Chunk::CookieAck => t::COOKIE_ACK,
-        Chunk::Sack(_) => t::SACK,
-        Chunk::Heartbeat(_) => t::HEARTBEAT,
-        Chunk::HeartbeatAck(_) => t::HEARTBEAT_ACK,
-        Chunk::Shutdown { .. } => t::SHUTDOWN,
-        Chunk::ShutdownAck => t::SHUTDOWN_ACK,
-        Chunk::ShutdownComplete => t::SHUTDOWN_COMPLETE,
-        Chunk::Abort { .. } => t::ABORT,
-        Chunk::RoundInfo { .. } => t::ROUND_INFO,
-        Chunk::RateAdvert { .. } => t::RATE_ADVERT,
-        Chunk::Unknown { chunk_type, .. } => *chunk_type,
     }
 }
 

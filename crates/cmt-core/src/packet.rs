@@ -60,11 +60,18 @@ pub enum Chunk {
     /// Acknowledges a SHUTDOWN (§3.3.9).
     ShutdownAck,
     /// Final step of the shutdown (§3.3.13).
-    ShutdownComplete,
+    ShutdownComplete {
+        /// The T bit: the packet carries the receiver's own tag reflected back (sent
+        /// without an association, RFC 9260 §8.4 (5)), not the tag the peer chose.
+        reflected: bool,
+    },
     /// Immediate close (§3.3.7) with an optional error cause code.
     Abort {
         /// Error cause code (§3.3.10), if any.
         cause: Option<u16>,
+        /// The T bit: sent without an association (out of the blue, RFC 9260 §8.4),
+        /// the packet's tag is the one the receiver of the ABORT expects from its peer.
+        reflected: bool,
     },
     /// Receiver-driven CMT (project extension, docs/algorithms.md §2.1): the round id and the per-path
     /// sequence number of the DATA chunk bundled after it. Its type's two high bits are

@@ -92,7 +92,7 @@ fn handshake_then_transfer_over_encoded_packets_survives_garbage() {
                     match c {
                         Chunk::Shutdown { .. } => kinds.push("SHUTDOWN"),
                         Chunk::ShutdownAck => kinds.push("SHUTDOWN ACK"),
-                        Chunk::ShutdownComplete => kinds.push("SHUTDOWN COMPLETE"),
+                        Chunk::ShutdownComplete { .. } => kinds.push("SHUTDOWN COMPLETE"),
                         _ => {}
                     }
                 }
@@ -189,7 +189,13 @@ fn a_sack_for_data_never_sent_is_a_protocol_violation_answered_with_abort() {
     a.handle_packet(t, PathId(0), lie);
     assert!(a.is_failed());
     let abort = a.poll_transmit(t).expect("an ABORT goes out");
-    assert_eq!(abort.packet.chunks, vec![Chunk::Abort { cause: Some(13) }]);
+    assert_eq!(
+        abort.packet.chunks,
+        vec![Chunk::Abort {
+            cause: Some(13),
+            reflected: false
+        }]
+    );
     assert!(a.poll_transmit(t).is_none());
     b.handle_packet(
         t,
@@ -278,7 +284,13 @@ fn a_peers_own_heartbeat_is_echoed_verbatim_and_abort_ends_the_association() {
     assert!(a.is_failed());
     assert!(!a.peer_aborted(), "our own abort is not the peer's");
     let abort = a.poll_transmit(t).expect("ABORT");
-    assert_eq!(abort.packet.chunks, vec![Chunk::Abort { cause: Some(12) }]);
+    assert_eq!(
+        abort.packet.chunks,
+        vec![Chunk::Abort {
+            cause: Some(12),
+            reflected: false
+        }]
+    );
     assert!(a.poll_transmit(t).is_none());
 }
 
@@ -294,6 +306,37 @@ fn an_abort_from_the_peer_fails_the_association_and_says_so() {
     a.handle_packet(t, PathId(0), abort.packet);
     assert!(a.is_failed() && a.peer_aborted());
     assert!(b.is_failed() && !b.peer_aborted());
+}
+
+/// RFC 9260 §8.5.1 B: an ABORT with the T bit carries the tag we put on our packets
+/// (sent by an endpoint that has no association for them, e.g. a restarted peer, §8.4);
+/// one with our own tag must not have the T bit, and a T bit under our tag is ignored.
+#[test]
+fn a_reflected_abort_counts_only_under_the_peers_tag() {
+    let cfg = Config::default();
+    let (ia, ib) = cmt_core::AssocInit::pair(8, cfg.rbuf, cfg.rbuf);
+    let mut a = endpoint(&cfg, 1, ia.clone());
+    let t = Time::from_nanos(1);
+    let abort = |vtag, reflected| Packet {
+        vtag,
+        chunks: vec![Chunk::Abort {
+            cause: None,
+            reflected,
+        }],
+    };
+    a.handle_packet(t, PathId(0), abort(ia.local_vtag, true));
+    a.handle_packet(t, PathId(0), abort(ia.peer_vtag, false));
+    assert!(!a.is_failed(), "wrong T bit for the tag: ignored");
+    assert_eq!(a.stats().bad_vtag, 1);
+    a.handle_packet(t, PathId(0), abort(ia.peer_vtag, true));
+    assert!(a.is_failed() && a.peer_aborted());
+    // What the other end's restarted listener would send, through the codec.
+    let mut b = endpoint(&cfg, 1, ib);
+    let reply = decode(&bytes_of(&abort(ia.local_vtag, true)))
+        .unwrap()
+        .packet;
+    b.handle_packet(t, PathId(0), reply);
+    assert!(b.is_failed() && b.peer_aborted());
 }
 
 /// The sender's SHUTDOWN COMPLETE is lost and the sender is gone: the receiver, which
@@ -318,7 +361,11 @@ fn a_lost_final_shutdown_complete_still_ends_the_receiver_closed() {
             }
         }
         while let Some(tx) = a.poll_transmit(t) {
-            if !tx.packet.chunks.contains(&Chunk::ShutdownComplete) {
+            if !tx
+                .packet
+                .chunks
+                .contains(&Chunk::ShutdownComplete { reflected: false })
+            {
                 b.handle_packet(t, PathId(0), tx.packet);
             }
         }

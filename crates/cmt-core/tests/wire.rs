@@ -96,8 +96,9 @@ fn chunk() -> impl Strategy<Value = Chunk> {
         hb.prop_map(Chunk::HeartbeatAck),
         any::<u32>().prop_map(|cum_tsn| Chunk::Shutdown { cum_tsn }),
         Just(Chunk::ShutdownAck),
-        Just(Chunk::ShutdownComplete),
-        prop::option::of(any::<u16>()).prop_map(|cause| Chunk::Abort { cause }),
+        any::<bool>().prop_map(|reflected| Chunk::ShutdownComplete { reflected }),
+        (prop::option::of(any::<u16>()), any::<bool>())
+            .prop_map(|(cause, reflected)| Chunk::Abort { cause, reflected }),
         (any::<u32>(), any::<u8>(), any::<u16>(), any::<u32>()).prop_map(
             |(round, path, hold, seq)| {
                 Chunk::RoundInfo {

@@ -9,13 +9,15 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use cmt_core::auth::Session;
-use cmt_core::pcap::Pcap;
 use cmt_core::wire::{decode, encode, WireError};
 use cmt_core::{Packet, Time};
 
+mod capture;
 mod rx;
 mod tx;
 mod udp;
+
+use capture::Capture;
 
 pub(crate) use rx::RxBatch;
 pub use tx::Gso;
@@ -35,6 +37,9 @@ pub struct Arrival {
     pub src_port: u16,
     /// Parsed packet.
     pub packet: Result<Packet, cmt_core::wire::WireError>,
+    /// A valid AUTH chunk covered the packet (RFC 4895): it comes from a holder of the
+    /// key (or replays one's packet). Always false before authentication starts.
+    pub authenticated: bool,
 }
 
 /// What crossed the sockets, and in how many system calls.
@@ -48,6 +53,8 @@ pub struct IoCounts {
     pub datagrams_received: u64,
     /// The receive calls that brought them (fewer with `recvmmsg` and GRO).
     pub receives: u64,
+    /// Datagrams refused because chunks that must be authenticated (RFC 4895) were not.
+    pub unauthenticated: u64,
 }
 
 /// The sockets of one endpoint. Datagrams are received in batches (`recvmmsg`, GRO) and
@@ -64,7 +71,9 @@ pub struct Sockets {
     tx: TxQueue,
     /// The socket polled first next time (rotates, so no socket starves the others).
     first: usize,
-    capture: Option<Pcap<Vec<u8>>>,
+    capture: Option<Capture>,
+    /// Where the bytes of the datagram [`recv`](Self::recv) returned last are.
+    last: Option<rx::Datagram>,
     auth: Option<Session>,
     counts: IoCounts,
     gso: Gso,
@@ -107,6 +116,7 @@ impl Sockets {
             tx: TxQueue::default(),
             first: 0,
             capture: None,
+            last: None,
             auth: None,
             counts: IoCounts::default(),
             gso: Gso::default(),
@@ -139,28 +149,43 @@ impl Sockets {
         let raw = self.rx.bytes(&d);
         if let Some(c) = self.capture.as_mut() {
             let t = self.start.elapsed().as_nanos() as u64;
-            // One socket never mixes address families, the one error `record` has.
-            let _ = c.record(t, from, self.locals[local], raw);
+            c.record(t, from, self.locals[local], raw);
         }
         let decoded = decode(raw);
         let src_port = decoded.as_ref().map_or(0, |d| d.src_port);
+        let mut authenticated = false;
         let packet = decoded.and_then(|d| {
             let mut p = d.packet;
-            match self.auth.as_ref().and_then(|a| a.check(raw, &mut p)) {
+            match self.auth.as_ref().map(|a| a.check(raw, &mut p)) {
                 // A legitimate peer never sends what we discard: refuse the packet.
-                Some(_) => Err(WireError {
-                    offset: 0,
-                    what: "chunks that must be authenticated (RFC 4895) are not",
-                }),
+                Some(Err(_)) => {
+                    self.counts.unauthenticated += 1;
+                    Err(WireError {
+                        offset: 0,
+                        what: "chunks that must be authenticated (RFC 4895) are not",
+                    })
+                }
+                Some(Ok(signed)) => {
+                    authenticated = signed;
+                    Ok(p)
+                }
                 None => Ok(p),
             }
         });
+        self.last = Some(d);
         Arrival {
             local,
             from,
             src_port,
             packet,
+            authenticated,
         }
+    }
+
+    /// The bytes of the datagram [`recv`](Self::recv) returned last (valid until the
+    /// next call): what an AUTH chunk's HMAC is checked over.
+    pub fn last_datagram(&self) -> &[u8] {
+        self.last.as_ref().map_or(&[], |d| self.rx.bytes(d))
     }
 
     /// From now on, signs what is sent and checks what arrives with `auth` (RFC 4895).
@@ -170,14 +195,21 @@ impl Sockets {
         self.auth.as_ref().map_or(0, |a| a.overhead() as u32)
     }
 
-    /// Starts recording every datagram sent and received (IPv4 and IPv6) as pcap.
-    pub fn start_capture(&mut self) {
-        self.capture = Pcap::new(Vec::new()).ok();
+    /// Whether packets are signed and checked (RFC 4895).
+    pub fn is_authenticating(&self) -> bool {
+        self.auth.is_some()
     }
 
-    /// Ends the capture: the pcap file's bytes, if capturing.
-    pub fn take_capture(&mut self) -> Option<Vec<u8>> {
-        self.capture.take().map(Pcap::into_inner)
+    /// Starts recording every datagram sent and received (IPv4 and IPv6) as pcap,
+    /// streamed to `path` (created or truncated now).
+    pub fn start_capture(&mut self, path: &std::path::Path) -> Result<(), String> {
+        self.capture = Some(Capture::create(path)?);
+        Ok(())
+    }
+
+    /// Ends the capture, if any: flushed, or the first error writing it.
+    pub fn finish_capture(&mut self) -> Result<(), String> {
+        self.capture.take().map_or(Ok(()), Capture::finish)
     }
 
     /// When datagrams for one destination may leave in one send (default: towards
@@ -222,7 +254,7 @@ impl Sockets {
         }
         if let Some(c) = self.capture.as_mut() {
             let t = self.start.elapsed().as_nanos() as u64;
-            let _ = c.record(t, self.locals[local], to, &self.buf);
+            c.record(t, self.locals[local], to, &self.buf);
         }
         let max = self.gso.segments(to, self.sockets[local].max_segments());
         self.batched &= max > 1;

@@ -15,6 +15,7 @@
 //! ([`io::sleep_precisely_until`]).
 
 pub mod io;
+pub mod limit;
 pub mod relay;
 pub mod replay;
 pub mod sink;

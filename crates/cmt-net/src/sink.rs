@@ -3,56 +3,121 @@
 //! renames it into place and fsyncs the directory. Until then the destination is
 //! untouched — an existing file keeps its old contents — and a sink dropped without a
 //! commit removes its temporary file. Memory does not grow with the file.
+//!
+//! The destination must be a regular file or absent, with one exception: the null
+//! device (`/dev/null`, or a link to it), written through without a temporary file, to
+//! measure a transfer without storing it. Anything else that is not a regular file (a
+//! directory, another device, a FIFO, a socket) is refused before a peer is involved,
+//! so `--out` can never replace a device node with a file.
+//!
+//! A temporary file is named `.NAME.part-PID-NONCE` and locked (`flock`) while its
+//! receiver lives; temporary files of this kind beside the destination that nobody
+//! holds locked (left by a receiver that was killed) are removed when a new sink opens.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+/// Where the bytes go until the commit.
+enum Target {
+    /// A temporary file beside the destination, renamed over it on commit.
+    Temporary(PathBuf),
+    /// The null device, written through.
+    NullDevice,
+}
+
 /// A file being received.
 pub struct Sink {
     dest: PathBuf,
-    tmp: PathBuf,
+    target: Target,
     file: Option<BufWriter<File>>,
     hasher: Sha256,
     bytes: u64,
     committed: bool,
 }
 
+/// What a non-regular file is, for the error.
+fn kind_of(m: &Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_dir() {
+        "directory"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
+/// Whether `m` (of the destination, links followed) is the null device.
+fn is_null_device(m: &Metadata) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    m.file_type().is_char_device()
+        && std::fs::metadata("/dev/null").is_ok_and(|n| n.rdev() == m.rdev())
+}
+
 impl Sink {
     /// Opens a temporary file beside `dest`; fails (before anything is received) when
-    /// the directory does not exist or cannot be written, or `dest` is a directory.
+    /// the directory does not exist or cannot be written, or `dest` exists and is not
+    /// a regular file (the null device aside, see the module's doc).
     pub fn create(dest: &Path) -> Result<Sink, String> {
         let name = dest
             .file_name()
             .ok_or_else(|| format!("{}: not a file name", dest.display()))?;
-        if dest.is_dir() {
-            return Err(format!("{}: is a directory", dest.display()));
+        match std::fs::metadata(dest) {
+            Ok(m) if is_null_device(&m) => return Self::null_device(dest),
+            Ok(m) if !m.is_file() => {
+                return Err(format!(
+                    "{}: is a {}, not a regular file (give a file name, or /dev/null to discard the data)",
+                    dest.display(),
+                    kind_of(&m)
+                ))
+            }
+            _ => {}
         }
         let dir = match dest.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        let prefix = format!(".{}.part-", name.to_string_lossy());
+        remove_stale(&dir, &prefix);
         let nonce: u64 = rand::random();
-        let tmp = dir.join(format!(
-            ".{}.part-{}-{nonce:016x}",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
+        let tmp = dir.join(format!("{prefix}{}-{nonce:016x}", std::process::id()));
         let file = File::options()
             .write(true)
             .create_new(true)
             .open(&tmp)
             .map_err(|e| format!("{}: cannot create a file there: {e}", dir.display()))?;
-        Ok(Sink {
+        // Held until the sink is done: marks the file as a live receiver's.
+        lock(&file);
+        Ok(Self::with(dest, Target::Temporary(tmp), file))
+    }
+
+    fn null_device(dest: &Path) -> Result<Sink, String> {
+        let file = File::options()
+            .write(true)
+            .open(dest)
+            .map_err(|e| format!("{}: cannot open: {e}", dest.display()))?;
+        Ok(Self::with(dest, Target::NullDevice, file))
+    }
+
+    fn with(dest: &Path, target: Target, file: File) -> Sink {
+        Sink {
             dest: dest.to_path_buf(),
-            tmp,
+            target,
             file: Some(BufWriter::with_capacity(1 << 20, file)),
             hasher: Sha256::new(),
             bytes: 0,
             committed: false,
-        })
+        }
     }
 
     /// Appends in-order data.
@@ -70,26 +135,66 @@ impl Sink {
         self.bytes
     }
 
+    /// The SHA-256 (hex) of what was written so far.
+    pub fn digest(&self) -> String {
+        hex(&self.hasher.clone().finalize())
+    }
+
     /// Makes the file durable under its name; returns its SHA-256 (hex).
     pub fn commit(&mut self) -> Result<String, String> {
         let at = |e: std::io::Error| format!("{}: cannot store: {e}", self.dest.display());
         let f = self.file.take().ok_or("the file was already committed")?;
         let f = f.into_inner().map_err(|e| at(e.into_error()))?;
+        let Target::Temporary(tmp) = &self.target else {
+            self.committed = true;
+            return Ok(self.digest());
+        };
         f.sync_all().map_err(at)?;
-        drop(f);
-        std::fs::rename(&self.tmp, &self.dest).map_err(at)?;
+        std::fs::rename(tmp, &self.dest).map_err(at)?;
+        drop(f); // the lock goes with it, after the rename
         self.committed = true;
         if let Some(dir) = self.dest.parent().filter(|d| !d.as_os_str().is_empty()) {
             File::open(dir).and_then(|d| d.sync_all()).map_err(at)?;
         }
-        Ok(hex(&self.hasher.clone().finalize()))
+        Ok(self.digest())
     }
 }
 
 impl Drop for Sink {
     fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_file(&self.tmp);
+        if let (false, Target::Temporary(tmp)) = (self.committed, &self.target) {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Takes the advisory lock that marks a temporary file as a live receiver's (held
+/// until the file is closed); `false` when another process holds it.
+#[cfg(target_os = "linux")]
+fn lock(f: &File) -> bool {
+    use rustix::fs::{flock, FlockOperation};
+    flock(f, FlockOperation::NonBlockingLockExclusive).is_ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lock(_: &File) -> bool {
+    false
+}
+
+/// Removes the temporary files starting with `prefix` in `dir` that no live receiver
+/// holds (their lock can be taken). Errors only mean a file stays.
+fn remove_stale(dir: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let stale = e.file_name().to_str().is_some_and(|n| {
+            n.strip_prefix(prefix)
+                .is_some_and(|rest| rest.split_once('-').is_some())
+        }) && e.file_type().is_ok_and(|t| t.is_file())
+            && File::open(e.path()).is_ok_and(|f| lock(&f));
+        if stale {
+            let _ = std::fs::remove_file(e.path());
         }
     }
 }
@@ -154,5 +259,37 @@ mod tests {
         );
         let e = Sink::create(&d).err().unwrap();
         assert!(e.contains("is a directory"), "{e}");
+    }
+
+    #[test]
+    fn a_device_other_than_the_null_device_is_refused_and_the_null_device_written_through() {
+        let e = Sink::create(Path::new("/dev/zero")).err().unwrap();
+        assert!(e.contains("/dev/zero: is a character device"), "{e}");
+        let mut s = Sink::create(Path::new("/dev/null")).unwrap();
+        s.write(b"gone").unwrap();
+        assert_eq!(s.commit().unwrap(), hex(&Sha256::digest(b"gone")));
+        let m = std::fs::metadata("/dev/null").unwrap();
+        assert!(is_null_device(&m), "/dev/null is still the device");
+    }
+
+    #[test]
+    fn a_temporary_file_nobody_holds_is_removed_and_a_live_ones_kept() {
+        let d = dir("stale");
+        let dest = d.join("out.bin");
+        // A killed receiver's file (unlocked), a live one's (locked by this process
+        // through another open file description), and an unrelated file.
+        let stale = d.join(".out.bin.part-999999-00000000000000aa");
+        std::fs::write(&stale, b"partial").unwrap();
+        let live = Sink::create(&dest).unwrap();
+        let Target::Temporary(live_tmp) = &live.target else {
+            panic!("a temporary file")
+        };
+        let other = d.join(".other.bin.part-1-2");
+        std::fs::write(&other, b"x").unwrap();
+        let next = Sink::create(&dest).unwrap();
+        assert!(!stale.exists(), "the killed receiver's file is gone");
+        assert!(live_tmp.exists(), "a live receiver's file stays");
+        assert!(other.exists(), "another destination's file stays");
+        drop((live, next));
     }
 }

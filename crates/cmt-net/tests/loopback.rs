@@ -173,7 +173,7 @@ async fn a_real_run_can_be_captured_and_tshark_reads_the_handshake_and_data() {
     );
     assert!(firsts
         .iter()
-        .any(|c| matches!(c, Some(cmt_core::Chunk::ShutdownComplete))));
+        .any(|c| matches!(c, Some(cmt_core::Chunk::ShutdownComplete { .. }))));
     // The receiver's port is ephemeral here, not 9899: tell tshark it carries SCTP.
     let decode_as = format!("udp.port=={},sctp", remotes[0].port());
     match std::process::Command::new("tshark")
@@ -322,7 +322,7 @@ async fn an_abort_mid_transfer_stops_the_peer_at_once_with_a_clear_error() {
         assert_eq!(ours.unwrap_err(), TransferError::Aborted, "{name}");
         assert_eq!(
             theirs.unwrap_err(),
-            TransferError::Ended("the peer aborted the association".into()),
+            TransferError::Ended("the peer aborted the association (user-initiated)".into()),
             "{name}"
         );
         assert!(

@@ -57,6 +57,7 @@ pub(crate) fn stdout_or_exit(args: std::fmt::Arguments<'_>) {
 mod cli;
 mod extend;
 mod net;
+mod output;
 mod real;
 mod run;
 mod sweep;

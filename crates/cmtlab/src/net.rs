@@ -5,6 +5,8 @@ use std::path::Path;
 
 use cmt_net::transfer::{self, Options, Report};
 
+use crate::output::Output;
+
 /// Algorithm and buffer flags shared by `send` and `recv`.
 #[derive(clap::Args, Clone, Debug)]
 pub struct AlgArgs {
@@ -41,11 +43,17 @@ pub struct AlgArgs {
     /// apply to a real run).
     #[arg(long, value_name = "FILE")]
     summary: Option<std::path::PathBuf>,
-    /// Authenticate DATA and SACK with SCTP-AUTH (RFC 4895, HMAC-SHA-256) under the
-    /// key in FILE (its bytes verbatim, 1–4096 of them); both ends give the same file,
-    /// and a peer without SCTP-AUTH is refused.
+    /// Authenticate every chunk that can change the association's state (DATA, SACK,
+    /// HEARTBEAT, SHUTDOWN, ABORT, the file digests, …) with SCTP-AUTH (RFC 4895,
+    /// HMAC-SHA-256) under the key in FILE (its bytes verbatim, 1–4096 of them); both
+    /// ends give the same file, and a peer without SCTP-AUTH is refused.
     #[arg(long, value_name = "FILE")]
     key: Option<std::path::PathBuf>,
+    /// Transfer with an SCTP peer that cannot confirm the file (not cmtlab: usrsctp, a
+    /// kernel): the receiver then stores what the sender's SHUTDOWN closes without a
+    /// digest to compare, the sender ends without the receiver's confirmation.
+    #[arg(long)]
+    allow_unconfirmed: bool,
     /// Send consecutive datagrams for one path in one system call (UDP GSO): `auto`
     /// (towards loopback addresses only: measured to cost goodput on rate-limited
     /// paths), `on` or `off`.
@@ -91,6 +99,7 @@ fn options(a: &AlgArgs) -> Result<Options, String> {
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
             .then_some(show as fn(u64, &[_])),
         auth,
+        allow_unconfirmed: a.allow_unconfirmed,
         gso: a.gso,
         ..Options::default()
     })
@@ -155,18 +164,27 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the runtime: {e}"))
 }
 
-/// Ctrl-C aborts the association (the peer gets an ABORT instead of a silent end).
-/// Call inside the runtime.
-fn abort_on_ctrl_c(mut o: Options) -> Options {
+/// Ctrl-C (SIGINT), SIGTERM and SIGHUP abort the association: the peer gets an ABORT
+/// ("User-Initiated Abort") instead of a silent end, and a receiver removes its
+/// temporary file. Call inside the runtime.
+fn abort_on_signals(mut o: Options) -> Result<Options, String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let watch = |k| signal(k).map_err(|e| format!("cannot watch signals: {e}"));
+    let mut int = watch(SignalKind::interrupt())?;
+    let mut term = watch(SignalKind::terminate())?;
+    let mut hup = watch(SignalKind::hangup())?;
     let n = std::sync::Arc::new(tokio::sync::Notify::new());
     let n2 = n.clone();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            n2.notify_one();
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
         }
+        n2.notify_one();
     });
     o.abort = Some(n);
-    o
+    Ok(o)
 }
 
 /// Live progress on a terminal: bytes done and DATA packets per path.
@@ -192,6 +210,7 @@ fn summary_json(r: &Report, role: &str, a: &AlgArgs) -> serde_json::Value {
         "ftt_s": r.seconds,
         "sha256": r.sha256,
         "rejected_packets": r.rejected,
+        "unauthenticated_packets": r.io.unauthenticated,
         "receiver_rates": r.receiver_rates,
         "confirmed": r.confirmed,
         "io": {
@@ -212,9 +231,21 @@ fn summary_json(r: &Report, role: &str, a: &AlgArgs) -> serde_json::Value {
     })
 }
 
-fn write_summary(path: &Path, v: &serde_json::Value) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
-    std::fs::write(path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))
+/// The summary file, opened before the transfer starts.
+fn open_summary(a: &AlgArgs) -> Result<Option<Output>, String> {
+    a.summary
+        .as_deref()
+        .map(|p| Output::open(p, "--summary"))
+        .transpose()
+}
+
+fn write_summary(out: Option<Output>, v: &serde_json::Value) -> Result<(), String> {
+    match out {
+        Some(out) => {
+            out.write(&(serde_json::to_string_pretty(v).map_err(|e| e.to_string())? + "\n"))
+        }
+        None => Ok(()),
+    }
 }
 
 fn print(r: &Report, role: &str) {
@@ -253,7 +284,10 @@ fn print(r: &Report, role: &str) {
         );
     }
     if r.rejected > 0 {
-        sayln!("  {} packets rejected (malformed or wrong tag)", r.rejected);
+        sayln!(
+            "  {} packets rejected (malformed, wrong tag, unauthenticated or from an unconfirmed source)",
+            r.rejected
+        );
     }
     sayln!(
         "  socket IO: {} datagrams in {} send calls, {} in {} receive calls",
@@ -275,17 +309,15 @@ fn cpu_line(start: cpu_time::ProcessTime, bytes: u64) -> String {
 
 pub fn send(file: &Path, local: &[String], remote: &[String], a: &AlgArgs) -> Result<(), String> {
     let (local, remote) = (parse_locals(local)?, parse(remote, "remote")?);
+    let summary = open_summary(a)?;
     let cpu = cpu_time::ProcessTime::now();
     let r = runtime()?.block_on(async {
-        let o = abort_on_ctrl_c(options(a)?);
+        let o = abort_on_signals(options(a)?)?;
         Ok::<_, String>(transfer::send_file(&local, &remote, file, &o).await?)
     })?;
     print(&r, "sent");
     sayln!("{}", cpu_line(cpu, r.bytes));
-    if let Some(p) = &a.summary {
-        write_summary(p, &summary_json(&r, "send", a))?;
-    }
-    Ok(())
+    write_summary(summary, &summary_json(&r, "send", a))
 }
 
 pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Result<(), String> {
@@ -298,18 +330,16 @@ pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Res
                 .map_err(|_| format!("--peer: `{p}` is not an IP address like 127.0.1.1"))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let summary = open_summary(a)?;
     let cpu = cpu_time::ProcessTime::now();
     let r = runtime()?.block_on(async {
-        let mut o = abort_on_ctrl_c(options(a)?);
+        let mut o = abort_on_signals(options(a)?)?;
         o.peers = peers;
         Ok::<_, String>(transfer::receive(&listen, out, &o).await?)
     })?;
     print(&r, "received");
     sayln!("{}", cpu_line(cpu, r.bytes));
-    if let Some(p) = &a.summary {
-        write_summary(p, &summary_json(&r, "recv", a))?;
-    }
-    Ok(())
+    write_summary(summary, &summary_json(&r, "recv", a))
 }
 
 pub fn relay(paths: &[String], seed: u64) -> Result<(), String> {

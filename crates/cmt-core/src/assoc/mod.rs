@@ -3,6 +3,7 @@
 //! Read first: RFC 9260 §6 (data transfer), §7 (congestion control), §8 (fault
 //! management); docs/algorithms.md §1.
 
+mod input;
 mod loss;
 mod on_path;
 mod recv;
@@ -24,7 +25,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::cc::{CcFactory, CcInit};
 use crate::config::{Config, MaxBurstMode};
 use crate::event::{Event, Observer};
-use crate::packet::{hold_from_wire, Chunk, Packet, Payload};
+use crate::packet::{Chunk, Packet, Payload};
 use crate::path::{Path, Paths};
 use crate::rev::RevReceiver;
 use crate::rtt::RttEstimator;
@@ -206,9 +207,9 @@ pub struct Association<O: Observer = ()> {
     snd: SendState,
     rcv: RecvState,
     ctrl: VecDeque<(PathId, Chunk)>,
-    /// A chunk the application asked to bundle with our SHUTDOWN ACK (and its
-    /// retransmissions), e.g. a FILE-DIGEST.
-    shutdown_ack_extra: Option<Chunk>,
+    /// Chunks the application asked to bundle in front of every chunk of a type
+    /// (type, chunk), e.g. a FILE-DIGEST with our SHUTDOWN ACK and its retransmissions.
+    bundled: Vec<(u8, Chunk)>,
     /// FILE-DIGEST chunks received, for the application.
     extension_in: Vec<Chunk>,
     /// The latest time an input or poll gave (for path views outside a call).
@@ -291,7 +292,7 @@ impl<O: Observer> Association<O> {
             sched: algs.scheduler,
             rtx_policy: algs.rtx,
             ctrl: VecDeque::new(),
-            shutdown_ack_extra: None,
+            bundled: Vec::new(),
             extension_in: Vec::new(),
             now: Time::ZERO,
             rev_rx,
@@ -373,10 +374,15 @@ impl<O: Observer> Association<O> {
             _ => None,
         }
     }
-    /// Bundles `chunk` with every SHUTDOWN ACK this endpoint sends from now on (in front
-    /// of it, so a peer that closes on the SHUTDOWN ACK has read it first).
-    pub fn bundle_with_shutdown_ack(&mut self, chunk: Chunk) {
-        self.shutdown_ack_extra = Some(chunk);
+    /// Bundles `chunk` in front of every chunk of type `before` (a SHUTDOWN, SHUTDOWN
+    /// ACK or ABORT) this endpoint sends from now on, retransmissions included, so a
+    /// peer that acts on that chunk has read `chunk` first. A chunk of the same type
+    /// bundled earlier with `before` is replaced.
+    pub fn bundle_with(&mut self, before: u8, chunk: Chunk) {
+        let t = chunk.chunk_type();
+        self.bundled
+            .retain(|(b, c)| !(*b == before && c.chunk_type() == t));
+        self.bundled.push((before, chunk));
     }
     /// FILE-DIGEST chunks the peer sent, oldest first (the core does not interpret them).
     pub fn take_extension_chunks(&mut self) -> Vec<Chunk> {
@@ -426,127 +432,6 @@ impl<O: Observer> Association<O> {
     pub fn discard_delivered(&mut self) {
         self.rcv.keep_delivered = false;
         self.rcv.delivered.clear();
-    }
-
-    // ----- inputs -----
-
-    /// A packet arrived on `path`.
-    pub fn handle_packet(&mut self, now: Time, path: PathId, packet: Packet) {
-        self.now = now;
-        if packet.vtag != self.local_vtag {
-            self.stats.bad_vtag += 1;
-            return;
-        }
-        if path.0 >= self.paths.len() {
-            self.stats.bogus_chunks += 1;
-            return;
-        }
-        let mut had_data = false;
-        let gap_before = self.rcv.has_gap();
-        let mut chunks = packet.chunks;
-        for chunk in chunks.drain(..) {
-            match chunk {
-                Chunk::Data(d) => {
-                    had_data = true;
-                    if let (Some(rx), Some((round, seq, hold))) =
-                        (self.rev_rx.as_mut(), self.rounds.pending.take())
-                    {
-                        let (len, hold) = (d.payload.len() as u32, hold_from_wire(hold));
-                        rx.on_packet(now, path, round, seq as u64, len, hold);
-                    }
-                    self.on_data(now, path, d);
-                }
-                Chunk::RoundInfo {
-                    round, seq, hold, ..
-                } => self.rounds.pending = Some((round, seq, hold)),
-                Chunk::RateAdvert { seq, rates } => self.on_rate_advert(now, seq, &rates),
-                Chunk::Sack(s) => {
-                    if self.acks_unsent_data(s.cum_tsn) {
-                        self.violation(now, path);
-                    } else {
-                        self.on_sack(now, &s)
-                    }
-                    crate::chunk_pool::give_blocks(s.gap_blocks);
-                }
-                Chunk::Shutdown { cum_tsn } => {
-                    if self.acks_unsent_data(cum_tsn) {
-                        self.violation(now, path);
-                    } else {
-                        self.on_shutdown(now, cum_tsn)
-                    }
-                }
-                Chunk::ShutdownAck => self.on_shutdown_ack(now, path),
-                Chunk::ShutdownComplete => self.on_shutdown_complete(now),
-                Chunk::Heartbeat(info) => self.ctrl.push_back((path, Chunk::HeartbeatAck(info))),
-                Chunk::HeartbeatAck(info) => self.on_heartbeat_ack(now, info),
-                Chunk::Abort { cause } => {
-                    if self.lifecycle == Lifecycle::Up {
-                        self.fail(now, Lifecycle::PeerAborted(cause));
-                    }
-                }
-                // A peer's own heartbeat info: echo it verbatim (RFC 9260 §8.3).
-                Chunk::Unknown {
-                    chunk_type: crate::wire::chunk_type::HEARTBEAT,
-                    value,
-                    ..
-                } => self.ctrl.push_back((
-                    path,
-                    Chunk::Unknown {
-                        chunk_type: crate::wire::chunk_type::HEARTBEAT_ACK,
-                        flags: 0,
-                        value,
-                    },
-                )),
-                c @ Chunk::Unknown {
-                    chunk_type: crate::wire::chunk_type::FILE_DIGEST,
-                    ..
-                } => self.extension_in.push(c),
-                _ => self.stats.bogus_chunks += 1,
-            }
-        }
-        crate::chunk_pool::give(chunks);
-        self.rounds.pending = None;
-        if had_data {
-            self.after_data_packet(now, path, gap_before);
-            if let Some(rx) = self.rev_rx.as_mut() {
-                let free = (self.cfg.rbuf - self.rcv.held) as u64;
-                rx.note_buffer(free, self.cfg.mtu as u64);
-            }
-        }
-        if self.rev_rx.as_ref().is_some_and(|r| r.advert_due) {
-            self.rcv.sack_now = true;
-        }
-        self.new_opportunity();
-    }
-
-    /// Receiver-driven CMT, sender side: apply a newer advert's rates. The advert opens
-    /// a new round on every path; each path's first packet of it reports how long it
-    /// was held after now.
-    fn on_rate_advert(&mut self, now: Time, seq: u32, rates: &[(u8, u32)]) {
-        if self.rounds.latest_advert.is_some_and(|l| seq <= l) {
-            return; // older than one applied: it travelled on a slower path
-        }
-        self.rounds.latest_advert = Some(seq);
-        self.rounds.round = seq;
-        self.rounds.adverts += 1;
-        for p in &mut self.paths {
-            p.rev.round_opened = Some(now);
-        }
-        let mtu = self.cfg.mtu as u64;
-        for &(p, rate) in rates {
-            let Some(path) = self.paths.get_mut(p as usize) else {
-                self.stats.bogus_chunks += 1;
-                continue;
-            };
-            path.rev.advertised_rate = Some(rate as f64);
-            let srtt = path.rtt.srtt();
-            path.cc.on_rate_advert(rate as f64, srtt, mtu);
-            let ev = Event::RateAdvertApplied {
-                path: PathId(p as usize),
-                rate: rate as f64,
-            };
-            self.obs.event(now, &ev);
-        }
     }
 
     // ----- helpers shared by the halves -----

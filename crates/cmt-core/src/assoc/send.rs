@@ -166,13 +166,18 @@ impl<O: Observer> Association<O> {
             return Some(Transmit { path, packet });
         }
         let (path, chunk) = self.ctrl.pop_front()?;
-        let packet = match (&chunk, &self.shutdown_ack_extra) {
-            (Chunk::ShutdownAck, Some(extra)) => {
-                let mut p = self.packet(extra.clone());
-                p.chunks.push(chunk);
-                p
-            }
-            _ => self.packet(chunk),
+        let t = chunk.chunk_type();
+        let mut chunks = crate::chunk_pool::take();
+        chunks.extend(
+            self.bundled
+                .iter()
+                .filter(|(before, _)| *before == t)
+                .map(|(_, c)| c.clone()),
+        );
+        chunks.push(chunk);
+        let packet = Packet {
+            vtag: self.peer_vtag,
+            chunks,
         };
         Some(Transmit { path, packet })
     }

@@ -122,7 +122,8 @@ impl<O: Observer> Association<O> {
 
     pub(super) fn on_shutdown_ack(&mut self, now: Time, path: PathId) {
         if matches!(self.closing, Closing::ShutdownSent | Closing::Pending) {
-            self.ctrl.push_back((path, Chunk::ShutdownComplete));
+            self.ctrl
+                .push_back((path, Chunk::ShutdownComplete { reflected: false }));
             self.finish_close(now);
         }
     }
@@ -151,7 +152,11 @@ impl<O: Observer> Association<O> {
     pub fn abort(&mut self, now: Time, cause: Option<u16>) {
         self.views_but = None;
         if self.lifecycle == Lifecycle::Up {
-            self.ctrl.push_back((PathId(0), Chunk::Abort { cause }));
+            let abort = Chunk::Abort {
+                cause,
+                reflected: false,
+            };
+            self.ctrl.push_back((PathId(0), abort));
             self.fail(now, Lifecycle::Failed);
         }
     }
@@ -162,6 +167,7 @@ impl<O: Observer> Association<O> {
             path,
             Chunk::Abort {
                 cause: Some(crate::packet::CAUSE_PROTOCOL_VIOLATION),
+                reflected: false,
             },
         ));
         self.stats.bogus_chunks += 1;

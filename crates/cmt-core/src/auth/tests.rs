@@ -4,7 +4,7 @@
 use bytes::Bytes;
 
 use super::*;
-use crate::packet::{DataChunk, DataFlags, HeartbeatInfo, Payload, SackChunk};
+use crate::packet::{Chunk, DataChunk, DataFlags, HeartbeatInfo, Payload, SackChunk};
 use crate::wire::{decode, encode};
 
 fn offer(random: u8, chunks: &[u8], hmacs: &[u16]) -> Offer {
@@ -62,11 +62,11 @@ fn wire(chunks: Vec<Chunk>) -> Vec<u8> {
 fn receive(s: &Session, raw: &[u8]) -> (Vec<Chunk>, Option<(usize, Rejection)>) {
     let mut p = decode(raw).expect("valid packet").packet;
     let r = s.check(raw, &mut p);
-    (p.chunks, r)
+    (p.chunks, r.err())
 }
 
 fn types(chunks: &[Chunk]) -> Vec<u8> {
-    chunks.iter().map(type_of).collect()
+    chunks.iter().map(Chunk::chunk_type).collect()
 }
 
 #[test]
@@ -258,4 +258,56 @@ fn debug_output_never_shows_a_key() {
     let (a, b) = (offer(1, &[0], &[3, 1]), offer(2, &[0], &[3, 1]));
     let s = Session::new(b"top-secret", &a, &b).unwrap();
     assert!(!format!("{s:?}").contains("116, 111, 112"), "{s:?}");
+}
+
+#[test]
+fn only_a_valid_auth_chunk_that_covers_a_chunk_marks_a_packet_authenticated() {
+    let (a, b) = (offer(1, &[0, 3], &[3, 1]), offer(2, &[0, 3], &[3, 1]));
+    let (sa, sb) = pair(b"k", b"k", &a, &b);
+    let check = |raw: &[u8]| {
+        let mut p = decode(raw).unwrap().packet;
+        sb.check(raw, &mut p)
+    };
+    let mut signed = wire(vec![heartbeat(), sack()]);
+    sa.sign(&mut signed);
+    assert_eq!(check(&signed), Ok(true));
+    // Nothing required, nothing signed: kept, but not from a key holder.
+    assert_eq!(check(&wire(vec![heartbeat()])), Ok(false));
+    // A valid AUTH chunk that covers nothing proves nothing either.
+    let mut alone = wire(vec![heartbeat(), sack()]);
+    sa.sign(&mut alone);
+    let auth_len = sa.overhead();
+    let sack_at = alone.len() - sack().wire_len();
+    alone.truncate(sack_at);
+    assert_eq!(alone.len() - auth_len, wire(vec![heartbeat()]).len());
+    let crc = crate::wire::checksum(&alone);
+    alone[8..12].copy_from_slice(&crc.to_le_bytes());
+    assert_eq!(check(&alone), Ok(false));
+}
+
+#[test]
+fn a_key_requires_every_chunk_that_changes_state_and_nothing_rfc_4895_forbids() {
+    let cfg = AuthConfig::with_key(vec![1]);
+    let listed = Offer::local([0; RANDOM_LEN], &cfg).chunks;
+    use chunk_type as t;
+    for c in [
+        t::DATA,
+        t::SACK,
+        t::HEARTBEAT,
+        t::HEARTBEAT_ACK,
+        t::ABORT,
+        t::SHUTDOWN,
+        t::SHUTDOWN_ACK,
+        t::ERROR,
+        t::COOKIE_ECHO,
+        t::COOKIE_ACK,
+        t::FILE_DIGEST,
+        t::ROUND_INFO,
+        t::RATE_ADVERT,
+    ] {
+        assert!(listed.contains(&c) && cfg.requires(c), "chunk type {c}");
+    }
+    for c in NEVER_AUTHENTICATED {
+        assert!(!listed.contains(&c), "chunk type {c} may not be listed");
+    }
 }

@@ -113,6 +113,22 @@ impl Connector {
         }
     }
 
+    /// The association's RFC 4895 session once the INIT ACK has arrived (when
+    /// authentication is configured): from then on the driver signs what it sends —
+    /// the COOKIE ECHO first, if the peer requires it — and checks what arrives, the
+    /// COOKIE ACK included (RFC 4895 §6.2).
+    pub fn session(&self) -> Option<&Session> {
+        match &self.state {
+            State::CookieEchoed { auth, .. } => auth.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Whether the INIT ACK came and the COOKIE ECHO is out (for error messages).
+    pub fn cookie_sent(&self) -> bool {
+        matches!(self.state, State::CookieEchoed { .. })
+    }
+
     /// When T1 fires.
     pub fn poll_timeout(&self) -> Option<Time> {
         self.t1
@@ -142,7 +158,7 @@ impl Connector {
             return Ok(None);
         }
         match (packet.chunks.first(), &self.state) {
-            (Some(Chunk::Abort { cause }), _) => {
+            (Some(Chunk::Abort { cause, .. }), _) => {
                 self.state = State::Failed;
                 Err(SetupError::Aborted(*cause))
             }

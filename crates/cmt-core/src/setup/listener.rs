@@ -1,12 +1,15 @@
 //! The listening side of association setup: answers INITs statelessly with a signed
-//! cookie and establishes on a valid COOKIE ECHO.
+//! cookie, establishes on a valid COOKIE ECHO (authenticated, when authentication is
+//! configured and requires it: RFC 4895 §6.3), and answers every other packet as RFC
+//! 9260 §8.4 says for packets that belong to no association.
 
 use super::*;
 
 /// What the listener does with a packet that belongs to no association.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ListenOutcome {
-    /// Send this (an INIT ACK, or an ABORT for an invalid INIT); no state kept.
+    /// Send this (an INIT ACK, an ABORT for an invalid INIT, or the answer to an
+    /// out-of-the-blue packet); no state kept.
     Reply(Packet),
     /// A valid COOKIE ECHO: the association exists now; send the COOKIE ACK.
     Established(Box<Established>, Packet),
@@ -135,13 +138,63 @@ impl Listener {
         Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes any key length")
     }
 
-    /// Handles a packet for which no association exists.
+    /// Handles a packet for which no association exists. Without the packet's bytes an
+    /// AUTH chunk cannot be checked: when authentication requires COOKIE ECHO
+    /// authenticated, use [`handle_datagram`](Self::handle_datagram).
     pub fn handle(&mut self, now: Time, packet: &Packet) -> ListenOutcome {
-        match packet.chunks.first() {
-            Some(Chunk::Init(init)) => self.on_init(now, packet, init),
-            Some(Chunk::CookieEcho { cookie }) => self.on_cookie_echo(now, packet, cookie),
-            Some(_) => ListenOutcome::Drop("no association for this packet"),
-            None => ListenOutcome::Drop("empty packet"),
+        self.dispatch(now, packet, None)
+    }
+
+    /// As [`handle`](Self::handle), for a packet that arrived as the bytes `raw`: a
+    /// COOKIE ECHO behind an AUTH chunk establishes only when the HMAC checks under the
+    /// session the cookie describes (RFC 4895 §6.3).
+    pub fn handle_datagram(&mut self, now: Time, raw: &[u8], packet: &Packet) -> ListenOutcome {
+        self.dispatch(now, packet, Some(raw))
+    }
+
+    fn dispatch(&mut self, now: Time, packet: &Packet, raw: Option<&[u8]>) -> ListenOutcome {
+        let echo_needs_auth = self
+            .cfg
+            .auth
+            .as_ref()
+            .is_some_and(|a| a.requires(chunk_type::COOKIE_ECHO));
+        match (packet.chunks.first(), packet.chunks.get(1)) {
+            (Some(Chunk::Init(init)), _) => self.on_init(now, packet, init),
+            (Some(Chunk::CookieEcho { .. }), _) if echo_needs_auth => {
+                ListenOutcome::Drop("COOKIE ECHO without the AUTH chunk it requires")
+            }
+            (Some(Chunk::CookieEcho { cookie }), _) => self.on_cookie_echo(now, packet, cookie),
+            (Some(c), Some(Chunk::CookieEcho { cookie }))
+                if c.chunk_type() == chunk_type::AUTH && self.cfg.auth.is_some() =>
+            {
+                let Some(raw) = raw else {
+                    return ListenOutcome::Drop("an AUTH chunk cannot be checked without bytes");
+                };
+                self.on_signed_cookie_echo(now, packet, cookie, raw)
+            }
+            (Some(_), _) => out_of_the_blue(packet),
+            (None, _) => ListenOutcome::Drop("empty packet"),
+        }
+    }
+
+    /// A COOKIE ECHO behind an AUTH chunk: the cookie first (it carries both
+    /// announcements), then the HMAC under the session they give.
+    fn on_signed_cookie_echo(
+        &mut self,
+        now: Time,
+        packet: &Packet,
+        cookie: &[u8],
+        raw: &[u8],
+    ) -> ListenOutcome {
+        match self.on_cookie_echo(now, packet, cookie) {
+            ListenOutcome::Established(est, ack) => {
+                let mut checked = packet.clone();
+                match est.auth.as_ref().map(|s| s.check(raw, &mut checked)) {
+                    Some(Ok(true)) => ListenOutcome::Established(est, ack),
+                    _ => ListenOutcome::Drop("COOKIE ECHO's AUTH chunk does not verify"),
+                }
+            }
+            other => other,
         }
     }
 
@@ -251,5 +304,36 @@ impl Listener {
             chunks: vec![Chunk::CookieAck],
         };
         ListenOutcome::Established(Box::new(est), ack)
+    }
+}
+
+/// The answer to a packet that belongs to no association (RFC 9260 §8.4), INIT and
+/// COOKIE ECHO aside: nothing to an ABORT (2), a SHUTDOWN COMPLETE (6), a COOKIE ACK or
+/// an ERROR (7); SHUTDOWN COMPLETE to a SHUTDOWN ACK (5); ABORT to anything else (8) —
+/// both with the T bit, under the packet's own tag, so the sender of what we no longer
+/// know (e.g. the peer of an association this endpoint had before it restarted) learns
+/// at once. Whether a reply may go out at all (non-unicast sources, rate limits) is the
+/// driver's decision.
+fn out_of_the_blue(packet: &Packet) -> ListenOutcome {
+    use chunk_type as t;
+    let types = || packet.chunks.iter().map(Chunk::chunk_type);
+    if types().any(|c| c == t::ABORT) {
+        return ListenOutcome::Drop("out of the blue: ABORT");
+    }
+    let reply = |chunk| {
+        ListenOutcome::Reply(Packet {
+            vtag: packet.vtag,
+            chunks: vec![chunk],
+        })
+    };
+    match packet.chunks.first().map(Chunk::chunk_type) {
+        Some(t::SHUTDOWN_ACK) => reply(Chunk::ShutdownComplete { reflected: true }),
+        Some(t::SHUTDOWN_COMPLETE | t::COOKIE_ACK | t::ERROR) => {
+            ListenOutcome::Drop("out of the blue: nothing to answer")
+        }
+        _ => reply(Chunk::Abort {
+            cause: None,
+            reflected: true,
+        }),
     }
 }

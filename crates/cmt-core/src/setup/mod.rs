@@ -149,7 +149,10 @@ fn peer_info(init: &InitChunk) -> (Vec<IpAddr>, Vec<u8>) {
 fn abort(vtag: u32, cause: u16) -> Packet {
     Packet {
         vtag,
-        chunks: vec![Chunk::Abort { cause: Some(cause) }],
+        chunks: vec![Chunk::Abort {
+            cause: Some(cause),
+            reflected: false,
+        }],
     }
 }
 

@@ -18,6 +18,26 @@ fn handshake() -> (Established, Established) {
 }
 
 fn handshake_with(client: SetupConfig, server: SetupConfig) -> (Established, Established) {
+    match try_handshake(client, server) {
+        (Some(c), ListenOutcome::Established(s, _)) => (c, *s),
+        (_, other) => panic!("established expected, got {other:?}"),
+    }
+}
+
+/// The bytes of `p`, signed with `session` when given (as the runtime does).
+fn on_the_wire(p: &Packet, session: Option<&Session>) -> (Vec<u8>, Packet) {
+    let mut raw = Vec::new();
+    crate::wire::encode(p, 1, 2, &mut raw);
+    if let Some(s) = session {
+        s.sign(&mut raw);
+    }
+    let decoded = crate::wire::decode(&raw).unwrap().packet;
+    (raw, decoded)
+}
+
+/// The handshake as far as it goes: the client's outcome (when the server established)
+/// and the server's answer to the COOKIE ECHO, signed as the connector's session says.
+fn try_handshake(client: SetupConfig, server: SetupConfig) -> (Option<Established>, ListenOutcome) {
     let mut c = Connector::new(client, 1);
     let mut l = Listener::new(server, [7; 32], 2);
     let now = Time::from_nanos(1_000_000);
@@ -27,11 +47,13 @@ fn handshake_with(client: SetupConfig, server: SetupConfig) -> (Established, Est
     };
     assert!(c.handle_packet(&ack).unwrap().is_none());
     let echo = c.poll_transmit(now).unwrap();
-    let ListenOutcome::Established(server, cack) = l.handle(now, &echo) else {
-        panic!("established expected")
+    let (raw, echo) = on_the_wire(&echo, c.session());
+    let out = l.handle_datagram(now, &raw, &echo);
+    let client = match &out {
+        ListenOutcome::Established(_, cack) => Some(c.handle_packet(cack).unwrap().unwrap()),
+        _ => None,
     };
-    let client = c.handle_packet(&cack).unwrap().unwrap();
-    (client, *server)
+    (client, out)
 }
 
 #[test]
@@ -72,7 +94,7 @@ fn signed_data_survives(from: &Session, to: &Session) -> bool {
     crate::wire::encode(&p, 1, 2, &mut raw);
     assert!(from.sign(&mut raw));
     p = crate::wire::decode(&raw).unwrap().packet;
-    to.check(&raw, &mut p);
+    let _ = to.check(&raw, &mut p);
     p.chunks.len() == 1
 }
 
@@ -83,9 +105,91 @@ fn with_a_shared_key_both_ends_derive_one_session_through_the_cookie() {
     assert!(c.peer_extensions.contains(&chunk_type::AUTH));
     assert!(signed_data_survives(&ca, &sa));
     assert!(signed_data_survives(&sa, &ca));
-    // Different endpoint keys: the handshake cannot tell, every DATA is dropped.
-    let (c, s) = handshake_with(with_key(1, b"k1"), with_key(2, b"k2"));
-    assert!(!signed_data_survives(&c.auth.unwrap(), &s.auth.unwrap()));
+}
+
+#[test]
+fn with_a_key_only_a_cookie_echo_signed_under_it_establishes() {
+    // Different endpoint keys: the COOKIE ECHO's HMAC does not verify.
+    let (c, out) = try_handshake(with_key(1, b"k1"), with_key(2, b"k2"));
+    assert!(c.is_none());
+    assert_eq!(
+        out,
+        ListenOutcome::Drop("COOKIE ECHO's AUTH chunk does not verify")
+    );
+    // The right cookie without an AUTH chunk in front (a party that saw the INIT ACK).
+    let mut conn = Connector::new(with_key(1, b"k1"), 1);
+    let mut l = Listener::new(with_key(2, b"k1"), [7; 32], 2);
+    let now = Time::from_nanos(1);
+    let ListenOutcome::Reply(ack) = l.handle(now, &conn.poll_transmit(now).unwrap()) else {
+        panic!("INIT ACK expected")
+    };
+    conn.handle_packet(&ack).unwrap();
+    let (raw, echo) = on_the_wire(&conn.poll_transmit(now).unwrap(), None);
+    assert_eq!(
+        l.handle_datagram(now, &raw, &echo),
+        ListenOutcome::Drop("COOKIE ECHO without the AUTH chunk it requires")
+    );
+    // … nor by a driver that cannot show the bytes.
+    let (_, signed) = on_the_wire(&echo, conn.session());
+    assert!(matches!(l.handle(now, &signed), ListenOutcome::Drop(_)));
+    assert!(matches!(
+        l.handle_datagram(now, &raw, &signed),
+        ListenOutcome::Drop(_)
+    ));
+}
+
+#[test]
+fn packets_of_no_association_are_answered_as_rfc_9260_section_8_4_says() {
+    let mut l = Listener::new(cfg(2), [7; 32], 2);
+    let now = Time::from_nanos(1);
+    let ootb = |chunks: Vec<Chunk>| Packet {
+        vtag: 0xfeed,
+        chunks,
+    };
+    let data = Chunk::Data(crate::packet::DataChunk {
+        tsn: 9,
+        sid: 0,
+        ssn: 0,
+        ppid: 0,
+        flags: crate::packet::DataFlags::from_bits(3),
+        payload: crate::packet::Payload::Bytes(Bytes::from_static(b"x")),
+    });
+    let reflected_abort = ListenOutcome::Reply(Packet {
+        vtag: 0xfeed,
+        chunks: vec![Chunk::Abort {
+            cause: None,
+            reflected: true,
+        }],
+    });
+    // DATA of an association we do not know (a peer that outlived our restart).
+    assert_eq!(l.handle(now, &ootb(vec![data.clone()])), reflected_abort);
+    assert_eq!(
+        l.handle(now, &ootb(vec![Chunk::Shutdown { cum_tsn: 3 }])),
+        reflected_abort
+    );
+    assert_eq!(
+        l.handle(now, &ootb(vec![Chunk::ShutdownAck])),
+        ListenOutcome::Reply(Packet {
+            vtag: 0xfeed,
+            chunks: vec![Chunk::ShutdownComplete { reflected: true }],
+        })
+    );
+    // Never an answer to an ABORT (wherever it sits), SHUTDOWN COMPLETE or COOKIE ACK.
+    let abort = Chunk::Abort {
+        cause: None,
+        reflected: false,
+    };
+    for quiet in [
+        vec![abort.clone()],
+        vec![data, abort],
+        vec![Chunk::ShutdownComplete { reflected: false }],
+        vec![Chunk::CookieAck],
+    ] {
+        assert!(matches!(
+            l.handle(now, &ootb(quiet)),
+            ListenOutcome::Drop(_)
+        ));
+    }
 }
 
 #[test]
@@ -100,7 +204,8 @@ fn a_peer_without_authentication_is_refused_by_an_end_that_requires_it() {
     assert_eq!(
         r.chunks,
         vec![Chunk::Abort {
-            cause: Some(CAUSE_PROTOCOL_VIOLATION)
+            cause: Some(CAUSE_PROTOCOL_VIOLATION),
+            reflected: false,
         }]
     );
     // Our connector requires it: the INIT ACK ends the attempt.

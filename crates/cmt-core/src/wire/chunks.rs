@@ -14,6 +14,27 @@ use crate::packet::{
 };
 
 impl Chunk {
+    /// The chunk's type byte on the wire (RFC 9260 §3.2).
+    pub fn chunk_type(&self) -> u8 {
+        match self {
+            Chunk::Data(_) => t::DATA,
+            Chunk::Init(_) => t::INIT,
+            Chunk::InitAck(_) => t::INIT_ACK,
+            Chunk::CookieEcho { .. } => t::COOKIE_ECHO,
+            Chunk::CookieAck => t::COOKIE_ACK,
+            Chunk::Sack(_) => t::SACK,
+            Chunk::Heartbeat(_) => t::HEARTBEAT,
+            Chunk::HeartbeatAck(_) => t::HEARTBEAT_ACK,
+            Chunk::Shutdown { .. } => t::SHUTDOWN,
+            Chunk::ShutdownAck => t::SHUTDOWN_ACK,
+            Chunk::ShutdownComplete { .. } => t::SHUTDOWN_COMPLETE,
+            Chunk::Abort { .. } => t::ABORT,
+            Chunk::RoundInfo { .. } => t::ROUND_INFO,
+            Chunk::RateAdvert { .. } => t::RATE_ADVERT,
+            Chunk::Unknown { chunk_type, .. } => *chunk_type,
+        }
+    }
+
     /// Length of the chunk on the wire including padding.
     pub fn wire_len(&self) -> usize {
         match self {
@@ -24,8 +45,8 @@ impl Chunk {
             Chunk::Sack(s) => sack_len(s),
             Chunk::Heartbeat(_) | Chunk::HeartbeatAck(_) => HEARTBEAT_LEN,
             Chunk::Shutdown { .. } => 8,
-            Chunk::ShutdownAck | Chunk::ShutdownComplete => 4,
-            Chunk::Abort { cause } => abort_len(*cause),
+            Chunk::ShutdownAck | Chunk::ShutdownComplete { .. } => 4,
+            Chunk::Abort { cause, .. } => abort_len(*cause),
             Chunk::RoundInfo { .. } => ROUND_INFO_LEN,
             Chunk::RateAdvert { rates, .. } => rate_advert_len(rates),
             Chunk::Unknown { value, .. } => pad4(4 + value.len()),
@@ -48,8 +69,12 @@ pub(super) fn emit(out: &mut Vec<u8>, c: &Chunk) {
         Chunk::HeartbeatAck(h) => put_chunk(out, t::HEARTBEAT_ACK, 0, |o| put_heartbeat(o, h)),
         Chunk::Shutdown { cum_tsn } => put_chunk(out, t::SHUTDOWN, 0, |o| put_u32(o, *cum_tsn)),
         Chunk::ShutdownAck => put_chunk(out, t::SHUTDOWN_ACK, 0, |_| {}),
-        Chunk::ShutdownComplete => put_chunk(out, t::SHUTDOWN_COMPLETE, 0, |_| {}),
-        Chunk::Abort { cause } => put_chunk(out, t::ABORT, 0, |o| emit_abort(o, *cause)),
+        Chunk::ShutdownComplete { reflected } => {
+            put_chunk(out, t::SHUTDOWN_COMPLETE, t_bit(*reflected), |_| {})
+        }
+        Chunk::Abort { cause, reflected } => {
+            put_chunk(out, t::ABORT, t_bit(*reflected), |o| emit_abort(o, *cause))
+        }
         Chunk::RoundInfo {
             round,
             path,
@@ -97,10 +122,12 @@ pub(super) fn parse(ctype: u8, flags: u8, v: &[u8], at: usize) -> Result<Chunk, 
         t::SHUTDOWN_ACK => parse_empty(&r, Chunk::ShutdownAck, "SHUTDOWN ACK carries a value")?,
         t::SHUTDOWN_COMPLETE => parse_empty(
             &r,
-            Chunk::ShutdownComplete,
+            Chunk::ShutdownComplete {
+                reflected: flags & T_BIT != 0,
+            },
             "SHUTDOWN COMPLETE carries a value",
         )?,
-        t::ABORT => parse_abort(v),
+        t::ABORT => parse_abort(v, flags),
         t::ROUND_INFO => parse_round_info(&mut r)?,
         t::RATE_ADVERT => parse_rate_advert(&mut r)?,
         _ => unknown(),
@@ -206,10 +233,22 @@ fn abort_len(cause: Option<u16>) -> usize {
     4 + if cause.is_some() { 4 } else { 0 }
 }
 
-/// The first error cause's code, if any (its details are not kept).
-fn parse_abort(v: &[u8]) -> Chunk {
+/// The first error cause's code, if any (its details are not kept), and the T bit.
+fn parse_abort(v: &[u8], flags: u8) -> Chunk {
     Chunk::Abort {
         cause: (v.len() >= 4).then(|| u16::from_be_bytes([v[0], v[1]])),
+        reflected: flags & T_BIT != 0,
+    }
+}
+
+/// The T bit of ABORT and SHUTDOWN COMPLETE (RFC 9260 §3.3.7, §3.3.13).
+const T_BIT: u8 = 0x01;
+
+fn t_bit(reflected: bool) -> u8 {
+    if reflected {
+        T_BIT
+    } else {
+        0
     }
 }
 

@@ -48,6 +48,8 @@ pub mod chunk_type {
     pub const SHUTDOWN: u8 = 7;
     /// SHUTDOWN ACK.
     pub const SHUTDOWN_ACK: u8 = 8;
+    /// ERROR (operation error, RFC 9260 §3.3.10).
+    pub const ERROR: u8 = 9;
     /// COOKIE ECHO.
     pub const COOKIE_ECHO: u8 = 10;
     /// COOKIE ACK.
@@ -60,8 +62,10 @@ pub mod chunk_type {
     pub const ROUND_INFO: u8 = 0xB0;
     /// Rate advert (project extension, skip if unknown).
     pub const RATE_ADVERT: u8 = 0xB1;
-    /// File digest (project extension, skip if unknown): the receiving application's
-    /// length and SHA-256 of what it stored, bundled with its SHUTDOWN ACK.
+    /// File digest (project extension, skip if unknown): a length and a SHA-256. The
+    /// sending application announces what it sent with its SHUTDOWN; the receiving
+    /// one answers what it stored with its SHUTDOWN ACK (or with an ABORT when the two
+    /// differ).
     pub const FILE_DIGEST: u8 = 0xB2;
 }
 

@@ -1,33 +1,36 @@
 //! RFC 4895 authentication against usrsctp: a shared key both ways, and a wrong key.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-
 use bytes::Bytes;
-use cmt_core::auth::{AuthConfig, AUTH_CHUNK};
+use cmt_core::auth::{AuthConfig, AUTH_CHUNK, CHANGES_STATE};
 use cmt_core::packet::Chunk;
 use cmt_interop::usrsctp;
 use cmt_net::transfer::{send, Options};
 
 use super::{check, data, sha, they_receive, tshark_verdict, we_receive, we_send, Env, OUR_PORT};
 
-/// Gives usrsctp socket `s` the endpoint key `key` and makes it require DATA and SACK
-/// authenticated (both are kept for the socket's life).
+/// Gives usrsctp socket `s` the endpoint key `key` and makes it require authenticated
+/// every chunk type our ends require (`cmt_core::auth::CHANGES_STATE`: both are kept
+/// for the socket's life), so each direction is signed for everything that changes
+/// state.
 pub(super) fn require_auth(s: &usrsctp::Socket, key: &[u8]) -> std::io::Result<()> {
     s.set_auth_key(key)?;
-    s.require_auth(0)?; // DATA
-    s.require_auth(3) // SACK
+    for t in cmt_core::auth::CHANGES_STATE {
+        s.require_auth(t)?;
+    }
+    Ok(())
 }
 
 /// The key both stacks are given in the authentication tests.
 const KEY: &[u8] = b"a key both ends were given out of band";
 
-/// Per direction of a capture, the packets with DATA or SACK, those whose first DATA or
-/// SACK comes after an AUTH chunk, and the HMAC identifiers the AUTH chunks used.
+/// Per direction of a capture, the packets with a chunk that must be authenticated
+/// (`CHANGES_STATE`), those whose first such chunk comes after an AUTH chunk, the chunk
+/// types seen signed and the HMAC identifiers the AUTH chunks used.
 #[derive(Debug, Default)]
 struct Signed {
     carrying: usize,
     signed: usize,
+    types: Vec<u8>,
     hmac_ids: Vec<u16>,
 }
 
@@ -39,10 +42,8 @@ fn signed_by_direction(cap: &std::path::Path) -> Result<(Signed, Signed), String
             .map_err(|e| e.to_string())?
             .packet
             .chunks;
-        let Some(first) = chunks
-            .iter()
-            .position(|c| matches!(c, Chunk::Data(_) | Chunk::Sack(_)))
-        else {
+        let required = |c: &Chunk| CHANGES_STATE.contains(&c.chunk_type());
+        let Some(first) = chunks.iter().position(required) else {
             continue;
         };
         let side = if rec.src.1 == OUR_PORT {
@@ -64,15 +65,21 @@ fn signed_by_direction(cap: &std::path::Path) -> Result<(Signed, Signed), String
             if !side.hmac_ids.contains(&id) {
                 side.hmac_ids.push(id);
             }
+            for t in chunks.iter().filter(|c| required(c)).map(Chunk::chunk_type) {
+                if !side.types.contains(&t) {
+                    side.types.push(t);
+                }
+            }
         }
     }
     Ok((ours, theirs))
 }
 
-/// RFC 4895 with a shared key, both ways: usrsctp requires DATA and SACK
+/// RFC 4895 with a shared key, both ways: usrsctp requires every chunk type we do
 /// authenticated and so do we. usrsctp delivering our data proves it verified our
 /// HMACs; our receiver storing its data proves we verified its HMACs; the capture shows
-/// that every packet with DATA or SACK carried an AUTH chunk in front of them.
+/// that every packet with such a chunk carried an AUTH chunk in front of them — from
+/// the COOKIE ECHO and COOKIE ACK to the SHUTDOWN and SHUTDOWN ACK.
 pub(super) fn authenticated_both_ways_with_a_shared_key(env: &Env) -> Result<String, String> {
     require_auth(&env.listener, KEY).map_err(|e| e.to_string())?;
     // Us → usrsctp.
@@ -86,11 +93,18 @@ pub(super) fn authenticated_both_ways_with_a_shared_key(env: &Env) -> Result<Str
     let (r, got) = we_send(env, &d, &o)?;
     check(got.data == d, || "data differs (us → usrsctp)".into())?;
     let (ours, theirs) = signed_by_direction(&cap)?;
-    check(ours.carrying > 1000 && ours.signed == ours.carrying, || {
-        format!("our packets: {ours:?}")
-    })?;
+    use cmt_core::wire::chunk_type as t;
+    let has = |s: &Signed, want: &[u8]| want.iter().all(|w| s.types.contains(w));
     check(
-        theirs.carrying > 100 && theirs.signed == theirs.carrying,
+        ours.carrying > 1000
+            && ours.signed == ours.carrying
+            && has(&ours, &[t::COOKIE_ECHO, t::DATA, t::SHUTDOWN]),
+        || format!("our packets: {ours:?}"),
+    )?;
+    check(
+        theirs.carrying > 100
+            && theirs.signed == theirs.carrying
+            && has(&theirs, &[t::COOKIE_ACK, t::SACK, t::SHUTDOWN_ACK]),
         || format!("usrsctp's packets: {theirs:?}"),
     )?;
     let wireshark = tshark_verdict(
@@ -113,27 +127,27 @@ pub(super) fn authenticated_both_ways_with_a_shared_key(env: &Env) -> Result<Str
         "data differs (usrsctp → us)".into()
     })?;
     Ok(format!(
-        "us → usrsctp {:.0} Mbit/s, {}/{} of our DATA packets signed (HMAC ids {:?}), {}/{} of usrsctp's SACKs (ids {:?}); usrsctp → us {:.0} Mbit/s; {wireshark}",
+        "us → usrsctp {:.0} Mbit/s, {}/{} of our packets to sign signed (chunk types {:?}, HMAC ids {:?}), {}/{} of usrsctp's ({:?}, ids {:?}); usrsctp → us {:.0} Mbit/s; {wireshark}",
         r.goodput_mbps(),
         ours.signed,
         ours.carrying,
+        ours.types,
         ours.hmac_ids,
         theirs.signed,
         theirs.carrying,
+        theirs.types,
         theirs.hmac_ids,
         rr.goodput_mbps()
     ))
 }
 
-/// With another key than usrsctp's, none of our DATA is accepted: usrsctp reads no
-/// byte, our sender gives up at its time limit and its ABORT ends usrsctp's read.
+/// With another key than usrsctp's, not even the association comes up: usrsctp
+/// requires the COOKIE ECHO authenticated and drops ours, so our sender gives up at
+/// its time limit and usrsctp accepts nothing. A sender with the right key that comes
+/// next is the first association usrsctp accepts, and its bytes are all it reads.
 pub(super) fn a_wrong_key_gets_no_byte_into_usrsctp(env: &Env) -> Result<String, String> {
     require_auth(&env.listener, KEY).map_err(|e| e.to_string())?;
-    let seen = Arc::new(AtomicU64::new(0));
-    let seen2 = seen.clone();
-    let them = they_receive(env, move |total| {
-        seen2.store(total as u64, Ordering::Relaxed)
-    });
+    let them = they_receive(env, |_| {});
     let o = Options {
         auth: Some(AuthConfig::with_key(b"not the key".to_vec())),
         timeout_s: 4.0,
@@ -149,13 +163,37 @@ pub(super) fn a_wrong_key_gets_no_byte_into_usrsctp(env: &Env) -> Result<String,
         .err()
         .ok_or("our sender succeeded with the wrong key")?
         .to_string();
-    check(e.contains("timed out"), || format!("our sender: {e}"))?;
-    let theirs = them.join().map_err(|_| "usrsctp: thread panicked")?;
-    let bytes = seen.load(Ordering::Relaxed);
-    check(bytes == 0, || format!("usrsctp read {bytes} bytes"))?;
-    check(theirs.is_err(), || "usrsctp's read ended normally".into())?;
+    check(e.contains("no answer to COOKIE ECHO"), || {
+        format!("our sender: {e}")
+    })?;
+    check(!them.is_finished(), || {
+        "usrsctp accepted an association".into()
+    })?;
+    let right = data(6, 100_000);
+    let o = Options {
+        auth: Some(AuthConfig::with_key(KEY.to_vec())),
+        ..env.options()
+    };
+    env.rt
+        .block_on(send(
+            &[env.ours(0)],
+            &[env.theirs(0)],
+            Bytes::from(right.clone()),
+            &o,
+        ))
+        .map_err(|e| format!("the sender with the right key: {e}"))?;
+    let got = them
+        .join()
+        .map_err(|_| "usrsctp: thread panicked")?
+        .map_err(|e| format!("usrsctp: {e}"))?;
+    check(got.data == right, || {
+        format!(
+            "usrsctp read {} bytes, not the right sender's",
+            got.data.len()
+        )
+    })?;
     Ok(format!(
-        "our sender: \"{e}\"; usrsctp read 0 bytes, then \"{}\"",
-        theirs.err().map(|e| e.to_string()).unwrap_or_default()
+        "our sender with the wrong key: \"{e}\"; usrsctp's first association was the right key's ({} bytes)",
+        got.data.len()
     ))
 }

@@ -1,4 +1,9 @@
-//! FILE-DIGEST: the receiver's confirmation of what it stored (length and SHA-256).
+//! FILE-DIGEST, both ways: the sender announces the length and SHA-256 of what it sent
+//! (bundled with its SHUTDOWN), the receiver commits the file only when what it
+//! received has the same, and answers with what it stored (bundled with its SHUTDOWN
+//! ACK) — or, when they differ, with what it received, bundled with an ABORT. Neither
+//! end reports success on anything less; nothing depends on SHUTDOWN COMPLETE, which
+//! RFC 4895 does not let a key protect.
 
 use cmt_core::wire::chunk_type;
 use cmt_core::Chunk;
@@ -31,6 +36,39 @@ pub(super) fn parse_digest(c: &Chunk) -> Option<(u64, String)> {
             Some((len, hex(&value[8..])))
         }
         _ => None,
+    }
+}
+
+/// Whether what the receiver got (`ours`: length, SHA-256) is what the sender announced;
+/// the error, for the receiver's user, says what differs.
+pub(super) fn compare_announced(
+    announced: Option<&(u64, String)>,
+    ours: (u64, &str),
+) -> Result<(), String> {
+    match announced {
+        None => Err(format!(
+            "the sender shut down without announcing its file's length and SHA-256 \
+             ({} bytes received); nothing was stored",
+            ours.0
+        )),
+        Some((len, sha)) if *len == ours.0 && sha == ours.1 => Ok(()),
+        Some((len, sha)) => Err(format!(
+            "received {} bytes with SHA-256 {}, but the sender announced {len} bytes with \
+             {sha}: the data was changed or cut short on the way; nothing was stored",
+            ours.0, ours.1
+        )),
+    }
+}
+
+/// The sender's message when the receiver refused the file and said what it received.
+pub(super) fn refused(sent: (u64, &str), got: Option<&(u64, String)>) -> String {
+    match got {
+        Some((len, sha)) => format!(
+            "the receiver received {len} bytes with SHA-256 {sha}, not the {} bytes with {} \
+             sent, and stored nothing",
+            sent.0, sent.1
+        ),
+        None => "the receiver refused the file".into(),
     }
 }
 
@@ -68,5 +106,21 @@ mod tests {
         assert!(e.contains(&sha) && e.contains(&other), "{e}");
         let e = check_digest((1234, &sha), None).unwrap_err();
         assert!(e.contains("without confirming"), "{e}");
+    }
+
+    #[test]
+    fn the_receiver_accepts_only_what_the_sender_announced() {
+        let sha = "ab".repeat(32);
+        let announced = (1234, sha.clone());
+        assert!(compare_announced(Some(&announced), (1234, &sha)).is_ok());
+        let e = compare_announced(Some(&announced), (1000, &sha)).unwrap_err();
+        assert!(
+            e.contains("received 1000 bytes") && e.contains("announced 1234"),
+            "{e}"
+        );
+        let e = compare_announced(Some(&announced), (1234, &"cd".repeat(32))).unwrap_err();
+        assert!(e.contains("nothing was stored"), "{e}");
+        let e = compare_announced(None, (1234, &sha)).unwrap_err();
+        assert!(e.contains("without announcing"), "{e}");
     }
 }

@@ -13,8 +13,7 @@ use super::options::Options;
 use super::report::{Counters, Report};
 use super::routes::Routes;
 use super::session::{
-    abort, admit, deliver, finish_trace, flush, flush_and_check, next, until, write_capture,
-    Ticker, Wake,
+    abort, admit, deliver, finish_trace, flush, flush_and_check, next, until, Ticker, Wake,
 };
 use crate::io::{Arrival, Sockets};
 use crate::trust::Trust;
@@ -68,7 +67,7 @@ impl Established {
     ) -> Result<Report, TransferError> {
         let seconds = (socks.now().as_nanos() - self.start.as_nanos()) as f64 / 1e9;
         finish_trace(&mut self.assoc, o).map_err(TransferError::Io)?;
-        write_capture(socks, o).map_err(TransferError::Io)?;
+        socks.finish_capture().map_err(TransferError::Io)?;
         Ok(Report {
             bytes,
             seconds,
@@ -117,12 +116,13 @@ pub(super) async fn run<E: End>(
                 local,
                 from,
                 packet: Ok(p),
+                authenticated,
                 ..
-            }) => on_packet(socks, s, end, (local, from), p).await?,
+            }) => on_packet(socks, s, end, (local, from, authenticated), p).await?,
             Wake::Packet(Arrival { packet: Err(_), .. }) => s.rejected += 1,
             Wake::Timer => s.assoc.handle_timeout(socks.now()),
             Wake::Abort => {
-                return Err(match abort(socks, &mut s.assoc, &s.routes, o).await {
+                return Err(match abort(socks, &mut s.assoc, &s.routes).await {
                     Ok(()) => TransferError::Aborted,
                     Err(e) => TransferError::Io(e),
                 })
@@ -137,7 +137,7 @@ async fn on_packet<E: End>(
     socks: &mut Sockets,
     s: &mut Established,
     end: &mut E,
-    (local, from): (usize, SocketAddr),
+    (local, from, authenticated): (usize, SocketAddr, bool),
     p: Packet,
 ) -> Result<(), TransferError> {
     let trusted = p.vtag == s.local_vtag && s.trust.is_confirmed(from);
@@ -154,7 +154,8 @@ async fn on_packet<E: End>(
         return Ok(());
     }
     let peer = (s.peer_vtag, s.routes.peer_port);
-    for (l, p) in admit(socks, &mut s.trust, (local, from), p, peer.0, peer.1).await {
+    let arrival = (local, from, authenticated);
+    for (l, p) in admit(socks, &mut s.trust, arrival, p, peer.0, peer.1).await {
         end.heard(&mut s.routes, l, from, now);
         deliver(&mut s.assoc, now, s.routes.path_of(l), p);
     }

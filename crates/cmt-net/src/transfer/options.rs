@@ -54,10 +54,17 @@ pub struct Options {
     /// to the scheduler as the simulator does, e.g. for JAPS's `bandwidth = "oracle"`);
     /// empty: unknown.
     pub capacities: Vec<Option<f64>>,
-    /// RFC 4895 authentication with a pre-shared endpoint key (`--key FILE`): DATA,
-    /// SACK and the file digest must then carry an AUTH chunk, and a peer that does not
-    /// support it is refused. Both ends must hold the same key.
+    /// RFC 4895 authentication with a pre-shared endpoint key (`--key FILE`): every
+    /// chunk that can change the association's state must then carry an AUTH chunk
+    /// ([`cmt_core::auth::CHANGES_STATE`]), and a peer that does not support it is
+    /// refused. Both ends must hold the same key.
     pub auth: Option<cmt_core::auth::AuthConfig>,
+    /// Transfer with a peer that does not confirm files (an SCTP stack other than
+    /// cmtlab, which lacks the FILE-DIGEST exchange): the receiver then commits on the
+    /// sender's SHUTDOWN without a digest to compare, and the sender succeeds without
+    /// the receiver's confirmation. Off by default: such a peer is refused right after
+    /// the handshake.
+    pub allow_unconfirmed: bool,
     /// When consecutive datagrams for one path leave in one GSO send
     /// ([`crate::io::Gso`]; default: towards loopback addresses only).
     pub gso: crate::io::Gso,
@@ -142,6 +149,7 @@ impl Default for Options {
             peers: Vec::new(),
             capacities: Vec::new(),
             auth: None,
+            allow_unconfirmed: false,
             gso: crate::io::Gso::default(),
         }
     }

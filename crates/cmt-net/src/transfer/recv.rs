@@ -1,22 +1,30 @@
-//! The receiving side: accept one association, store what arrives durably, confirm it.
+//! The receiving side: accept one association, store what arrives durably, commit it
+//! only when it is what the sender announced, confirm it.
 
 use std::net::SocketAddr;
 use std::path::Path;
 
-use cmt_core::setup::{ListenOutcome, Listener, CAUSE_OUT_OF_RESOURCE};
+use cmt_core::setup::{
+    Established as SetupDone, ListenOutcome, Listener, CAUSE_OUT_OF_RESOURCE,
+    CAUSE_USER_INITIATED_ABORT,
+};
 use cmt_core::wire::chunk_type;
 use cmt_core::{Association, Chunk, Closing, Packet, Payload, Time};
 
 use super::{
-    digest::digest_chunk,
-    error::TransferError::{self, Ended, Invalid, Io, Setup},
+    digest::{compare_announced, digest_chunk, parse_digest},
+    error::TransferError::{self, Ended, Invalid, Setup},
     established::{self, End, Established},
     options::{overhead_of, Options},
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
-    session::{association, negotiated_receiver_rates, next, setup_config, start_trace, Wake},
+    session::{
+        association, confirms, negotiated_receiver_rates, next, open_outputs, setup_config,
+        start_trace, Wake,
+    },
 };
 use crate::io::Sockets;
+use crate::limit::{is_unicast, ReplyLimit};
 use crate::sink::Sink;
 use crate::trust::Trust;
 
@@ -48,65 +56,35 @@ pub async fn receive_on(
     // Where the data goes is checked before anyone connects; until the commit below the
     // destination keeps whatever it held.
     let sink = Sink::create(out).map_err(Invalid)?;
-    if o.pcap.is_some() {
-        socks.start_capture();
-    }
+    let trace = open_outputs(&mut socks, o).map_err(Invalid)?;
     let listen = socks.local_addrs();
-    let key: [u8; 32] = rand::random();
-    let mut listener = Listener::new(setup_config(o, &listen), key, rand::random());
-    let mut rejected = 0u64;
-    let setup_deadline = o.deadline(socks.now());
-    let (est, arrived_on, from, peer_port, cookie_ack) = loop {
-        let a = match next(&mut socks, Some(setup_deadline), o).await {
-            Wake::Packet(a) => a,
-            Wake::Timer => {
-                let why = format!("no sender associated within {} s", o.timeout_s);
-                return Err(Setup(why));
-            }
-            Wake::Abort => return Err(Setup("aborted before a peer connected".into())),
-        };
-        let Ok(p) = a.packet else {
-            rejected += 1;
-            continue;
-        };
-        if !o.peers.is_empty() && !o.peers.contains(&a.from.ip()) {
-            rejected += 1;
-            continue;
-        }
-        match listener.handle(socks.now(), &p) {
-            ListenOutcome::Reply(r) => socks
-                .send(a.local, a.from, a.src_port, &r)
-                .await
-                .map_err(|e| Setup(e.to_string()))?,
-            ListenOutcome::Established(est, ack) => break (est, a.local, a.from, a.src_port, ack),
-            ListenOutcome::Drop(_) => rejected += 1,
-        }
-    };
+    let (a, rejected) = accept(&mut socks, o).await?;
+    let est = a.est;
+    // Authentication first: the COOKIE ACK is signed when the peer requires it.
+    let overhead = overhead + socks.authenticate(est.auth.clone());
     socks
-        .send(arrived_on, from, peer_port, &cookie_ack)
+        .send(a.arrived_on, a.from, a.peer_port, &a.cookie_ack)
         .await
         .map_err(|e| Setup(e.to_string()))?;
     let routes = Routes::new(
         listen.len(),
-        pair_remotes(&listen, arrived_on, from, &est.peer_addresses),
-        peer_port,
+        pair_remotes(&listen, a.arrived_on, a.from, &est.peer_addresses),
+        a.peer_port,
     );
     let n = routes.paths.len();
     let receiver_rates = negotiated_receiver_rates(o, &est);
-    let confirm = est.peer_extensions.contains(&chunk_type::FILE_DIGEST);
+    let confirm = confirms(&mut socks, &routes, &est, o).await?;
     let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     // The handshake's source and the addresses the peer's INIT listed (at the same
     // port) speak for it; any other source must first answer a probe.
-    let trust = Trust::new(
-        std::iter::once(from).chain(
-            est.peer_addresses
-                .iter()
-                .map(|ip| SocketAddr::new(*ip, from.port())),
-        ),
+    let known = std::iter::once(a.from).chain(
+        est.peer_addresses
+            .iter()
+            .map(|ip| SocketAddr::new(*ip, a.from.port())),
     );
-    let overhead = overhead + socks.authenticate(est.auth.clone());
+    let trust = Trust::new(known, socks.is_authenticating());
     let mut assoc = association(o, n, est.init, receiver_rates, overhead).map_err(Setup)?;
-    start_trace(&mut assoc, o, &routes.addresses(&socks), false).map_err(Io)?;
+    start_trace(&mut assoc, trace, &routes.addresses(&socks), false);
     let start = socks.now();
     let mut s = Established {
         assoc,
@@ -119,10 +97,11 @@ pub async fn receive_on(
     };
     let mut end = Receiving {
         sink,
+        announced: None,
         sha: None,
         confirm,
         heard: start,
-        cookie_ack,
+        cookie_ack: a.cookie_ack,
     };
     established::run(&mut socks, &mut s, &mut end, o).await?;
     let done = (
@@ -139,11 +118,77 @@ pub async fn receive_on(
     Ok(report)
 }
 
+/// An association the listener accepted.
+struct Accepted {
+    est: Box<SetupDone>,
+    /// The local socket the COOKIE ECHO came to, and its source.
+    arrived_on: usize,
+    from: SocketAddr,
+    /// The peer's SCTP port.
+    peer_port: u16,
+    cookie_ack: Packet,
+}
+
+/// Listens until a valid COOKIE ECHO arrives (or the time limit passes). What the
+/// listener answers to others (INIT ACKs, and ABORTs to packets of no association) goes
+/// only to unicast sources and within the [`ReplyLimit`]. Also returns the datagrams
+/// that did not parse or were refused.
+async fn accept(socks: &mut Sockets, o: &Options) -> Result<(Accepted, u64), TransferError> {
+    let key: [u8; 32] = rand::random();
+    let mut listener = Listener::new(setup_config(o, &socks.local_addrs()), key, rand::random());
+    let mut limit = ReplyLimit::default();
+    let mut rejected = 0u64;
+    let setup_deadline = o.deadline(socks.now());
+    loop {
+        let a = match next(socks, Some(setup_deadline), o).await {
+            Wake::Packet(a) => a,
+            Wake::Timer => {
+                let why = format!("no sender associated within {} s", o.timeout_s);
+                return Err(Setup(why));
+            }
+            Wake::Abort => return Err(Setup("aborted before a peer connected".into())),
+        };
+        let Ok(p) = a.packet else {
+            rejected += 1;
+            continue;
+        };
+        if !o.peers.is_empty() && !o.peers.contains(&a.from.ip()) {
+            rejected += 1;
+            continue;
+        }
+        let now = socks.now();
+        match listener.handle_datagram(now, socks.last_datagram(), &p) {
+            ListenOutcome::Reply(r) => {
+                let bytes = r.wire_len() + crate::IPV6_UDP_OVERHEAD as usize;
+                if is_unicast(a.from.ip()) && limit.allow(now, a.from.ip(), bytes) {
+                    // A failing send is a lost reply: the peer retransmits.
+                    let _ = socks.send(a.local, a.from, a.src_port, &r).await;
+                }
+            }
+            ListenOutcome::Established(est, cookie_ack) => {
+                let accepted = Accepted {
+                    est,
+                    arrived_on: a.local,
+                    from: a.from,
+                    peer_port: a.src_port,
+                    cookie_ack,
+                };
+                return Ok((accepted, rejected));
+            }
+            ListenOutcome::Drop(_) => rejected += 1,
+        }
+    }
+}
+
 /// The receiver's part of the established phase: delivered data stored (and committed
-/// before the SHUTDOWN ACK), paths latched to where their packets come from, a silent
-/// sender given up on, a repeated COOKIE ECHO answered again.
+/// before the SHUTDOWN ACK, when it is what the sender announced), paths latched to
+/// where their packets come from, a silent sender given up on, a repeated COOKIE ECHO
+/// answered again.
 struct Receiving {
     sink: Sink,
+    /// The length and SHA-256 the sender announced (with its SHUTDOWN).
+    announced: Option<(u64, String)>,
+    /// The digest of the committed file.
     sha: Option<String>,
     confirm: bool,
     /// When the sender was last heard from.
@@ -153,9 +198,26 @@ struct Receiving {
 
 impl End for Receiving {
     fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
-        // The sender must not believe the file arrived: ABORT, "out of resource".
-        store(assoc, &mut self.sink, &mut self.sha, self.confirm)
-            .map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))
+        while let Some(p) = assoc.read() {
+            if let Payload::Bytes(b) = p {
+                // The sender must not believe the file arrived: ABORT, "out of resource".
+                self.sink
+                    .write(&b)
+                    .map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))?;
+            }
+        }
+        if let Some(d) = assoc
+            .take_extension_chunks()
+            .iter()
+            .rev()
+            .find_map(parse_digest)
+        {
+            self.announced = Some(d);
+        }
+        if self.sha.is_none() && assoc.closing() == Closing::Received {
+            self.commit(assoc)?;
+        }
+        Ok(())
     }
 
     fn done(&self, _assoc: &Association<Counters>) -> u64 {
@@ -189,25 +251,25 @@ impl End for Receiving {
     }
 }
 
-/// Moves delivered data into the sink; once the peer has asked to shut down (so every
-/// byte has arrived) and before our SHUTDOWN ACK goes out, commits the file durably.
-pub(super) fn store(
-    assoc: &mut Association<Counters>,
-    sink: &mut Sink,
-    sha: &mut Option<String>,
-    confirm: bool,
-) -> Result<(), String> {
-    while let Some(p) = assoc.read() {
-        if let Payload::Bytes(b) = p {
-            sink.write(&b)?;
+impl Receiving {
+    /// The peer asked to shut down, so everything it sent has arrived: the file is
+    /// committed durably when it is what the sender announced (and our digest goes out
+    /// with the SHUTDOWN ACK); otherwise nothing is stored and the ABORT that ends the
+    /// association carries what we received.
+    fn commit(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
+        let ours = (self.sink.bytes(), self.sink.digest());
+        if self.confirm {
+            if let Err(e) = compare_announced(self.announced.as_ref(), (ours.0, &ours.1)) {
+                assoc.bundle_with(chunk_type::ABORT, digest_chunk(ours.0, &ours.1));
+                return Err((e, CAUSE_USER_INITIATED_ABORT));
+            }
         }
-    }
-    if sha.is_none() && assoc.closing() == Closing::Received {
-        let digest = sink.commit()?;
-        if confirm {
-            assoc.bundle_with_shutdown_ack(digest_chunk(sink.bytes(), &digest));
+        let digest = self.sink.commit().map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))?;
+        if self.confirm {
+            let stored = digest_chunk(self.sink.bytes(), &digest);
+            assoc.bundle_with(chunk_type::SHUTDOWN_ACK, stored);
         }
-        *sha = Some(digest);
+        self.sha = Some(digest);
+        Ok(())
     }
-    Ok(())
 }

@@ -5,19 +5,20 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use bytes::Bytes;
-use cmt_core::setup::{Connector, CAUSE_USER_INITIATED_ABORT};
+use cmt_core::setup::{Connector, Established as SetupDone, CAUSE_USER_INITIATED_ABORT};
 use cmt_core::wire::chunk_type;
-use cmt_core::{Association, PathId, Payload, Time};
+use cmt_core::{Association, Closing, PathId, Payload, Time};
 
 use super::{
-    digest::{check_digest, parse_digest},
-    error::TransferError::{self, Invalid, Io, Setup, Unconfirmed},
+    digest::{check_digest, digest_chunk, parse_digest, refused},
+    error::TransferError::{self, Invalid, Setup, Unconfirmed},
     established::{self, End, Established},
     options::{overhead_of, Options},
     report::{Counters, Report},
     routes::Routes,
     session::{
-        association, negotiated_receiver_rates, next, setup_config, start_trace, until, Wake,
+        association, confirms, negotiated_receiver_rates, next, open_outputs, setup_config,
+        start_trace, until, Wake,
     },
 };
 use crate::io::{Arrival, Sockets};
@@ -73,37 +74,8 @@ pub(super) async fn send_from(
         .await
         .map_err(|e| Invalid(e.to_string()))?;
     socks.set_gso(o.gso);
-    if o.pcap.is_some() {
-        socks.start_capture();
-    }
-    let seed = rand::random();
-    let mut conn = Connector::new(setup_config(o, &socks.local_addrs()), seed);
-    let mut rejected = 0u64;
-    let setup_deadline = o.deadline(Time::ZERO);
-    let est = loop {
-        let now = socks.now();
-        if now >= setup_deadline {
-            return Err(Setup(format!("no answer to INIT within {} s", o.timeout_s)));
-        }
-        if let Some(p) = conn.poll_transmit(now) {
-            socks
-                .send(0, remotes[0], remotes[0].port(), &p)
-                .await
-                .map_err(|e| Setup(e.to_string()))?;
-        }
-        match next(&mut socks, until(conn.poll_timeout(), setup_deadline), o).await {
-            Wake::Packet(Arrival { packet: Ok(p), .. }) => match conn.handle_packet(&p) {
-                Ok(Some(est)) => break est,
-                Ok(None) => {}
-                Err(e) => return Err(Setup(format!("setup failed: {e}"))),
-            },
-            Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
-            Wake::Abort => return Err(Setup("aborted before the association was set up".into())),
-            Wake::Timer => conn
-                .handle_timeout(socks.now())
-                .map_err(|e| Setup(format!("setup failed: {e}")))?,
-        }
-    };
+    let trace = open_outputs(&mut socks, o).map_err(Invalid)?;
+    let (est, rejected) = connect(&mut socks, remotes[0], o).await?;
     let n = locals.len().min(remotes.len());
     // The peer's SCTP port is the one we addressed the INIT to.
     let routes = Routes::new(
@@ -112,21 +84,22 @@ pub(super) async fn send_from(
         remotes[0].port(),
     );
     let receiver_rates = negotiated_receiver_rates(o, &est);
-    let confirm = est.peer_extensions.contains(&chunk_type::FILE_DIGEST);
+    let confirm = confirms(&mut socks, &routes, &est, o).await?;
     let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     let overhead = overhead + socks.authenticate(est.auth.clone());
     let mut assoc = association(o, n, est.init, receiver_rates, overhead).map_err(Setup)?;
-    start_trace(&mut assoc, o, &routes.addresses(&socks), true).map_err(Io)?;
+    start_trace(&mut assoc, trace, &routes.addresses(&socks), true);
     for (i, c) in o.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
     }
     let piece = assoc.max_payload() as usize * 64;
+    let authenticated_only = socks.is_authenticating();
     let mut s = Established {
         assoc,
         routes,
         // Only the addresses we send to speak for the receiver until another answers
         // a probe.
-        trust: Trust::new(remotes.iter().copied()),
+        trust: Trust::new(remotes.iter().copied(), authenticated_only),
         local_vtag,
         peer_vtag,
         rejected,
@@ -139,10 +112,16 @@ pub(super) async fn send_from(
         // within 1–32 MiB; pieces are whole chunks, so no write leaves a short one.
         window: (2 * o.rbuf as u64).clamp(1 << 20, 32 << 20),
         piece,
+        confirm,
         digest: None,
     };
-    established::run(&mut socks, &mut s, &mut end, o).await?;
+    let ran = established::run(&mut socks, &mut s, &mut end, o).await;
     let sha256 = end.src.sha256();
+    if let (Err(TransferError::Ended(_)), Some(got)) = (&ran, &end.digest) {
+        // The receiver refused the file and said what it had received.
+        return Err(Unconfirmed(refused((total, &sha256), Some(got))));
+    }
+    ran?;
     let report = s.finish(&mut socks, o, (total, sha256, confirm), receiver_rates)?;
     if confirm {
         check_digest((total, &report.sha256), end.digest).map_err(Unconfirmed)?;
@@ -150,13 +129,65 @@ pub(super) async fn send_from(
     Ok(report)
 }
 
+/// The handshake from socket 0 to `remote`: INIT … COOKIE ACK, within the time limit.
+/// Authentication, when configured, starts with the INIT ACK (so the COOKIE ECHO is
+/// signed and the COOKIE ACK checked, RFC 4895 §6.2). Also returns the datagrams that
+/// did not parse.
+async fn connect(
+    socks: &mut Sockets,
+    remote: SocketAddr,
+    o: &Options,
+) -> Result<(SetupDone, u64), TransferError> {
+    let mut conn = Connector::new(setup_config(o, &socks.local_addrs()), rand::random());
+    let mut rejected = 0u64;
+    let setup_deadline = o.deadline(Time::ZERO);
+    loop {
+        let now = socks.now();
+        if now >= setup_deadline {
+            return Err(Setup(if conn.cookie_sent() {
+                let key = if o.auth.is_some() {
+                    " (with a key: the peer may hold another one)"
+                } else {
+                    ""
+                };
+                format!("no answer to COOKIE ECHO within {} s{key}", o.timeout_s)
+            } else {
+                format!("no answer to INIT within {} s", o.timeout_s)
+            }));
+        }
+        if let Some(p) = conn.poll_transmit(now) {
+            socks
+                .send(0, remote, remote.port(), &p)
+                .await
+                .map_err(|e| Setup(e.to_string()))?;
+        }
+        match next(socks, until(conn.poll_timeout(), setup_deadline), o).await {
+            Wake::Packet(Arrival { packet: Ok(p), .. }) => match conn.handle_packet(&p) {
+                Ok(Some(est)) => return Ok((est, rejected)),
+                Ok(None) if !socks.is_authenticating() => {
+                    socks.authenticate(conn.session().cloned());
+                }
+                Ok(None) => {}
+                Err(e) => return Err(Setup(format!("setup failed: {e}"))),
+            },
+            Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
+            Wake::Abort => return Err(Setup("aborted before the association was set up".into())),
+            Wake::Timer => conn
+                .handle_timeout(socks.now())
+                .map_err(|e| Setup(format!("setup failed: {e}")))?,
+        }
+    }
+}
+
 /// The sender's part of the established phase: the source written in while less than
-/// a window is unacknowledged, a graceful close once all is acknowledged, and the
-/// receiver's digest taken when it comes.
+/// a window is unacknowledged, a graceful close once all is acknowledged (announcing
+/// the file's length and SHA-256 with the SHUTDOWN), and the receiver's digest taken
+/// when it comes.
 struct Sending {
     src: Source,
     window: u64,
     piece: usize,
+    confirm: bool,
     digest: Option<(u64, String)>,
 }
 
@@ -169,7 +200,12 @@ impl End for Sending {
                 .map_err(|e| (e, CAUSE_USER_INITIATED_ABORT))?;
             assoc.write(Payload::Bytes(b));
         }
-        if self.src.is_done() && assoc.unacked_bytes() == 0 {
+        let all_acked = self.src.is_done() && assoc.unacked_bytes() == 0;
+        if all_acked && assoc.closing() == Closing::Open {
+            if self.confirm {
+                let announce = digest_chunk(self.src.read(), &self.src.sha256());
+                assoc.bundle_with(chunk_type::SHUTDOWN, announce);
+            }
             assoc.close();
         }
         Ok(())

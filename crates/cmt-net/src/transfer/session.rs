@@ -15,12 +15,14 @@ use cmt_core::wire::chunk_type;
 use cmt_core::{Algorithms, Association, Chunk, Config, Packet, PathId, Time};
 
 use super::{
+    error::TransferError,
     options::Options,
     report::{Counters, PathCount},
     routes::Routes,
 };
 use crate::io::{Arrival, Sockets};
 use crate::trust::Trust;
+use cmt_sim::packet_trace::PacketTrace;
 
 /// The earlier of an optional timer and a deadline.
 pub(super) fn until(timer: Option<Time>, deadline: Time) -> Option<Time> {
@@ -93,6 +95,36 @@ pub(super) fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
         auth: o.auth.clone(),
         ..SetupConfig::default()
     }
+}
+
+/// Whether the peer confirms files (FILE-DIGEST both ways). A peer that cannot is
+/// refused with an ABORT unless [`Options::allow_unconfirmed`] says otherwise.
+pub(super) async fn confirms(
+    socks: &mut Sockets,
+    routes: &Routes,
+    est: &Established,
+    o: &Options,
+) -> Result<bool, TransferError> {
+    if est.peer_extensions.contains(&chunk_type::FILE_DIGEST) {
+        return Ok(true);
+    }
+    if o.allow_unconfirmed {
+        return Ok(false);
+    }
+    let abort = Packet {
+        vtag: est.init.peer_vtag,
+        chunks: vec![Chunk::Abort {
+            cause: Some(CAUSE_USER_INITIATED_ABORT),
+            reflected: false,
+        }],
+    };
+    let (local, remote) = routes.paths[0];
+    let _ = socks.send(local, remote, routes.peer_port, &abort).await;
+    Err(TransferError::Setup(
+        "the peer cannot confirm the file (no FILE-DIGEST support: not a cmtlab peer); \
+         --allow-unconfirmed transfers without that check"
+            .into(),
+    ))
 }
 
 /// Sends every transmit the association has now, in as few system calls as the
@@ -179,17 +211,17 @@ pub(super) async fn next(socks: &mut Sockets, timer: Option<Time>, o: &Options) 
     }
 }
 
-/// Aborts an established association: the ABORT goes out, the capture is written
-/// (its error, if writing failed).
+/// Aborts an established association at the user's request (a signal): the ABORT
+/// goes out with cause "User-Initiated Abort", the capture is closed (its error, if
+/// writing it failed).
 pub(super) async fn abort(
     socks: &mut Sockets,
     assoc: &mut Association<Counters>,
     routes: &Routes,
-    o: &Options,
 ) -> Result<(), String> {
-    assoc.abort(socks.now(), None);
+    assoc.abort(socks.now(), Some(CAUSE_USER_INITIATED_ABORT));
     let _ = flush(socks, assoc, routes).await;
-    write_capture(socks, o)
+    socks.finish_capture()
 }
 
 /// Sends what the core has, then checks how the association stands: `Ok(true)` once it
@@ -239,12 +271,20 @@ async fn give_up(
     why
 }
 
-pub(super) fn write_capture(socks: &mut Sockets, o: &Options) -> Result<(), String> {
-    if let (Some(path), Some(bytes)) = (&o.pcap, socks.take_capture()) {
-        std::fs::write(path, bytes)
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+/// Opens the outputs that must exist before a peer is involved (`--pcap`, `--trace`),
+/// so that a path that cannot be written fails at once: the capture starts now, the
+/// trace is returned for [`start_trace`] once the paths are known.
+pub(super) fn open_outputs(
+    socks: &mut Sockets,
+    o: &Options,
+) -> Result<Option<PacketTrace>, String> {
+    if let Some(p) = &o.pcap {
+        socks.start_capture(p)?;
     }
-    Ok(())
+    o.trace
+        .as_ref()
+        .map(|file| PacketTrace::create(file, Vec::new()))
+        .transpose()
 }
 
 /// Passes a packet under the association's tag through the source check: the packets
@@ -253,12 +293,12 @@ pub(super) fn write_capture(socks: &mut Sockets, o: &Options) -> Result<(), Stri
 pub(super) async fn admit(
     socks: &mut Sockets,
     trust: &mut Trust,
-    (local, from): (usize, SocketAddr),
+    (local, from, authenticated): (usize, SocketAddr, bool),
     p: Packet,
     peer_vtag: u32,
     peer_port: u16,
 ) -> Vec<(usize, Packet)> {
-    let out = trust.on_packet(local, from, p, socks.now());
+    let out = trust.on_packet(local, from, p, socks.now(), authenticated);
     if let Some(probe) = out.probe {
         let probe = Packet {
             vtag: peer_vtag,
@@ -282,25 +322,23 @@ pub(super) fn deliver(assoc: &mut Association<Counters>, now: Time, path: PathId
     assoc.handle_packet(now, path, p)
 }
 
-/// Starts the per-packet trace (`Options::trace`) of this end; paths are named
-/// `local>remote`.
+/// Starts the per-packet trace of this end (opened by [`open_outputs`]); paths are
+/// named `local>remote`.
 pub(super) fn start_trace(
     assoc: &mut Association<Counters>,
-    o: &Options,
+    trace: Option<PacketTrace>,
     routes: &[(SocketAddr, SocketAddr)],
     sender: bool,
-) -> Result<(), String> {
-    let Some(file) = &o.trace else {
-        return Ok(());
+) {
+    let Some(mut t) = trace else {
+        return;
     };
-    let names = routes.iter().map(|(l, r)| format!("{l}>{r}")).collect();
-    let mut t = cmt_sim::packet_trace::PacketTrace::create(file, names)?;
+    t.set_path_names(routes.iter().map(|(l, r)| format!("{l}>{r}")).collect());
     if sender {
         let n = assoc.num_paths();
         t.set_cwnds((0..n).map(|i| assoc.path(PathId(i)).cwnd));
     }
     assoc.observer_mut().trace = Some((t, sender));
-    Ok(())
 }
 
 /// Closes the per-packet trace, if any.

@@ -201,6 +201,13 @@ impl PacketTrace {
         }
     }
 
+    /// Names the paths, in order (for a trace created before the paths were known,
+    /// e.g. before a real association's handshake); before the first event.
+    pub fn set_path_names(&mut self, names: Vec<String>) {
+        self.cwnd.resize(names.len(), None);
+        self.path_names = names;
+    }
+
     /// Sets the sender's cwnd of every path (before the first event).
     pub fn set_cwnds(&mut self, cwnds: impl IntoIterator<Item = u64>) {
         for (c, w) in self.cwnd.iter_mut().zip(cwnds) {
