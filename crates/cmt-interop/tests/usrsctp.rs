@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use cmt_core::auth::AuthConfig;
 use cmt_core::packet::{Chunk, InitParam};
+use cmt_interop::harness::{self, check, Test};
 use cmt_interop::netns::{self, NsThread};
 use cmt_interop::usrsctp;
 use cmt_net::io::Sockets;
@@ -646,17 +647,7 @@ fn balanced(per_path: &[u64], what: &str) -> Result<(), String> {
     )
 }
 
-fn check(ok: bool, why: impl FnOnce() -> String) -> Result<(), String> {
-    if ok {
-        Ok(())
-    } else {
-        Err(why())
-    }
-}
-
-type Test = fn(&Env) -> Result<String, String>;
-
-const TESTS: &[(&str, Test)] = &[
+const TESTS: &[Test<Env>] = &[
     (
         "we_connect_and_send_10_mb_then_shut_down",
         we_connect_and_send_10_mb_then_shut_down,
@@ -688,57 +679,10 @@ const TESTS: &[(&str, Test)] = &[
 ];
 
 fn main() {
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let env = setup();
-    // A hung blocking call must fail the run, not stall CI.
-    let deadline = Arc::new(AtomicU64::new(u64::MAX));
-    let running = Arc::new(std::sync::Mutex::new(""));
-    let start = Instant::now();
-    {
-        let (deadline, running) = (deadline.clone(), running.clone());
-        std::thread::spawn(move || loop {
-            std::thread::sleep(Duration::from_secs(1));
-            if start.elapsed().as_secs() > deadline.load(Ordering::Relaxed) {
-                let name = *running.lock().unwrap_or_else(|e| e.into_inner());
-                println!("test {name} ... FAILED: still running after {TEST_LIMIT:?}");
-                std::process::exit(1);
-            }
-        });
-    }
-    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
-    let chosen: Vec<_> = TESTS
-        .iter()
-        .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
-        .collect();
-    println!("\nrunning {} usrsctp interop tests", chosen.len());
-    for (name, test) in chosen {
-        deadline.store(
-            start.elapsed().as_secs() + TEST_LIMIT.as_secs(),
-            Ordering::Relaxed,
-        );
-        *running.lock().unwrap_or_else(|e| e.into_inner()) = name;
-        let t = Instant::now();
-        match test(&env) {
-            Ok(what) => {
-                passed += 1;
-                println!(
-                    "test {name} ... ok ({:.1} s): {what}",
-                    t.elapsed().as_secs_f64()
-                );
-            }
-            Err(e) if e.starts_with("skipped") => {
-                skipped += 1;
-                println!("test {name} ... {e}");
-            }
-            Err(e) => {
-                failed += 1;
-                println!("test {name} ... FAILED: {e}");
-            }
-        }
-    }
-    println!("\nusrsctp interop: {passed} passed; {failed} failed; {skipped} skipped\n");
+    let code = harness::run("usrsctp interop", &env, TESTS, TEST_LIMIT);
     if std::env::var_os("CMTLAB_INTEROP_KEEP").is_none() {
         let _ = std::fs::remove_dir_all(&env.dir);
     }
-    std::process::exit(if failed > 0 { 1 } else { 0 });
+    std::process::exit(code);
 }

@@ -155,9 +155,11 @@ impl Default for Rounds {
 enum Lifecycle {
     /// Established (possibly shutting down gracefully).
     Up,
-    /// Failed: the error count passed Association.Max.Retrans, the peer violated the
-    /// protocol, or the application aborted.
+    /// Failed: the error count passed Association.Max.Retrans or the application
+    /// aborted.
     Failed,
+    /// We aborted because the peer violated the protocol (RFC 9260 §9.1, cause 13).
+    PeerViolated,
     /// The peer's ABORT ended it, with its error cause if it gave one.
     PeerAborted(Option<u16>),
 }
@@ -362,6 +364,11 @@ impl<O: Observer> Association<O> {
     /// or an ABORT arrived).
     pub fn is_failed(&self) -> bool {
         self.lifecycle != Lifecycle::Up
+    }
+    /// True when we aborted because the peer violated the protocol (e.g. acknowledged
+    /// data never sent).
+    pub fn peer_violated(&self) -> bool {
+        self.lifecycle == Lifecycle::PeerViolated
     }
     /// True when the failure was the peer's ABORT (RFC 9260 §9.1), not our timers.
     pub fn peer_aborted(&self) -> bool {

@@ -171,6 +171,7 @@ impl<O: Observer> Association<O> {
             },
         ));
         self.stats.bogus_chunks += 1;
-        self.fail(now, Lifecycle::Failed); // the ABORT still goes out: control chunks are sent first
+        // The ABORT still goes out: control chunks are sent first.
+        self.fail(now, Lifecycle::PeerViolated);
     }
 }

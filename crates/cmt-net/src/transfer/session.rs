@@ -365,6 +365,10 @@ fn failure(assoc: &Association<Counters>) -> String {
             Some(c) => format!("the peer aborted the association (error cause {c})"),
             None => "the peer aborted the association".into(),
         }
+    } else if assoc.peer_violated() {
+        "the peer violated the protocol (it acknowledged data never sent, for one): \
+         ABORT sent"
+            .into()
     } else {
         "the association failed: the peer stopped answering".into()
     }
