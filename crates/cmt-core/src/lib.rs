@@ -22,6 +22,8 @@
 //! * [`wire`], [`setup`], [`auth`], [`pcap`] — what the real runtime adds around the
 //!   association: the packet format, association setup, authenticated chunks
 //!   (RFC 4895) and capture framing.
+//! * [`fuzzing`] — what a hostile network can hand the core, with the invariants that
+//!   must hold whatever it is (the fuzz targets' and `tests/fuzzing.rs`'s harnesses).
 //!
 //! Algorithms follow `docs/algorithms.md` of the project; doc comments cite the section.
 
@@ -32,6 +34,7 @@ mod chunk_pool;
 pub mod config;
 pub mod event;
 pub mod extension_failure;
+pub mod fuzzing;
 pub mod packet;
 pub mod params;
 pub(crate) mod path;
