@@ -14,6 +14,7 @@ pub mod claims;
 pub mod error;
 pub mod headroom;
 pub mod merge;
+pub mod names;
 pub mod plot;
 pub mod real;
 pub mod report;

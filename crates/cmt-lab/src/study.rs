@@ -90,12 +90,16 @@ pub fn reproduce_with(
 ) -> Result<PathBuf, LabError> {
     let file = dir.join("study.toml");
     let label = file.display().to_string();
-    let text = std::fs::read_to_string(&file)
+    let text = cmt_sim::input_file::read_text(&file, cmt_sim::input_file::MAX_TEXT)
         .map_err(|e| LabError::at(&label, format!("cannot read: {e}")))?;
     let study: StudyFile = toml::from_str(&text)
         .map_err(|e| LabError::at(&label, crate::sweep::toml_error(&text, &e)))?;
     if quick && study.quick.is_none() {
         return Err(LabError::at(&label, "has no [quick] settings"));
+    }
+    for r in &study.runs {
+        crate::names::check_folder_name("runs.name", &r.name)
+            .map_err(|e| LabError::at(&label, e))?;
     }
     let done = run_sweeps(&study, dir, quick, jobs, out, progress)?;
     let real_done = match (real, &study.real) {

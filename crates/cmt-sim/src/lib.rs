@@ -16,6 +16,7 @@ pub mod bound;
 pub mod build_info;
 pub mod capture;
 pub mod ids;
+pub mod input_file;
 pub mod link;
 pub mod loss;
 pub mod loss_model;

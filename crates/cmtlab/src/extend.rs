@@ -98,13 +98,13 @@ impl Cmtlab {
         T: Into<OsString> + Clone,
     {
         if let Some(e) = self.errors.first() {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::printable(&e.to_string()));
             return ExitCode::from(2);
         }
         match dispatch(Cli::parse_from(args)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", crate::printable(&e.to_string()));
                 ExitCode::from(2)
             }
         }

@@ -44,14 +44,34 @@ macro_rules! sayln {
 }
 
 /// Writes to stdout; on a closed pipe exits with status 0 (the reader has what it wanted).
+/// Control characters other than newlines and tabs (a name with an escape sequence in
+/// a scenario, say) are written escaped, so output never drives the terminal.
 pub(crate) fn stdout_or_exit(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
+    let text = printable(&args.to_string()).into_owned();
     let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
     }
+}
+
+/// `text` with every control character but newline and tab escaped (`\u{1b}`).
+pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.contains(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if bad(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 mod cli;

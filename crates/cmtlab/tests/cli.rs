@@ -42,6 +42,13 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
     let many_seeds = sweep_with("seeds.toml", "seeds = 10000000000\n");
     let syntax = sweep_with("syntax.toml", "seeds = 2\n[[axes]\nkey = 1\n");
     let rbuf_sweep = repo("scenarios/studies/demo/rbuf.toml");
+    let endless_base = dir.join("endless.toml");
+    std::fs::write(&endless_base, "base = \"/dev/zero\"\nseeds = 2\n").unwrap();
+    let escaping = sweep_with("escaping.toml", "name = \"../../x\"\nseeds = 2\n");
+    let tiny_step = sweep_with(
+        "tiny.toml",
+        "seeds = 2\n[[axes]]\nkey = \"receiver.rbuf\"\nrange = { from = 1000, to = 2000, step = 5e-324 }\n",
+    );
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", bad.to_str().unwrap()], "at least one path"),
         (vec!["run", missing.to_str().unwrap()], "cannot read file"),
@@ -159,6 +166,23 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
             "duplicate path name `path1-80211b`",
         ),
         (vec!["sweep", &twice], "value \"32KB\" is listed twice"),
+        (
+            vec!["run", &demo, "--set", "file_size=\"1e30B\""],
+            "\"1e30B\": must be positive and at most 1 TiB",
+        ),
+        (
+            vec!["run", "/dev/zero"],
+            "/dev/zero: cannot read file: larger than 4 MiB",
+        ),
+        (
+            vec!["sweep", endless_base.to_str().unwrap()],
+            "cannot read /dev/zero: larger than 4 MiB",
+        ),
+        (
+            vec!["sweep", &escaping],
+            "field `name`: `../../x` contains a path separator",
+        ),
+        (vec!["sweep", &tiny_step], "range has inf values"),
         (vec!["sweep", &many_seeds], "at most 100000"),
         (
             vec!["sweep", &syntax],
@@ -476,4 +500,35 @@ fn help_lists_every_registered_algorithm() {
             assert!(help.contains(name), "{args:?}: `{name}` missing");
         }
     }
+}
+
+/// A scenario name with a terminal escape sequence is printed escaped, and a trace
+/// that is a device is refused at the bound instead of read until memory runs out.
+#[test]
+fn names_cannot_drive_the_terminal_and_endless_traces_are_refused() {
+    let dir = std::env::temp_dir().join(format!("cmtlab-esc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let demo = std::fs::read_to_string(repo("scenarios/demo.toml")).unwrap();
+    let named = demo.replacen("name = ", "name = \"red\\u001b[31m\" # ", 1);
+    let f = dir.join("esc.toml");
+    std::fs::write(&f, named).unwrap();
+    let out = cmtlab(&["run", f.to_str().unwrap(), "--set", "duration=\"2s\""]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains('\u{1b}'), "raw escape printed: {text:?}");
+    assert!(text.contains("red\\u{1b}[31m"), "{text}");
+    let out = cmtlab(&[
+        "run",
+        &repo("scenarios/demo.toml"),
+        "--set",
+        "links.wifi-access.trace=\"/dev/zero\"",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("larger than 256 MiB"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -173,13 +173,17 @@ pub(super) fn check_grid_size(axes: &[Axis], seeds: &[u64], label: &str) -> Resu
             n.checked_mul(a.values.len() as u64)
         })
         .filter(|&n| n <= MAX_RUNS);
-    if runs.is_none() {
-        return Err(LabError::at(
+    match runs {
+        None => Err(LabError::at(
             label,
             format!("the grid times the seeds is more than {MAX_RUNS} runs: split the sweep"),
-        ));
+        )),
+        Some(0) => Err(LabError::at(
+            label,
+            "the sweep plans no runs (an axis without values, or no seeds)".to_string(),
+        )),
+        Some(_) => Ok(()),
     }
-    Ok(())
 }
 
 fn range_values(
@@ -195,13 +199,16 @@ fn range_values(
             format!("axis `{key}`: range needs from ≤ to and step > 0"),
         ));
     }
-    let n = ((to - from) / step + 1e-9).floor() as usize + 1;
-    if n > 100_000 {
+    // In floating point first: a tiny step makes the count infinite, and a cast
+    // would saturate (or wrap to zero runs).
+    let count = ((to - from) / step + 1e-9).floor() + 1.0;
+    if !count.is_finite() || count > 100_000.0 {
         return Err(LabError::at(
             label,
-            format!("axis `{key}`: range has {n} values"),
+            format!("axis `{key}`: range has {count} values (at most 100000)"),
         ));
     }
+    let n = count as usize;
     Ok((0..n)
         .map(|i| {
             let x = from + step * i as f64;

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::grid::{axes, cartesian, check_grid_size, ci_method, seeds, Axis, CiMethod};
 use super::spec::{flatten, ComparisonSpec, ReportSpec, SweepFile};
 use crate::error::LabError;
+use cmt_sim::input_file::{read_text, MAX_TEXT};
 
 /// One simulation of the sweep.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -84,7 +85,7 @@ impl Plan {
     /// As [`load`](Self::load), letting `tweak` adjust the file first (quick modes).
     pub fn load_with(path: &Path, tweak: impl FnOnce(&mut SweepFile)) -> Result<Plan, LabError> {
         let label = path.display().to_string();
-        let text = std::fs::read_to_string(path)
+        let text = read_text(path, MAX_TEXT)
             .map_err(|e| LabError::at(&label, format!("cannot read file: {e}")))?;
         let stem = path
             .file_stem()
@@ -113,7 +114,7 @@ impl Plan {
             })?;
         tweak(&mut file);
         let base_path = dir.join(&file.base);
-        let base_text = std::fs::read_to_string(&base_path).map_err(|e| {
+        let base_text = read_text(&base_path, MAX_TEXT).map_err(|e| {
             LabError::at(
                 label,
                 format!("field `base`: cannot read {}: {e}", base_path.display()),
@@ -129,6 +130,8 @@ impl Plan {
         stem: &str,
         base_path: &Path,
     ) -> Result<Plan, LabError> {
+        let name = f.name.clone().unwrap_or_else(|| stem.to_string());
+        crate::names::check_folder_name("name", &name).map_err(|e| LabError::at(label, e))?;
         let seeds = seeds(f.seeds.clone(), label)?;
         let ci = ci_method(f.ci.as_deref(), label)?;
         let axes = axes(&f.axes, label)?;
@@ -157,7 +160,7 @@ impl Plan {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         Ok(Plan {
-            name: f.name.unwrap_or_else(|| stem.to_string()),
+            name,
             base_text,
             base_name,
             base_dir: base_path

@@ -83,6 +83,9 @@ pub struct Built {
 pub const MAX_SIM_TIME: Duration = Duration::from_secs(1_000_000);
 /// Most time-series bins one run may record (`duration / metrics.bin`).
 pub const MAX_BINS: u64 = 1_000_000;
+/// Largest `file_size` (1 TiB): at 10 Gbit/s a quarter of an hour of simulated time and
+/// about 10^9 packets; larger ones are mistakes (a unit or an exponent too many).
+pub const MAX_FILE_SIZE: u64 = 1 << 40;
 
 /// Refuses a simulated time above [`MAX_SIM_TIME`].
 fn at_most_max_time(key: &str, t: Duration) -> Result<Duration, BuildError> {
@@ -328,10 +331,10 @@ fn workload(s: &Scenario) -> Result<Workload, BuildError> {
         }
         (None, Some(size)) => {
             let bytes = field("file_size", parse_size(size))?;
-            if bytes == 0 {
+            if bytes == 0 || bytes > MAX_FILE_SIZE {
                 return Err(BuildError::new(
                     "file_size".into(),
-                    "must be positive".into(),
+                    format!("{size}: must be positive and at most 1 TiB"),
                 ));
             }
             Workload::File {

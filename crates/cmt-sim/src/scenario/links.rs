@@ -252,9 +252,10 @@ fn trace(
         None => None,
         Some(file) => {
             let path = dir.map_or_else(|| std::path::PathBuf::from(file), |d| d.join(file));
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                BuildError::new(f("trace"), format!("cannot read {}: {e}", path.display()))
-            })?;
+            let text =
+                crate::input_file::read_text(&path, crate::input_file::MAX_TRACE).map_err(|e| {
+                    BuildError::new(f("trace"), format!("cannot read {}: {e}", path.display()))
+                })?;
             Some(
                 Trace::parse(&text)
                     .map_err(|e| BuildError::new(f("trace"), format!("{}: {e}", path.display())))?,

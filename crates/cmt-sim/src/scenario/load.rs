@@ -39,7 +39,7 @@ fn err(file: &str, field: Option<String>, message: impl Into<String>) -> Scenari
 /// Reads, overrides, parses and validates a scenario file.
 pub fn load_file(path: &Path, overrides: &[String]) -> Result<Built, ScenarioError> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path)
+    let text = crate::input_file::read_text(path, crate::input_file::MAX_TEXT)
         .map_err(|e| err(&label, None, format!("cannot read file: {e}")))?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
     load_str_in(&text, &label, stem.as_deref(), overrides, path.parent())
