@@ -26,10 +26,10 @@ pub const HOLD: usize = 64;
 /// Unconfirmed sources held at once.
 pub const MAX_PENDING: usize = 64;
 /// Bytes held for all unconfirmed sources together (each packet counted as its SCTP
-/// bytes plus [`PER_PACKET`] of bookkeeping).
+/// bytes plus 128 of bookkeeping).
 pub const HOLD_BYTES: usize = 1 << 20;
 /// What a held packet costs besides its SCTP bytes (its chunk list and map entry).
-const PER_PACKET: usize = 128;
+pub const PER_PACKET: usize = 128;
 /// Probes per source before it is given up (one per second at most, each in answer to
 /// a packet from it).
 pub const PROBES: u32 = 5;
