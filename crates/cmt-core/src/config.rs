@@ -38,6 +38,32 @@ pub enum Compat {
     Ns2,
 }
 
+/// Outage handling (docs/algorithms.md §4.1, a departure from RFC 9260 §8.1–8.2 that
+/// scenarios and the runtime ask for): the association does not count its paths'
+/// timeouts against Association.Max.Retrans but fails only when nothing at all has been
+/// heard from the peer for `tolerance` (or the peer aborts), so adding paths never
+/// shortens the outage it survives; the RTO of a path stops doubling at
+/// `probe_interval`, so a path that is down is retried (HEARTBEAT or retransmission) at
+/// least that often and data flows again within about that time of a path's return
+/// (at most twice it, plus a round trip), whatever the outage's length.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Outage {
+    /// Longest silence of the peer, on every path at once, the association survives.
+    pub tolerance: Duration,
+    /// Largest RTO back-off: the longest wait between two tries of a path that
+    /// stopped answering (a path whose RTO is already longer keeps its RTO).
+    pub probe_interval: Duration,
+}
+
+impl Default for Outage {
+    fn default() -> Self {
+        Outage {
+            tolerance: Duration::from_secs(300),
+            probe_interval: Duration::from_secs(1),
+        }
+    }
+}
+
 /// Protocol parameters of one association endpoint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -101,6 +127,9 @@ pub struct Config {
     /// answered. Unconfirmed paths use the potentially-failed state. The runtime turns
     /// this on; the simulator's paths are known to work.
     pub confirm_paths: bool,
+    /// Outage handling ([`Outage`]); `None`: RFC 9260's Path.Max.Retrans and
+    /// Association.Max.Retrans with RTO back-off to RTO.Max.
+    pub outage: Option<Outage>,
 }
 
 impl Default for Config {
@@ -133,6 +162,7 @@ impl Default for Config {
             max_gap_blocks: 256,
             rev: None,
             confirm_paths: false,
+            outage: None,
         }
     }
 }
@@ -223,6 +253,14 @@ impl Config {
         }
         if !(1..=2).contains(&self.pf_cwnd_mtus) {
             return Err("pf_cwnd_mtus must be 1 or 2".into());
+        }
+        if let Some(o) = self.outage {
+            if o.probe_interval < self.rto_min || o.probe_interval > self.rto_max {
+                return Err("outage probe_interval must lie between rto_min and rto_max".into());
+            }
+            if o.tolerance < o.probe_interval {
+                return Err("outage tolerance must be at least the probe interval".into());
+            }
         }
         Ok(())
     }

@@ -57,6 +57,13 @@ impl RttEstimator {
         self.rto = self.clamp(self.rto * 2);
     }
 
+    /// As [`back_off`](Self::back_off), doubling no further than `cap` (an RTO already
+    /// above it stays as it is): outage handling's bounded probe interval.
+    pub fn back_off_within(&mut self, cap: Duration) {
+        let doubled = self.clamp(self.rto * 2);
+        self.rto = doubled.min(cap.max(self.rto));
+    }
+
     fn clamp(&self, d: Duration) -> Duration {
         d.max(self.rto_min).min(self.rto_max)
     }
@@ -125,5 +132,27 @@ mod tests {
             e.back_off();
         }
         assert_eq!(e.rto(), Duration::from_secs(60));
+    }
+
+    #[test]
+    fn a_capped_back_off_stops_at_the_cap_and_leaves_a_longer_rto_alone() {
+        let mut e = RttEstimator::new(
+            Duration::from_secs(3),
+            Duration::from_millis(200),
+            Duration::from_secs(60),
+        );
+        e.sample(Duration::from_millis(20));
+        assert_eq!(e.rto(), Duration::from_millis(200));
+        let cap = Duration::from_secs(1);
+        let steps: Vec<u64> = (0..4)
+            .map(|_| {
+                e.back_off_within(cap);
+                e.rto().as_nanos() / 1_000_000
+            })
+            .collect();
+        assert_eq!(steps, vec![400, 800, 1000, 1000]);
+        let mut slow = RttEstimator::new(cap * 3, Duration::from_millis(200), cap * 60);
+        slow.back_off_within(cap);
+        assert_eq!(slow.rto(), cap * 3, "a 3 s RTO neither doubles nor shrinks");
     }
 }

@@ -198,3 +198,223 @@ fn with_cmt_pf_a_dead_path_is_pf_after_one_timeout_and_comes_back_after_repair()
     });
     assert!(used_again, "path 1 never carried new data after recovery");
 }
+
+fn pf_config() -> Config {
+    Config {
+        pf_enabled: true,
+        pfmr: 1,
+        ..Config::default()
+    }
+}
+
+fn outage_config() -> Config {
+    Config {
+        rto_min: Duration::from_millis(200),
+        outage: Some(cmt_core::config::Outage::default()),
+        ..pf_config()
+    }
+}
+
+/// When `e`'s observer logged its association closing.
+fn closed_at(e: &cmt_core::Association<common::Log>) -> Option<Time> {
+    e.observer()
+        .events
+        .iter()
+        .find(|(_, e)| matches!(e, Event::AssociationClosed))
+        .map(|(t, _)| *t)
+}
+
+/// The last in-order delivery at B.
+fn last_delivery(p: &Pair) -> Time {
+    p.b.observer()
+        .events
+        .iter()
+        .filter(|(_, e)| matches!(e, Event::Delivered { .. }))
+        .map(|(t, _)| *t)
+        .max()
+        .expect("something was delivered")
+}
+
+/// The first path dies for good mid-transfer: the data fails over, and so do the
+/// SHUTDOWN, the SHUTDOWN ACK and the SHUTDOWN COMPLETE — both ends close (neither
+/// fails) within one RTO and one round trip of the last data, in RFC mode and with
+/// outage handling.
+#[test]
+fn the_first_path_dying_for_good_holds_up_neither_the_data_nor_the_close() {
+    let paced = Faults {
+        rate_bps: 10_000_000,
+        ..faults()
+    };
+    for cfg in [pf_config(), outage_config()] {
+        let mut p = Pair::new(cfg.clone(), cfg.clone(), vec![paced.clone(); 2], 11);
+        p.a.write(Payload::Synthetic(4_000_000));
+        p.a.close();
+        p.drive(secs(1), |p| {
+            delivered(p);
+            false
+        });
+        p.down[0] = true;
+        let done = p.drive(secs(120), |p| {
+            delivered(p);
+            p.a.is_closed() && p.b.is_closed()
+        });
+        assert!(done, "closed: {} {}", p.a.is_closed(), p.b.is_closed());
+        assert!(!p.a.is_failed() && !p.b.is_failed());
+        let last = last_delivery(&p);
+        assert!(last > secs(1), "the path died mid-transfer");
+        let rto = p.a.path(PathId(1)).rto;
+        let rtt = Duration::from_millis(2 * 10 + 5);
+        for (end, at) in [("A", closed_at(&p.a)), ("B", closed_at(&p.b))] {
+            let at = at.expect("closed");
+            assert!(
+                at <= last + rto + rtt,
+                "{end} closed at {at}, last data {last}, RTO {rto:?}"
+            );
+        }
+    }
+}
+
+/// A transfer over `n` paths whose every path is down from 2 s for `outage`; true when
+/// the association survived and delivered everything, with the time from the end of
+/// the outage to the first delivery after it.
+fn all_paths_down(cfg: Config, n: usize, outage: Duration) -> (bool, Option<Duration>) {
+    let paced = Faults {
+        rate_bps: 4_000_000,
+        ..faults()
+    };
+    let mut p = Pair::new(cfg.clone(), cfg, vec![paced; n], 13);
+    let total = 4_000_000u64;
+    p.a.write(Payload::Synthetic(total as u32));
+    let mut got = 0;
+    p.drive(secs(2), |p| {
+        got += delivered(p);
+        false
+    });
+    p.down = vec![true; n];
+    p.drive(secs(2) + outage, |p| {
+        got += delivered(p);
+        false
+    });
+    p.down = vec![false; n];
+    let back = p.now.max(secs(2) + outage);
+    let done = p.drive(back + Duration::from_secs(600), |p| {
+        got += delivered(p);
+        got == total || p.a.is_failed()
+    });
+    let resumed =
+        p.b.observer()
+            .events
+            .iter()
+            .find(|(t, e)| *t >= back && matches!(e, Event::Delivered { .. }))
+            .map(|(t, _)| t.saturating_since(back));
+    (done && !p.a.is_failed() && got == total, resumed)
+}
+
+/// RFC 9260's Association.Max.Retrans counts every path's timeouts, so three paths
+/// fail an outage of every path that one path survives (15 s: one path's RTO doubles
+/// from 1 s to four errors, three paths make twelve, above the limit of ten). With
+/// outage handling the
+/// association survives outages up to the tolerance whatever the number of paths, and
+/// data flows again within one probe interval (1 s) plus a round trip of the return.
+#[test]
+fn outage_handling_survives_every_path_down_as_one_path_does_and_resumes_within_a_second() {
+    let fifteen = Duration::from_secs(15);
+    assert!(
+        all_paths_down(pf_config(), 1, fifteen).0,
+        "one path survives 15 s"
+    );
+    assert!(
+        !all_paths_down(pf_config(), 3, fifteen).0,
+        "RFC: three paths do not"
+    );
+    for (n, secs_down) in [(1, 10), (3, 10), (3, 60), (3, 250)] {
+        let (ok, resumed) = all_paths_down(outage_config(), n, Duration::from_secs(secs_down));
+        assert!(ok, "{n} paths, {secs_down} s down: failed");
+        let resumed = resumed.expect("data after the outage");
+        // One probe interval, then the probe's round trip and the data's one-way trip.
+        let bound = Duration::from_secs(1) + Duration::from_millis(3 * 10);
+        assert!(
+            resumed <= bound,
+            "{n} paths, {secs_down} s: resumed after {resumed:?}"
+        );
+    }
+    // Past the tolerance (300 s without a packet) it fails, and says why.
+    let cfg = Config {
+        outage: Some(cmt_core::config::Outage {
+            tolerance: Duration::from_secs(20),
+            ..Default::default()
+        }),
+        ..outage_config()
+    };
+    let paced = Faults {
+        rate_bps: 4_000_000,
+        ..faults()
+    };
+    let mut p = Pair::new(cfg.clone(), cfg, vec![paced; 3], 5);
+    p.a.write(Payload::Synthetic(u32::MAX));
+    p.drive(secs(1), |_| false);
+    p.down = vec![true; 3];
+    p.drive(secs(60), |p| p.a.is_failed());
+    assert!(p.a.is_failed() && p.a.peer_silent());
+    let failed_at =
+        p.a.observer()
+            .events
+            .iter()
+            .find(|(_, e)| matches!(e, Event::AssociationFailed))
+            .map(|(t, _)| *t)
+            .unwrap();
+    assert!(
+        failed_at >= secs(21) && failed_at <= secs(22),
+        "failed at {failed_at}"
+    );
+}
+
+/// One of two paths is down for 60 s: with outage handling it is probed at least once
+/// a second all along, so it carries new data again within a second of its return
+/// (RFC back-off would have left it untried for up to 32 s).
+#[test]
+fn a_path_back_from_a_long_outage_is_in_the_schedule_within_a_second() {
+    let mut p = Pair::new(
+        outage_config(),
+        outage_config(),
+        vec![faults(), faults()],
+        17,
+    );
+    p.a.write(Payload::Synthetic(u32::MAX));
+    p.drive(secs(2), |p| {
+        delivered(p);
+        false
+    });
+    p.down[1] = true;
+    p.drive(secs(62), |p| {
+        delivered(p);
+        false
+    });
+    p.down[1] = false;
+    p.drive(secs(70), |p| {
+        delivered(p);
+        false
+    });
+    let back =
+        p.a.observer()
+            .events
+            .iter()
+            .find(|(t, e)| {
+                *t >= secs(62)
+                    && matches!(
+                        e,
+                        Event::DataSent {
+                            path: PathId(1),
+                            kind: SendKind::New,
+                            ..
+                        }
+                    )
+            })
+            .map(|(t, _)| t.saturating_since(secs(62)))
+            .expect("path 1 carries new data again");
+    assert!(
+        back <= Duration::from_secs(1) + Duration::from_millis(30),
+        "after {back:?}"
+    );
+    assert!(!p.a.is_failed());
+}

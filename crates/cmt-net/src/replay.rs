@@ -159,6 +159,8 @@ pub async fn replay(b: &Built, dir: &Path) -> Result<Replayed, String> {
         // The simulator's MTU counts a 20-byte IPv4 header; the runtime's, IPv4 + UDP.
         mtu: b.config.mtu + 8,
         timeout_s: limit.as_secs_f64(),
+        // The scenario's RTO.Min, not the runtime's default: one experiment, two worlds.
+        rto_min_s: b.config.rto_min.as_secs_f64(),
         capacities: b
             .paths
             .iter()

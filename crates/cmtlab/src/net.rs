@@ -25,6 +25,15 @@ pub struct AlgArgs {
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 600.0)]
     timeout: f64,
+    /// Give up on the peer only when nothing has come from it, on any path, for this
+    /// many seconds; meanwhile every silent path is retried at least once a second, so
+    /// data flows again about a second after a path returns.
+    #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
+    outage_tolerance: f64,
+    /// The shortest retransmission timeout, in seconds (Linux TCP's 0.2 by default;
+    /// RFC 9260 says 1).
+    #[arg(long, default_value_t = 0.2, value_name = "SECONDS")]
+    rto_min: f64,
     /// Path MTU in bytes, IPv4 and UDP headers included (loopback allows 65535).
     #[arg(long, default_value_t = 1500)]
     mtu: u32,
@@ -91,6 +100,8 @@ fn options(a: &AlgArgs) -> Result<Options, String> {
         cc: a.cc.clone(),
         rbuf: a.rbuf,
         timeout_s: a.timeout,
+        outage_tolerance_s: a.outage_tolerance,
+        rto_min_s: a.rto_min,
         mtu: a.mtu,
         receiver_rates: a.receiver_rates,
         pcap: a.pcap.clone(),

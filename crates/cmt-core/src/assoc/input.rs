@@ -30,6 +30,8 @@ impl<O: Observer> Association<O> {
             self.stats.bogus_chunks += 1;
             return;
         }
+        self.heard = now;
+        self.paths[path].heard = Some(now);
         let mut had_data = false;
         let gap_before = self.rcv.has_gap();
         let mut chunks = packet.chunks;
@@ -80,7 +82,7 @@ impl<O: Observer> Association<O> {
                 if self.acks_unsent_data(cum_tsn) {
                     self.violation(now, path);
                 } else {
-                    self.on_shutdown(now, cum_tsn)
+                    self.on_shutdown(now, path, cum_tsn)
                 }
             }
             Chunk::ShutdownAck => self.on_shutdown_ack(now, path),

@@ -160,6 +160,8 @@ enum Lifecycle {
     Failed,
     /// We aborted because the peer violated the protocol (RFC 9260 §9.1, cause 13).
     PeerViolated,
+    /// Outage handling: nothing was heard from the peer for the outage tolerance.
+    PeerSilent,
     /// The peer's ABORT ended it, with its error cause if it gave one.
     PeerAborted(Option<u16>),
 }
@@ -238,8 +240,13 @@ pub struct Association<O: Observer = ()> {
     stats: AssocStats,
     /// How far a graceful shutdown has come (while up).
     closing: shutdown::Closing,
-    /// T2-shutdown.
+    /// T2-shutdown, and the path its chunk last went on.
     t2: Option<Time>,
+    t2_path: PathId,
+    /// The path the peer's SHUTDOWN arrived on (our SHUTDOWN ACK answers there first).
+    shutdown_from: Option<PathId>,
+    /// When a packet of the peer's last arrived (on any path), or the start.
+    heard: Time,
 }
 
 impl<O: Observer> Association<O> {
@@ -310,6 +317,9 @@ impl<O: Observer> Association<O> {
             stats: AssocStats::default(),
             closing: shutdown::Closing::Open,
             t2: None,
+            t2_path: PathId(0),
+            shutdown_from: None,
+            heard: Time::ZERO,
         })
     }
 
@@ -364,6 +374,11 @@ impl<O: Observer> Association<O> {
     /// or an ABORT arrived).
     pub fn is_failed(&self) -> bool {
         self.lifecycle != Lifecycle::Up
+    }
+    /// True when the association failed because nothing was heard from the peer, on
+    /// any path, for the outage tolerance ([`Config::outage`]).
+    pub fn peer_silent(&self) -> bool {
+        self.lifecycle == Lifecycle::PeerSilent
     }
     /// True when we aborted because the peer violated the protocol (e.g. acknowledged
     /// data never sent).

@@ -4,10 +4,16 @@
 //! sends SHUTDOWN (carrying its cumulative TSN ack) and runs T2-shutdown. The peer takes
 //! the SHUTDOWN's cumulative ack as a SACK, finishes its own outstanding data, answers
 //! SHUTDOWN ACK (under T2 too) and the first side closes with SHUTDOWN COMPLETE. T2
-//! retransmits with the RTO of the first path; after Association.Max.Retrans the
+//! runs with the RTO of the path its chunk went on; after Association.Max.Retrans the
 //! association fails — except while waiting for the final SHUTDOWN COMPLETE, when all
-//! data has crossed and it closes instead. An association that closed or failed sends
-//! nothing more.
+//! data has crossed and it closes instead, and with outage handling, when only the
+//! outage tolerance ends the wait for a SHUTDOWN ACK. An association that closed or
+//! failed sends nothing more.
+//!
+//! No path is special: a SHUTDOWN goes where the peer was heard from last among the
+//! ACTIVE paths, a SHUTDOWN ACK answers on the path the SHUTDOWN came on (RFC 9260
+//! §6.4), each retransmission tries another ACTIVE path (§9.2), and an ABORT goes out
+//! on every path — so a path that died, the first one included, holds up nothing.
 
 use super::Association;
 use super::Lifecycle;
@@ -15,7 +21,7 @@ use crate::event::{Event, Observer};
 use crate::packet::{Chunk, SackChunk};
 use crate::time::Time;
 use crate::tsn::wire_tsn;
-use crate::view::PathId;
+use crate::view::{PathId, PathState};
 
 /// Where a shutdown stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -71,11 +77,16 @@ impl<O: Observer> Association<O> {
         match self.closing {
             Closing::Pending if self.everything_acked() => {
                 self.closing = Closing::ShutdownSent;
-                self.send_t2(now, self.shutdown_chunk());
+                let path = self.control_path(None);
+                self.send_t2(now, path, self.shutdown_chunk());
             }
             Closing::Received if self.everything_acked() => {
                 self.closing = Closing::AckSent;
-                self.send_t2(now, Chunk::ShutdownAck);
+                let path = match self.shutdown_from {
+                    Some(p) => p,
+                    None => self.control_path(None),
+                };
+                self.send_t2(now, path, Chunk::ShutdownAck);
             }
             Closing::ShutdownSent if due => self.retry_t2(now, self.shutdown_chunk()),
             Closing::AckSent if due => self.retry_t2(now, Chunk::ShutdownAck),
@@ -83,15 +94,39 @@ impl<O: Observer> Association<O> {
         }
     }
 
-    fn send_t2(&mut self, now: Time, chunk: Chunk) {
-        self.ctrl.push_back((PathId(0), chunk));
-        self.t2 = Some(now + self.paths[0].rtt.rto());
+    /// The path for a control chunk that opens an exchange: among the ACTIVE paths
+    /// (other than `avoid`, when another is ACTIVE) the one the peer was heard from
+    /// last, the lowest-numbered on a tie; with no ACTIVE path, the path after `avoid`
+    /// (every path gets its turn while none answers).
+    pub(super) fn control_path(&self, avoid: Option<PathId>) -> PathId {
+        let n = self.paths.len();
+        let active = |i: usize| self.paths[i].state == PathState::Active;
+        let latest = |ok: &dyn Fn(usize) -> bool| {
+            (0..n)
+                .filter(|&i| ok(i))
+                .max_by_key(|&i| (self.paths[i].heard, std::cmp::Reverse(i)))
+        };
+        let other = |i: usize| Some(PathId(i)) != avoid;
+        latest(&|i| active(i) && other(i))
+            .or_else(|| latest(&active))
+            .map(PathId)
+            .unwrap_or_else(|| PathId(avoid.map_or(0, |a| (a.0 + 1) % n)))
+    }
+
+    fn send_t2(&mut self, now: Time, path: PathId, chunk: Chunk) {
+        self.ctrl.push_back((path, chunk));
+        self.t2_path = path;
+        self.t2 = Some(now + self.paths[path].rtt.rto());
     }
 
     fn retry_t2(&mut self, now: Time, chunk: Chunk) {
-        self.paths[0].rtt.back_off();
+        let last = self.t2_path;
+        self.back_off(last);
         self.assoc_errors += 1;
-        if self.assoc_errors > self.cfg.assoc_max_retrans {
+        // With outage handling, only the outage tolerance ends the wait for a SHUTDOWN
+        // ACK (the wait for the final SHUTDOWN COMPLETE keeps its limit).
+        let patient = self.cfg.outage.is_some() && self.closing == Closing::ShutdownSent;
+        if self.assoc_errors > self.cfg.assoc_max_retrans && !patient {
             self.t2 = None;
             if self.closing == Closing::AckSent {
                 // Only the peer's SHUTDOWN COMPLETE is missing: it had sent everything
@@ -104,19 +139,27 @@ impl<O: Observer> Association<O> {
             }
             return;
         }
-        self.send_t2(now, chunk);
+        let path = self.control_path(Some(last));
+        self.send_t2(now, path, chunk);
     }
 
-    pub(super) fn on_shutdown(&mut self, now: Time, cum_tsn: u32) {
+    pub(super) fn on_shutdown(&mut self, now: Time, path: PathId, cum_tsn: u32) {
+        self.shutdown_from = Some(path);
         let sack = SackChunk {
             cum_tsn,
             a_rwnd: self.snd.peer_awnd.min(u32::MAX as u64) as u32,
             ..SackChunk::default()
         };
         self.on_sack(now, &sack);
-        if matches!(self.closing, Closing::Open | Closing::Pending) {
-            self.closing = Closing::Received;
-            self.snd.backlog = false;
+        match self.closing {
+            Closing::Open | Closing::Pending => {
+                self.closing = Closing::Received;
+                self.snd.backlog = false;
+            }
+            // The peer repeats its SHUTDOWN: our SHUTDOWN ACK was lost. Answer again at
+            // once, on the path this one came on, and restart T2.
+            Closing::AckSent => self.send_t2(now, path, Chunk::ShutdownAck),
+            _ => {}
         }
     }
 
@@ -147,16 +190,19 @@ impl<O: Observer> Association<O> {
         self.obs.event(now, &Event::AssociationClosed);
     }
 
-    /// Ends the association at once: an ABORT (with `cause`, if any) goes out with the
-    /// next transmit, and nothing more after it (RFC 9260 §9.1).
+    /// Ends the association at once: an ABORT (with `cause`, if any) goes out on every
+    /// path with the next transmits — one that arrives is enough, and a dead path must
+    /// not swallow it — and nothing more after it (RFC 9260 §9.1).
     pub fn abort(&mut self, now: Time, cause: Option<u16>) {
         self.views_but = None;
         if self.lifecycle == Lifecycle::Up {
-            let abort = Chunk::Abort {
-                cause,
-                reflected: false,
-            };
-            self.ctrl.push_back((PathId(0), abort));
+            for i in 0..self.paths.len() {
+                let abort = Chunk::Abort {
+                    cause,
+                    reflected: false,
+                };
+                self.ctrl.push_back((PathId(i), abort));
+            }
             self.fail(now, Lifecycle::Failed);
         }
     }

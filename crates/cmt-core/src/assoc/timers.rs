@@ -18,11 +18,19 @@ use crate::path::Path;
 use crate::time::{Duration, Time};
 use crate::view::{PathId, PathState};
 
-/// Time from the last activity to the next HEARTBEAT of an idle ACTIVE path.
+/// Time from the last activity to the next HEARTBEAT of an idle ACTIVE path. With
+/// outage handling HB.interval is at most a quarter of the outage tolerance, so an idle
+/// but healthy association is heard from well within it.
 pub(super) fn hb_period(cfg: &Config, p: &Path, rng: &mut ChaCha8Rng) -> Duration {
     let rto = p.rtt.rto().as_nanos();
     let jitter = rng.gen_range(rto / 2..=rto + rto / 2);
-    cfg.hb_interval + Duration::from_nanos(jitter)
+    let interval = match cfg.outage {
+        Some(o) => cfg
+            .hb_interval
+            .min(Duration::from_nanos(o.tolerance.as_nanos() / 4)),
+        None => cfg.hb_interval,
+    };
+    interval + Duration::from_nanos(jitter)
 }
 
 impl<O: Observer> Association<O> {
@@ -40,6 +48,7 @@ impl<O: Observer> Association<O> {
         };
         take(self.rcv.sack_at);
         take(self.t2);
+        take(self.cfg.outage.map(|o| self.heard + o.tolerance));
         for p in &self.paths {
             take(p.timers.t3);
             take(p.timers.hb_due);
@@ -63,6 +72,14 @@ impl<O: Observer> Association<O> {
     /// Runs every timer that is due at `now`.
     pub fn handle_timeout(&mut self, now: Time) {
         self.now = now;
+        if self
+            .cfg
+            .outage
+            .is_some_and(|o| now >= self.heard + o.tolerance)
+        {
+            self.fail(now, Lifecycle::PeerSilent);
+            return;
+        }
         if let Some(rx) = self.rev_rx.as_mut() {
             rx.handle_timeout(now);
             if rx.advert_due {
@@ -110,7 +127,7 @@ impl<O: Observer> Association<O> {
             self.set_state(now, id, PathState::Inactive);
             self.probe_now(id, now);
         }
-        if self.assoc_errors > self.cfg.assoc_max_retrans {
+        if self.assoc_errors > self.cfg.assoc_max_retrans && self.cfg.outage.is_none() {
             self.fail(now, Lifecycle::Failed);
         }
     }
@@ -141,17 +158,21 @@ impl<O: Observer> Association<O> {
         };
         p.cc.on_timeout(&loss);
         p.recovery.loss_event();
-        p.rtt.back_off();
         if !ns2 {
             // ns-2 (`Timeout`) leaves the fast-retransmit recover point alone.
             p.recovery.recover = Some(self.snd.next_tsn - 1);
         }
-        let rto = p.rtt.rto();
+        self.back_off(id);
+        let rto = self.paths[id].rtt.rto();
         self.obs.event(now, &Event::Timeout { path: id, rto });
         self.cwnd_event(now, id);
         self.count_error(now, id);
-        // Copies on the path are given up (their originals are retransmitted if lost);
-        // every chunk in flight on the path is marked for retransmission.
+        self.mark_in_flight(now, id);
+    }
+
+    /// Copies on path `id` are given up (their originals are retransmitted if lost);
+    /// every chunk in flight on it is marked for retransmission.
+    fn mark_in_flight(&mut self, now: Time, id: PathId) {
         let copies: u64 = self.paths[id].out.copies.drain(..).map(|(_, s)| s).sum();
         self.paths[id].out.flight -= copies;
         let in_flight: Vec<u64> = self
@@ -201,8 +222,18 @@ impl<O: Observer> Association<O> {
         self.ctrl.push_back((id, Chunk::Heartbeat(info)));
     }
 
+    /// The RTO back-off of a timeout on path `id`: doubling up to RTO.Max, or with
+    /// outage handling up to its probe interval.
+    pub(super) fn back_off(&mut self, id: PathId) {
+        let rtt = &mut self.paths[id].rtt;
+        match self.cfg.outage {
+            Some(o) => rtt.back_off_within(o.probe_interval),
+            None => rtt.back_off(),
+        }
+    }
+
     fn on_heartbeat_lost(&mut self, now: Time, id: PathId) {
-        self.paths[id].rtt.back_off();
+        self.back_off(id);
         self.count_error(now, id);
         let p = &self.paths[id];
         self.paths[id].timers.hb_due = Some(if p.state == PathState::Active {

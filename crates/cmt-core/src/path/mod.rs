@@ -95,6 +95,8 @@ pub(crate) struct Path {
     pub(crate) rev: RevSender,
     /// Capacity in bytes/s given by the embedder.
     pub(crate) capacity: Option<f64>,
+    /// When a packet of the peer's last arrived on this path.
+    pub(crate) heard: Option<Time>,
 }
 
 impl Path {
@@ -111,6 +113,7 @@ impl Path {
             sending: Sending::default(),
             rev: RevSender::default(),
             capacity: None,
+            heard: None,
         }
     }
 

@@ -25,11 +25,6 @@ pub(super) trait End {
     fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)>;
     /// Bytes done so far, for progress reports.
     fn done(&self, assoc: &Association<Counters>) -> u64;
-    /// The latest time to wait until besides the transfer's time limit; an error once
-    /// it has passed (the receiver's limit on a silent sender).
-    fn limit(&self, _now: Time, _o: &Options) -> Result<Option<Time>, String> {
-        Ok(None)
-    }
     /// A packet to answer directly instead of handing it to the core (the receiver's
     /// COOKIE ACK for a repeated COOKIE ECHO); `trusted`: under our tag from a
     /// confirmed source.
@@ -37,7 +32,7 @@ pub(super) trait End {
         None
     }
     /// A packet from a trusted source under our tag arrived on `local` from `from`.
-    fn heard(&mut self, _routes: &mut Routes, _local: usize, _from: SocketAddr, _now: Time) {}
+    fn heard(&mut self, _routes: &mut Routes, _local: usize, _from: SocketAddr) {}
     /// After packets were handed to the core (the sender takes the receiver's digest).
     fn after_packets(&mut self, _assoc: &mut Association<Counters>) {}
 }
@@ -102,15 +97,7 @@ pub(super) async fn run<E: End>(
         if closed.map_err(TransferError::Ended)? {
             return Ok(());
         }
-        let limit = match end.limit(socks.now(), o) {
-            Ok(limit) => limit,
-            Err(e) => {
-                let _ = socks.send_queued().await;
-                return Err(TransferError::Ended(e));
-            }
-        };
-        let deadline = limit.map_or(o.deadline(s.start), |l| l.min(o.deadline(s.start)));
-        let wake = until(ticker.wake(s.assoc.poll_timeout(), o), deadline);
+        let wake = until(ticker.wake(s.assoc.poll_timeout(), o), o.deadline(s.start));
         match next(socks, wake, o).await {
             Wake::Packet(Arrival {
                 local,
@@ -156,7 +143,7 @@ async fn on_packet<E: End>(
     let peer = (s.peer_vtag, s.routes.peer_port);
     let arrival = (local, from, authenticated);
     for (l, p) in admit(socks, &mut s.trust, arrival, p, peer.0, peer.1).await {
-        end.heard(&mut s.routes, l, from, now);
+        end.heard(&mut s.routes, l, from);
         deliver(&mut s.assoc, now, s.routes.path_of(l), p);
     }
     end.after_packets(&mut s.assoc);

@@ -42,11 +42,16 @@ pub struct Options {
     pub abort: Option<std::sync::Arc<tokio::sync::Notify>>,
     /// Called about every 250 ms with the bytes done so far and the per-path counters.
     pub progress: Option<fn(u64, &[PathCount])>,
-    /// The receiver gives up when nothing has come from an established peer for this
-    /// long (seconds). The default, 130 s, is twice RTO.Max plus 10 s: a live sender,
-    /// even backed off to RTO.Max, retransmits or sends a HEARTBEAT well within it — a
-    /// sender that vanished (its ABORT lost, its host gone) does not.
-    pub peer_silence_s: f64,
+    /// Outage tolerance (seconds): either end gives up on an established association
+    /// only when nothing has come from the peer, on any path, for this long (or the
+    /// peer aborts) — however many paths there are. Meanwhile every path that stopped
+    /// answering is tried at least every `max(1 s, rto_min)`, so data flows again about
+    /// a second after the first path returns (docs/algorithms.md §4.1). Default 300 s.
+    pub outage_tolerance_s: f64,
+    /// RTO.Min (seconds): the shortest retransmission timeout. The default, 0.2 s, is
+    /// Linux TCP's; RFC 9260's 1 s makes every loss that needs a timeout stall the
+    /// stream for a second or more.
+    pub rto_min_s: f64,
     /// Receiver: only INITs from these addresses start an association (empty: anyone);
     /// others get no answer.
     pub peers: Vec<IpAddr>,
@@ -86,10 +91,16 @@ impl Options {
                 self.timeout_s
             ));
         }
-        if !self.peer_silence_s.is_finite() || self.peer_silence_s <= 0.0 {
+        if !self.outage_tolerance_s.is_finite() || !(1.0..=1e6).contains(&self.outage_tolerance_s) {
             return Err(format!(
-                "peer silence {}: give a positive, finite number of seconds",
-                self.peer_silence_s
+                "outage tolerance {}: give 1 to 1000000 seconds",
+                self.outage_tolerance_s
+            ));
+        }
+        if !self.rto_min_s.is_finite() || !(0.001..=60.0).contains(&self.rto_min_s) {
+            return Err(format!(
+                "rto-min {}: give 0.001 to 60 seconds",
+                self.rto_min_s
             ));
         }
         if self.auth.as_ref().is_some_and(|a| a.key.is_empty()) {
@@ -107,6 +118,17 @@ impl Options {
             ..Config::default()
         };
         cfg.validate()
+    }
+
+    /// The outage handling and RTO.Min of the association (see
+    /// [`outage_tolerance_s`](Self::outage_tolerance_s)).
+    pub(super) fn timers(&self) -> (cmt_core::config::Outage, cmt_core::Duration) {
+        let rto_min = cmt_core::Duration::from_nanos((self.rto_min_s * 1e9) as u64);
+        let outage = cmt_core::config::Outage {
+            tolerance: cmt_core::Duration::from_nanos((self.outage_tolerance_s * 1e9) as u64),
+            probe_interval: rto_min.max(cmt_core::Duration::from_secs(1)),
+        };
+        (outage, rto_min)
     }
 
     /// The whole-transfer time limit, from `from`.
@@ -145,7 +167,8 @@ impl Default for Options {
             trace: None,
             abort: None,
             progress: None,
-            peer_silence_s: 130.0,
+            outage_tolerance_s: 300.0,
+            rto_min_s: 0.2,
             peers: Vec::new(),
             capacities: Vec::new(),
             auth: None,

@@ -9,7 +9,7 @@ use cmt_core::setup::{
     CAUSE_USER_INITIATED_ABORT,
 };
 use cmt_core::wire::chunk_type;
-use cmt_core::{Association, Chunk, Closing, Packet, Payload, Time};
+use cmt_core::{Association, Chunk, Closing, Packet, Payload};
 
 use super::{
     digest::{compare_announced, digest_chunk, parse_digest},
@@ -100,7 +100,6 @@ pub async fn receive_on(
         announced: None,
         sha: None,
         confirm,
-        heard: start,
         cookie_ack: a.cookie_ack,
     };
     established::run(&mut socks, &mut s, &mut end, o).await?;
@@ -191,8 +190,6 @@ struct Receiving {
     /// The digest of the committed file.
     sha: Option<String>,
     confirm: bool,
-    /// When the sender was last heard from.
-    heard: Time,
     cookie_ack: Packet,
 }
 
@@ -224,30 +221,14 @@ impl End for Receiving {
         self.sink.bytes()
     }
 
-    fn limit(&self, now: Time, o: &Options) -> Result<Option<Time>, String> {
-        let silent_until = Time::from_nanos(
-            self.heard
-                .as_nanos()
-                .saturating_add((o.peer_silence_s * 1e9) as u64),
-        );
-        if now >= silent_until {
-            return Err(format!(
-                "the sender went silent: nothing from it for {} s",
-                o.peer_silence_s
-            ));
-        }
-        Ok(Some(silent_until))
-    }
-
     fn direct_reply(&self, p: &Packet, trusted: bool) -> Option<Packet> {
         // Our COOKIE ACK got lost: answer the repeated COOKIE ECHO again.
         let echo = matches!(p.chunks.first(), Some(Chunk::CookieEcho { .. }));
         (trusted && echo).then(|| self.cookie_ack.clone())
     }
 
-    fn heard(&mut self, routes: &mut Routes, local: usize, from: SocketAddr, now: Time) {
+    fn heard(&mut self, routes: &mut Routes, local: usize, from: SocketAddr) {
         routes.latch(local, from);
-        self.heard = now;
     }
 }
 

@@ -69,6 +69,8 @@ pub(super) fn association(
         pf_enabled: true,
         pfmr: 1,
         rev: receiver_rates.then(RevConfig::default),
+        rto_min: o.timers().1,
+        outage: Some(o.timers().0),
         ..Config::default()
     };
     let algs = Algorithms {
@@ -365,6 +367,15 @@ fn failure(assoc: &Association<Counters>) -> String {
             Some(c) => format!("the peer aborted the association (error cause {c})"),
             None => "the peer aborted the association".into(),
         }
+    } else if assoc.peer_silent() {
+        let s = assoc
+            .config()
+            .outage
+            .map_or(0, |o| o.tolerance.as_secs_f64() as u64);
+        format!(
+            "nothing came from the peer on any path for {s} s (the outage tolerance): \
+             it is gone or every path is down"
+        )
     } else if assoc.peer_violated() {
         "the peer violated the protocol (it acknowledged data never sent, for one): \
          ABORT sent"

@@ -267,7 +267,33 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
         max_gap_blocks: d.max_gap_blocks,
         rev: None,
         confirm_paths: a.confirm_paths.unwrap_or(false),
+        outage: outage(a)?,
     })
+}
+
+/// `outage_tolerance` and `probe_interval`: outage handling, on when the tolerance is
+/// given.
+fn outage(a: &super::AssociationSpec) -> Result<Option<cmt_core::config::Outage>, BuildError> {
+    let d = cmt_core::config::Outage::default();
+    let probe_interval = opt_dur(
+        &a.probe_interval,
+        "association.probe_interval",
+        d.probe_interval,
+    )?;
+    match &a.outage_tolerance {
+        None if a.probe_interval.is_some() => Err(BuildError::new(
+            "association.probe_interval".into(),
+            "applies with outage_tolerance only".into(),
+        )),
+        None => Ok(None),
+        Some(r) => {
+            let tolerance = field("association.outage_tolerance", parse_duration(r))?;
+            Ok(Some(cmt_core::config::Outage {
+                tolerance: at_most_max_time("association.outage_tolerance", tolerance)?,
+                probe_interval,
+            }))
+        }
+    }
 }
 
 /// The scheduler, retransmission policy and congestion control of the association

@@ -229,6 +229,12 @@ pub struct AssociationSpec {
     pub path_max_retrans: Option<u32>,
     /// Association.Max.Retrans (default 10).
     pub assoc_max_retrans: Option<u32>,
+    /// Outage handling (off by default: RFC 9260's limits): the association fails only
+    /// after this long without a packet from the peer, e.g. "300s".
+    pub outage_tolerance: Option<Raw>,
+    /// With outage handling, the longest wait between two tries of a silent path
+    /// (default "1s").
+    pub probe_interval: Option<Raw>,
     /// Initial ssthresh (default: the receiver's rbuf).
     pub initial_ssthresh: Option<Raw>,
 }
