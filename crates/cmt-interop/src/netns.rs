@@ -17,19 +17,42 @@ fn os_error(what: &str) -> String {
 
 /// Runs `ip` with `args`; the error has the command and its message.
 pub fn ip(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("ip")
+    iproute2("ip", args)
+}
+
+/// Runs `tc` (iproute2's traffic control) with `args`; the error has the command and
+/// its message.
+pub fn tc(args: &[&str]) -> Result<(), String> {
+    iproute2("tc", args)
+}
+
+fn iproute2(program: &str, args: &[&str]) -> Result<(), String> {
+    let out = Command::new(program)
         .args(args)
         .output()
-        .map_err(|e| format!("cannot run `ip` (iproute2): {e}"))?;
+        .map_err(|e| format!("cannot run `{program}` (iproute2): {e}"))?;
     if out.status.success() {
         Ok(())
     } else {
         Err(format!(
-            "`ip {}` failed: {}",
+            "`{program} {}` failed: {}",
             args.join(" "),
             String::from_utf8_lossy(&out.stderr).trim()
         ))
     }
+}
+
+/// Shapes what leaves `dev` to `rate` (a tc rate such as `20mbit`) with a token bucket
+/// (tbf: 32 kbit burst, 50 ms of queue); again on a shaped device, changes the rate.
+/// This kernel has no netem: a rate of `8bit` is how a path is blackholed (packets
+/// dropped silently, the link still up).
+pub fn shape(dev: &str, rate: &str) -> Result<(), String> {
+    let args = [
+        "root", "tbf", "rate", rate, "burst", "32kbit", "latency", "50ms",
+    ];
+    let mut cmd = vec!["qdisc", "replace", "dev", dev];
+    cmd.extend(args);
+    tc(&cmd)
 }
 
 /// Moves the calling thread into a new network namespace with loopback up. Call it

@@ -22,17 +22,19 @@
 
 #[path = "attacks/floods.rs"]
 mod floods;
+#[path = "common/procs.rs"]
+mod procs;
 #[path = "attacks/tap.rs"]
 mod tap;
 
-use std::io::Read;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use cmt_interop::harness::{self, check, Test};
 use cmt_interop::netns::{self, NsThread};
+use procs::{spawn, Proc};
 use tap::Attack;
 
 /// Longest a test may take before the watchdog fails the run.
@@ -62,67 +64,6 @@ impl Env {
     fn theirs(&self, i: usize) -> SocketAddr {
         SocketAddr::from((self.paths[i].1, PORT))
     }
-}
-
-/// A process of the test and what it printed.
-pub(crate) struct Proc {
-    child: Child,
-}
-
-/// How a process ended: its exit code (`None`: killed at the limit) and its output.
-pub(crate) struct Ended {
-    pub(crate) code: Option<i32>,
-    pub(crate) output: String,
-}
-
-impl Proc {
-    /// Waits until the process ends or `limit` passes (then kills it).
-    pub(crate) fn finish(mut self, limit: Duration) -> Ended {
-        let t = Instant::now();
-        let code = loop {
-            match self.child.try_wait() {
-                Ok(Some(s)) => break s.code(),
-                Ok(None) if t.elapsed() < limit => std::thread::sleep(Duration::from_millis(20)),
-                _ => {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
-                    break None;
-                }
-            }
-        };
-        let mut output = String::new();
-        for pipe in [
-            self.child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read>),
-            self.child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read>),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            let mut pipe = pipe;
-            let _ = pipe.read_to_string(&mut output);
-        }
-        Ended { code, output }
-    }
-
-    pub(crate) fn pid(&self) -> u32 {
-        self.child.id()
-    }
-}
-
-fn spawn(bin: &Path, args: &[String]) -> Proc {
-    let child = Command::new(bin)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cmtlab starts");
-    Proc { child }
 }
 
 /// `cmtlab recv` in the receiver's namespace, listening on `listen`.

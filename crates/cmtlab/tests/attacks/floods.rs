@@ -10,32 +10,9 @@ use cmt_core::{Chunk, Packet, Payload};
 use cmt_interop::harness::check;
 use cmt_net::limit::{GLOBAL_BURST, GLOBAL_RATE};
 
+use super::procs::{parts, wait_for};
 use super::tap::{self, Attack};
 use super::{receiver, sender, Env, PORT};
-
-fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) -> Result<(), String> {
-    let t = Instant::now();
-    while !ok() {
-        check(t.elapsed() < limit, || {
-            format!("{what}: not within {limit:?}")
-        })?;
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(())
-}
-
-/// The temporary files beside `out` and their sizes.
-fn parts(out: &std::path::Path) -> Vec<(std::path::PathBuf, u64)> {
-    let prefix = format!(".{}.part-", out.file_name().unwrap().to_string_lossy());
-    std::fs::read_dir(out.parent().unwrap())
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-                .map(|e| (e.path(), e.metadata().map_or(0, |m| m.len())))
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// The receiver is killed mid-transfer and a new one starts on the same address: the
 /// old sender's next packet is answered with an ABORT (T bit, RFC 9260 §8.4), so it

@@ -1,0 +1,323 @@
+//! Failures of the network under a real transfer, `cmtlab send` and `cmtlab recv` as
+//! processes in private network namespaces joined by three veth pairs shaped with tbf
+//! (20, 10 and 5 Mbit/s both ways): the first path's link down for good, every link
+//! down for 10 s, a path blackholed (packets dropped silently, link up) and healed, a
+//! link flapping. Each must complete with the file intact and both ends exiting 0; the
+//! receiver's per-packet trace gives the in-order stall (the longest gap between two
+//! deliveries) and each path's silence (the longest gap between two arrivals on it),
+//! which are held to bounds derived from the timers (docs/algorithms.md §4.1):
+//!
+//! * a path that stops answering costs the stream at most two of its RTOs (the first
+//!   timeout retransmits elsewhere, the second makes it potentially failed; RTO.Min is
+//!   0.2 s) plus the shaped queues' 50 ms each way: 1.5 s;
+//! * a path (or every path) that comes back is tried again within the probe interval
+//!   (1 s), so its silence exceeds the outage by at most two probe intervals and a
+//!   round trip: outage + 2.5 s.
+//!
+//! `harness = false` (a process enters its namespace before any thread starts). Without
+//! root or user namespaces it says so and skips.
+//! `cargo test -p cmtlab --test failover [-- NAME_FILTER]`.
+
+#[path = "common/procs.rs"]
+mod procs;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cmt_interop::harness::{self, check, Test};
+use cmt_interop::netns::{self, NsThread};
+use procs::{parts, spawn, wait_for, Ended, Proc};
+
+const TEST_LIMIT: Duration = Duration::from_secs(120);
+const PORT: u16 = 9899;
+/// Rates of the three paths.
+const RATES: [&str; 3] = ["20mbit", "10mbit", "5mbit"];
+/// A stream's in-order stall when one path stops answering (module doc).
+const ONE_PATH_STALL: f64 = 1.5;
+/// How much longer than the outage a returning path stays silent (module doc).
+const RETURN_SLACK: f64 = 2.5;
+
+struct Env {
+    peer: NsThread,
+    paths: Vec<(Ipv4Addr, Ipv4Addr)>,
+    bin: PathBuf,
+    dir: PathBuf,
+}
+
+/// One transfer under way: the two processes and where the receiver writes.
+struct Transfer {
+    rx: Proc,
+    tx: Proc,
+    out: PathBuf,
+    trace: PathBuf,
+    data: PathBuf,
+}
+
+impl Env {
+    /// Starts a transfer of `mb` MB over the first `n` paths.
+    fn start(&self, name: &str, n: usize, mb: usize) -> Transfer {
+        let out = self.dir.join(format!("{name}.bin"));
+        let trace = self.dir.join(format!("{name}.csv"));
+        let data = self.dir.join(format!("{name}.src"));
+        let bytes: Vec<u8> = (0..(mb << 20) as u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 11) as u8)
+            .collect();
+        std::fs::write(&data, bytes).expect("source file");
+        let list = |side: fn(&(Ipv4Addr, Ipv4Addr)) -> Ipv4Addr, port: u16| {
+            self.paths[..n]
+                .iter()
+                .map(|p| SocketAddr::from((side(p), port)).to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let rx_args: Vec<String> = [
+            "recv",
+            "--listen",
+            &list(|p| p.1, PORT),
+            "--out",
+            &out.display().to_string(),
+            "--trace",
+            &trace.display().to_string(),
+            "--timeout",
+            "90",
+        ]
+        .map(String::from)
+        .to_vec();
+        let bin = self.bin.clone();
+        let rx = self.peer.run(move || spawn(&bin, &rx_args));
+        std::thread::sleep(Duration::from_millis(150));
+        let tx_args: Vec<String> = [
+            "send",
+            "--local",
+            &list(|p| p.0, 0),
+            "--remote",
+            &list(|p| p.1, PORT),
+            "--timeout",
+            "90",
+            &data.display().to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
+        let tx = spawn(&self.bin, &tx_args);
+        Transfer {
+            rx,
+            tx,
+            out,
+            trace,
+            data,
+        }
+    }
+
+    /// Sets path `i`'s link down or up (our side; the peer's loses its carrier).
+    fn link(&self, i: usize, up: bool) -> Result<(), String> {
+        netns::ip(&[
+            "link",
+            "set",
+            &format!("cmt{i}"),
+            if up { "up" } else { "down" },
+        ])
+    }
+
+    /// Blackholes path `i` both ways (a rate of 8 bit/s), or gives it its rate back.
+    fn blackhole(&self, i: usize, on: bool) -> Result<(), String> {
+        let rate = if on { "8bit" } else { RATES[i] };
+        netns::shape(&format!("cmt{i}"), rate)?;
+        let dev = format!("peer{i}");
+        self.peer.run(move || netns::shape(&dev, rate))
+    }
+}
+
+/// What the receiver's trace says: delivery times, and arrival times per path.
+struct Trace {
+    deliveries: Vec<f64>,
+    arrivals: Vec<Vec<f64>>,
+}
+
+impl Trace {
+    fn read(file: &Path) -> Result<Trace, String> {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let mut t = Trace {
+            deliveries: Vec::new(),
+            arrivals: vec![Vec::new(); 3],
+        };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            let (Some(time), Some(path)) = (f.first(), f.get(2)) else {
+                continue;
+            };
+            let (Ok(time), Ok(path)) = (time.parse::<f64>(), path.parse::<usize>()) else {
+                continue;
+            };
+            match (f.get(4).copied(), f.get(5).copied()) {
+                (_, Some("deliver")) => t.deliveries.push(time),
+                (Some("data"), Some("arrive")) if path < 3 => t.arrivals[path].push(time),
+                _ => {}
+            }
+        }
+        Ok(t)
+    }
+
+    fn longest_gap(times: &[f64]) -> f64 {
+        times.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max)
+    }
+
+    /// The in-order stall: the longest time without a delivery.
+    fn stall(&self) -> f64 {
+        Self::longest_gap(&self.deliveries)
+    }
+
+    /// The longest time path `i` carried nothing that arrived.
+    fn silence(&self, i: usize) -> f64 {
+        Self::longest_gap(&self.arrivals[i])
+    }
+}
+
+impl Transfer {
+    /// Waits until `mb` MB are stored.
+    fn wait_stored(&self, mb: u64) -> Result<(), String> {
+        wait_for("the first megabytes", Duration::from_secs(30), || {
+            parts(&self.out).iter().any(|(_, n)| *n >= mb << 20)
+        })
+    }
+
+    /// Waits for both ends; both must exit 0 with the file intact. Returns the trace.
+    fn finish(self) -> Result<Trace, String> {
+        let (tx, rx): (Ended, Ended) = (
+            self.tx.finish(Duration::from_secs(100)),
+            self.rx.finish(Duration::from_secs(100)),
+        );
+        let said = || {
+            format!(
+                "sender {:?}: {}\nreceiver {:?}: {}",
+                tx.code, tx.output, rx.code, rx.output
+            )
+        };
+        check(tx.code == Some(0) && rx.code == Some(0), || {
+            format!("an end failed\n{}", said())
+        })?;
+        let intact = std::fs::read(&self.out).ok() == std::fs::read(&self.data).ok();
+        check(intact, || format!("the file differs\n{}", said()))?;
+        let _ = std::fs::remove_file(&self.data);
+        Trace::read(&self.trace)
+    }
+}
+
+fn the_first_path_down_for_good(env: &Env) -> Result<String, String> {
+    let t = env.start("primary-down", 2, 12);
+    t.wait_stored(2)?;
+    env.link(0, false)?;
+    let trace = t.finish();
+    env.link(0, true)?;
+    let trace = trace?;
+    let stall = trace.stall();
+    check(stall <= ONE_PATH_STALL, || {
+        format!("in-order stall {stall:.2} s")
+    })?;
+    Ok(format!("completed; in-order stall {stall:.2} s"))
+}
+
+fn every_path_down_for_10_s(env: &Env) -> Result<String, String> {
+    let t = env.start("all-down", 3, 20);
+    t.wait_stored(2)?;
+    for i in 0..3 {
+        env.link(i, false)?;
+    }
+    std::thread::sleep(Duration::from_secs(10));
+    for i in 0..3 {
+        env.link(i, true)?;
+    }
+    let trace = t.finish()?;
+    let stall = trace.stall();
+    check(stall <= 10.0 + RETURN_SLACK, || {
+        format!("in-order stall {stall:.2} s")
+    })?;
+    Ok(format!(
+        "completed; in-order stall {stall:.2} s over a 10 s outage"
+    ))
+}
+
+fn a_blackholed_path_heals(env: &Env) -> Result<String, String> {
+    let t = env.start("blackhole", 3, 24);
+    t.wait_stored(2)?;
+    env.blackhole(0, true)?;
+    std::thread::sleep(Duration::from_secs(6));
+    env.blackhole(0, false)?;
+    let trace = t.finish()?;
+    let (stall, silence) = (trace.stall(), trace.silence(0));
+    check(stall <= ONE_PATH_STALL, || {
+        format!("in-order stall {stall:.2} s")
+    })?;
+    check(silence <= 6.0 + RETURN_SLACK, || {
+        format!("path 0 silent {silence:.2} s")
+    })?;
+    Ok(format!(
+        "completed; in-order stall {stall:.2} s; path 0 silent {silence:.2} s for a 6 s blackhole"
+    ))
+}
+
+fn a_flapping_link(env: &Env) -> Result<String, String> {
+    let t = env.start("flapping", 2, 24);
+    t.wait_stored(2)?;
+    for _ in 0..4 {
+        env.link(0, false)?;
+        std::thread::sleep(Duration::from_millis(1500));
+        env.link(0, true)?;
+        std::thread::sleep(Duration::from_millis(1500));
+    }
+    let trace = t.finish()?;
+    let (stall, silence) = (trace.stall(), trace.silence(0));
+    check(stall <= ONE_PATH_STALL, || {
+        format!("in-order stall {stall:.2} s")
+    })?;
+    check(silence <= 1.5 + RETURN_SLACK, || {
+        format!("path 0 silent {silence:.2} s")
+    })?;
+    Ok(format!(
+        "completed; in-order stall {stall:.2} s; path 0 silent at most {silence:.2} s (down 1.5 s at a time)"
+    ))
+}
+
+const TESTS: &[Test<Env>] = &[
+    ("the_first_path_down_for_good", the_first_path_down_for_good),
+    ("every_path_down_for_10_s", every_path_down_for_10_s),
+    ("a_blackholed_path_heals", a_blackholed_path_heals),
+    ("a_flapping_link", a_flapping_link),
+];
+
+fn setup() -> Result<Env, String> {
+    if std::env::var_os("CMTLAB_NO_NETNS").is_some() {
+        return Err("CMTLAB_NO_NETNS is set".into());
+    }
+    netns::isolate()?;
+    let peer = NsThread::spawn()?;
+    let paths = netns::veth_pairs(&peer, 3)?;
+    for (i, rate) in RATES.iter().enumerate() {
+        netns::shape(&format!("cmt{i}"), rate)?;
+        let dev = format!("peer{i}");
+        peer.run(move || netns::shape(&dev, rate))?;
+    }
+    let dir = std::env::temp_dir().join(format!("cmtlab-failover-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    Ok(Env {
+        peer,
+        paths,
+        bin: PathBuf::from(env!("CARGO_BIN_EXE_cmtlab")),
+        dir,
+    })
+}
+
+fn main() {
+    let env = match setup() {
+        Ok(env) => env,
+        Err(e) => {
+            println!("\nfailover tests SKIPPED: {e} (they need root or user namespaces, and iproute2's ip and tc)\n");
+            return;
+        }
+    };
+    let code = harness::run("failover", &env, TESTS, TEST_LIMIT);
+    if std::env::var_os("CMTLAB_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&env.dir);
+    }
+    std::process::exit(code);
+}
