@@ -38,7 +38,7 @@ pub enum Compat {
     Ns2,
 }
 
-/// Outage handling (docs/algorithms.md §4.1, a departure from RFC 9260 §8.1–8.2 that
+/// Outage handling (docs/algorithms.md §1.7, D31, a departure from RFC 9260 §8.1–8.2 that
 /// scenarios and the runtime ask for): the association does not count its paths'
 /// timeouts against Association.Max.Retrans but fails only when nothing at all has been
 /// heard from the peer for `tolerance` (or the peer aborts), so adding paths never

@@ -5,7 +5,7 @@
 //! link flapping. Each must complete with the file intact and both ends exiting 0; the
 //! receiver's per-packet trace gives the in-order stall (the longest gap between two
 //! deliveries) and each path's silence (the longest gap between two arrivals on it),
-//! which are held to bounds derived from the timers (docs/algorithms.md §4.1):
+//! which are held to bounds derived from the timers (docs/algorithms.md §1.7, D31):
 //!
 //! * a path that stops answering costs the stream at most two of its RTOs (the first
 //!   timeout retransmits elsewhere, the second makes it potentially failed; RTO.Min is

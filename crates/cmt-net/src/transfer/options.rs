@@ -46,7 +46,7 @@ pub struct Options {
     /// only when nothing has come from the peer, on any path, for this long (or the
     /// peer aborts) — however many paths there are. Meanwhile every path that stopped
     /// answering is tried at least every `max(1 s, rto_min)`, so data flows again about
-    /// a second after the first path returns (docs/algorithms.md §4.1). Default 300 s.
+    /// a second after the first path returns (docs/algorithms.md §1.7, D31). Default 300 s.
     pub outage_tolerance_s: f64,
     /// RTO.Min (seconds): the shortest retransmission timeout. The default, 0.2 s, is
     /// Linux TCP's; RFC 9260's 1 s makes every loss that needs a timeout stall the
