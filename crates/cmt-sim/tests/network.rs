@@ -79,6 +79,60 @@ fn a_path_down_for_ten_seconds_is_detected_the_transfer_completes_and_the_path_i
     assert!(ftt > 30.0 && ftt < 40.0, "FTT {ftt}");
 }
 
+/// `flap` expands into downs and ups: the path delivers nothing in each down phase and
+/// carries data again in the up phases; the link is up after `until`.
+#[test]
+fn a_flapping_link_is_down_and_up_by_its_schedule() {
+    let text = TWO.replace(
+        "[[events]]\nat = \"5s\"\nlink = \"b\"\nstate = \"down\"\n[[events]]\nat = \"15s\"\nlink = \"b\"\nstate = \"up\"\n",
+        "[[events]]\nat = \"4s\"\nlink = \"b\"\nflap = { down = \"2s\", up = \"4s\", until = \"22s\" }\n",
+    );
+    assert!(text.contains("flap"), "the template changed");
+    let built = load_str(&text, "flap", None, &[]).unwrap();
+    let downs: Vec<f64> = built
+        .events
+        .iter()
+        .filter(|e| e.change.down == Some(true))
+        .map(|e| e.at.as_secs_f64())
+        .collect();
+    assert_eq!(downs, vec![4.0, 10.0, 16.0]);
+    let bin = built.bin.as_secs_f64();
+    let mut sim = Simulation::new(built).unwrap();
+    sim.run(&mut |_| {});
+    let s = Summary::of(&sim, 0.0);
+    assert_eq!(s.ending, "FileDelivered");
+    let rec = sim.recorder();
+    let carried = |from: f64, to: f64| -> u64 {
+        rec.bins
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (*i as f64 * bin) >= from && ((*i + 1) as f64 * bin) <= to)
+            .map(|(_, x)| x.delivered_per_path[1])
+            .sum()
+    };
+    for d in [4.0, 10.0, 16.0] {
+        // Nothing arrives on b while it is down (from the first bin wholly inside).
+        assert_eq!(carried(d + 0.5, d + 2.0), 0, "down at {d}");
+    }
+    assert!(
+        carried(22.0, 1e9) > 1_000_000,
+        "b carries data after the flapping"
+    );
+    let e = load_str(
+        &text.replace("until = \"22s\"", "until = \"3s\""),
+        "t.toml",
+        None,
+        &[],
+    )
+    .err()
+    .expect("until before at")
+    .to_string();
+    assert!(
+        e.contains("events[0].flap") && e.contains("until after `at`"),
+        "{e}"
+    );
+}
+
 #[test]
 fn bad_event_definitions_are_clear_errors() {
     let cases = [

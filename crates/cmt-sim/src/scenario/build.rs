@@ -5,11 +5,12 @@ use cmt_core::rtx::{self, RtxFactory};
 use cmt_core::sched::{self, SchedulerFactory};
 use cmt_core::{Compat, Config, Duration, MaxBurstMode, Params};
 
+use super::events::build_events;
 use super::links::{build_links, link_index, BuiltLink};
 use super::traffic::BuiltTraffic;
-use super::{field, params, BuildError, EventSpec, Scenario};
+use super::{field, params, BuildError, Scenario};
 use crate::link::LinkChange;
-use crate::units::{parse_duration, parse_probability, parse_rate, parse_size, Raw};
+use crate::units::{parse_duration, parse_size, Raw};
 
 /// What the association does.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,7 +89,7 @@ pub const MAX_BINS: u64 = 1_000_000;
 pub const MAX_FILE_SIZE: u64 = 1 << 40;
 
 /// Refuses a simulated time above [`MAX_SIM_TIME`].
-fn at_most_max_time(key: &str, t: Duration) -> Result<Duration, BuildError> {
+pub(super) fn at_most_max_time(key: &str, t: Duration) -> Result<Duration, BuildError> {
     if t > MAX_SIM_TIME {
         return Err(BuildError::new(
             key.into(),
@@ -449,72 +450,6 @@ fn metrics_bin(s: &Scenario, workload: &Workload) -> Result<Duration, BuildError
         ));
     }
     Ok(bin)
-}
-
-/// `[[events]]`, in time order.
-fn build_events(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltEvent>, BuildError> {
-    let mut events = Vec::with_capacity(s.events.len());
-    for (i, e) in s.events.iter().enumerate() {
-        events.push(build_event(i, e, links)?);
-    }
-    events.sort_by_key(|e| e.at);
-    Ok(events)
-}
-
-/// Event `i`: a link (and direction) and what changes at a time.
-fn build_event(i: usize, e: &EventSpec, links: &[BuiltLink]) -> Result<BuiltEvent, BuildError> {
-    let f = |k: &str| format!("events[{i}].{k}");
-    let link = link_index(links, &e.link, || f("link"))?;
-    let dirs = match e.direction.as_deref() {
-        None | Some("both") => vec![2 * link, 2 * link + 1],
-        Some("forward") => vec![2 * link],
-        Some("reverse") => vec![2 * link + 1],
-        Some(o) => {
-            return Err(BuildError::new(
-                f("direction"),
-                format!("unknown direction `{o}` (both, forward, reverse)"),
-            ))
-        }
-    };
-    let change = LinkChange {
-        down: match e.state.as_deref() {
-            None => None,
-            Some("down") => Some(true),
-            Some("up") => Some(false),
-            Some(o) => {
-                return Err(BuildError::new(
-                    f("state"),
-                    format!("unknown state `{o}` (down, up)"),
-                ))
-            }
-        },
-        rate_bps: e
-            .rate
-            .as_ref()
-            .map(|r| field(&f("rate"), parse_rate(r)))
-            .transpose()?,
-        delay: e
-            .delay
-            .as_ref()
-            .map(|r| field(&f("delay"), parse_duration(r)))
-            .transpose()?,
-        loss: e
-            .loss
-            .as_ref()
-            .map(|r| field(&f("loss"), parse_probability(r)))
-            .transpose()?,
-    };
-    if change == LinkChange::default() {
-        return Err(BuildError::new(
-            format!("events[{i}]"),
-            "changes nothing: give state, rate, delay or loss".into(),
-        ));
-    }
-    Ok(BuiltEvent {
-        at: field(&f("at"), parse_duration(&e.at))?,
-        links: dirs,
-        change,
-    })
 }
 
 /// `association.loss_rate`: whether algorithms get each path's configured loss.

@@ -5,6 +5,7 @@
 //! lives in `docs/scenario.md` of the repository.
 
 mod build;
+mod events;
 mod links;
 mod load;
 mod traffic;
@@ -144,6 +145,21 @@ pub struct EventSpec {
     /// New Bernoulli loss probability.
     #[serde(default)]
     pub loss: Option<Raw>,
+    /// A flapping link: down and up, again and again, from `at` until `flap.until`.
+    #[serde(default)]
+    pub flap: Option<FlapSpec>,
+}
+
+/// `flap = { down = "1.5s", up = "1.5s", until = "60s" }` of an event.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlapSpec {
+    /// How long each down lasts.
+    pub down: Raw,
+    /// How long each up lasts.
+    pub up: Raw,
+    /// When the flapping stops (the link is up from then on).
+    pub until: Raw,
 }
 
 /// Algorithm parameters: a TOML table of numbers, booleans and strings.

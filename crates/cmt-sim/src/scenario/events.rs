@@ -1,0 +1,137 @@
+//! `[[events]]`: scheduled changes of links — failures and recoveries, fades,
+//! handovers — and flapping, a failure that repeats.
+
+use cmt_core::Duration;
+
+use super::build::{at_most_max_time, BuiltEvent};
+use super::links::{link_index, BuiltLink};
+use super::{field, BuildError, EventSpec, FlapSpec, Scenario};
+use crate::link::LinkChange;
+use crate::units::{parse_duration, parse_probability, parse_rate};
+
+/// Most link changes one flapping event may expand into.
+pub const MAX_FLAPS: u64 = 100_000;
+
+/// `[[events]]`, in time order (a flapping event as its downs and ups).
+pub(super) fn build_events(
+    s: &Scenario,
+    links: &[BuiltLink],
+) -> Result<Vec<BuiltEvent>, BuildError> {
+    let mut events = Vec::with_capacity(s.events.len());
+    for (i, e) in s.events.iter().enumerate() {
+        let first = build_event(i, e, links)?;
+        match &e.flap {
+            None => events.push(first),
+            Some(flap) => events.extend(flaps(i, flap, first)?),
+        }
+    }
+    events.sort_by_key(|e| e.at);
+    Ok(events)
+}
+
+/// Event `i`: a link (and direction) and what changes at a time.
+fn build_event(i: usize, e: &EventSpec, links: &[BuiltLink]) -> Result<BuiltEvent, BuildError> {
+    let f = |k: &str| format!("events[{i}].{k}");
+    let link = link_index(links, &e.link, || f("link"))?;
+    let dirs = match e.direction.as_deref() {
+        None | Some("both") => vec![2 * link, 2 * link + 1],
+        Some("forward") => vec![2 * link],
+        Some("reverse") => vec![2 * link + 1],
+        Some(o) => {
+            return Err(BuildError::new(
+                f("direction"),
+                format!("unknown direction `{o}` (both, forward, reverse)"),
+            ))
+        }
+    };
+    if e.flap.is_some()
+        && (e.state.is_some() || e.rate.is_some() || e.delay.is_some() || e.loss.is_some())
+    {
+        return Err(BuildError::new(
+            f("flap"),
+            "a flapping event changes the state only: no state, rate, delay or loss beside it"
+                .into(),
+        ));
+    }
+    let change = LinkChange {
+        down: match (e.state.as_deref(), &e.flap) {
+            (_, Some(_)) => Some(true),
+            (None, None) => None,
+            (Some("down"), None) => Some(true),
+            (Some("up"), None) => Some(false),
+            (Some(o), None) => {
+                return Err(BuildError::new(
+                    f("state"),
+                    format!("unknown state `{o}` (down, up)"),
+                ))
+            }
+        },
+        rate_bps: e
+            .rate
+            .as_ref()
+            .map(|r| field(&f("rate"), parse_rate(r)))
+            .transpose()?,
+        delay: e
+            .delay
+            .as_ref()
+            .map(|r| field(&f("delay"), parse_duration(r)))
+            .transpose()?,
+        loss: e
+            .loss
+            .as_ref()
+            .map(|r| field(&f("loss"), parse_probability(r)))
+            .transpose()?,
+    };
+    if change == LinkChange::default() {
+        return Err(BuildError::new(
+            format!("events[{i}]"),
+            "changes nothing: give state, rate, delay, loss or flap".into(),
+        ));
+    }
+    Ok(BuiltEvent {
+        at: field(&f("at"), parse_duration(&e.at))?,
+        links: dirs,
+        change,
+    })
+}
+
+/// A flapping link from `first.at`: down for `down`, up for `up`, again and again until
+/// `until`, and up from then on.
+fn flaps(i: usize, flap: &FlapSpec, first: BuiltEvent) -> Result<Vec<BuiltEvent>, BuildError> {
+    let f = |k: &str| format!("events[{i}].flap.{k}");
+    let down = field(&f("down"), parse_duration(&flap.down))?;
+    let up = field(&f("up"), parse_duration(&flap.up))?;
+    let until = at_most_max_time(
+        &f("until"),
+        field(&f("until"), parse_duration(&flap.until))?,
+    )?;
+    if down == Duration::ZERO || up == Duration::ZERO || until <= first.at {
+        return Err(BuildError::new(
+            format!("events[{i}].flap"),
+            "needs down > 0, up > 0 and until after `at`".into(),
+        ));
+    }
+    let period = (down + up).as_nanos();
+    let cycles = (until.as_nanos() - first.at.as_nanos()).div_ceil(period);
+    if cycles > MAX_FLAPS {
+        return Err(BuildError::new(
+            format!("events[{i}].flap"),
+            format!("{cycles} cycles: at most {MAX_FLAPS}"),
+        ));
+    }
+    let at = |k: u64, then: Duration| Duration::from_nanos(first.at.as_nanos() + k * period) + then;
+    let state = |t: Duration, down: bool| BuiltEvent {
+        at: t.min(until),
+        links: first.links.clone(),
+        change: LinkChange {
+            down: Some(down),
+            ..LinkChange::default()
+        },
+    };
+    let mut out = Vec::with_capacity(2 * cycles as usize);
+    for k in 0..cycles {
+        out.push(state(at(k, Duration::ZERO), true));
+        out.push(state(at(k, down), false));
+    }
+    Ok(out)
+}
