@@ -10,7 +10,8 @@
 //!
 //! [`relay`] impairs real paths with the simulator's link model; [`replay`] runs a
 //! simulator scenario over real sockets through such relays. [`source`] and [`sink`]
-//! stream a file from and to disk, the sink durably (fsync and rename on completion).
+//! stream a file from and to disk, the sink durably (fsync and rename on completion);
+//! [`resume`] continues an interrupted transfer where it stopped.
 //! Timers and pacing run at sub-millisecond precision
 //! ([`io::sleep_precisely_until`]).
 
@@ -18,6 +19,7 @@ pub mod io;
 pub mod limit;
 pub mod relay;
 pub mod replay;
+pub mod resume;
 pub mod sink;
 pub mod source;
 pub mod transfer;

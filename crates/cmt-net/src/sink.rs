@@ -13,6 +13,11 @@
 //! A temporary file is named `.NAME.part-PID-NONCE` and locked (`flock`) while its
 //! receiver lives; temporary files of this kind beside the destination that nobody
 //! holds locked (left by a receiver that was killed) are removed when a new sink opens.
+//!
+//! A resumable sink ([`Sink::resumable`], `recv --resume`) writes to `.NAME.part`
+//! instead, makes it durable at checkpoints recorded in `.NAME.resume`, keeps both when
+//! it ends without a commit, and offers what they hold to the next receiver
+//! ([`crate::resume`]).
 
 use std::fs::{File, Metadata};
 use std::io::{BufWriter, Write};
@@ -20,12 +25,33 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::resume::journal::{self, Record};
+use crate::resume::{Header, Offer};
+
 /// Where the bytes go until the commit.
 enum Target {
     /// A temporary file beside the destination, renamed over it on commit.
     Temporary(PathBuf),
     /// The null device, written through.
     NullDevice,
+    /// `.NAME.part` with its journal, kept when the sink ends without a commit.
+    Resumable(Resumable),
+}
+
+/// The state of a resumable sink.
+struct Resumable {
+    part: PathBuf,
+    journal: PathBuf,
+    /// The file's total length, once the stream's header said it.
+    total: Option<u64>,
+    /// What the sink offered when it opened.
+    offer: Option<Offer>,
+    /// Bytes made durable and recorded so far.
+    checkpointed: u64,
+    /// A checkpoint after this many more bytes.
+    every: u64,
+    /// The data turned out wrong: nothing is kept.
+    discarded: bool,
 }
 
 /// A file being received.
@@ -72,16 +98,8 @@ impl Sink {
         let name = dest
             .file_name()
             .ok_or_else(|| format!("{}: not a file name", dest.display()))?;
-        match std::fs::metadata(dest) {
-            Ok(m) if is_null_device(&m) => return Self::null_device(dest),
-            Ok(m) if !m.is_file() => {
-                return Err(format!(
-                    "{}: is a {}, not a regular file (give a file name, or /dev/null to discard the data)",
-                    dest.display(),
-                    kind_of(&m)
-                ))
-            }
-            _ => {}
+        if check_destination(dest)? {
+            return Self::null_device(dest);
         }
         let dir = match dest.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -120,6 +138,91 @@ impl Sink {
         }
     }
 
+    /// As [`create`](Self::create), resumable: writes to `.NAME.part` beside `dest`,
+    /// checkpoints every `every` bytes, and keeps what it holds when it ends without a
+    /// commit. What an earlier resumable sink left there (as its journal records it) is
+    /// kept and returned as the offer to make to the sender.
+    pub fn resumable(dest: &Path, every: u64) -> Result<(Sink, Option<Offer>), String> {
+        if dest.file_name().is_none() {
+            return Err(format!("{}: not a file name", dest.display()));
+        }
+        if check_destination(dest)? {
+            return Ok((Self::null_device(dest)?, None));
+        }
+        let (part, journal) = journal::paths(dest);
+        let at = |e: std::io::Error| format!("{}: cannot write: {e}", part.display());
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&part)
+            .map_err(at)?;
+        if !lock(&file) && cfg!(target_os = "linux") {
+            return Err(format!(
+                "{}: another receiver is writing it",
+                part.display()
+            ));
+        }
+        let (hasher, offer) = crate::resume::reopen(&file, &part, journal::read(&journal))?;
+        let mut s = Self::with(dest, Target::NullDevice, file);
+        s.hasher = hasher;
+        s.bytes = offer.map_or(0, |o| o.offset);
+        s.target = Target::Resumable(Resumable {
+            part,
+            journal,
+            total: None,
+            offer,
+            checkpointed: s.bytes,
+            every: every.max(1),
+            discarded: false,
+        });
+        Ok((s, offer))
+    }
+
+    /// The stream's header arrived: append after what was offered, or start over.
+    pub fn begin(&mut self, h: Header) -> Result<(), String> {
+        let offered = match &self.target {
+            Target::Resumable(r) => r.offer,
+            _ => None,
+        };
+        match offered {
+            Some(o) if h.start == o.offset && h.total == o.total => {}
+            _ if h.start == 0 => self.restart()?,
+            _ => {
+                return Err(format!(
+                    "the sender resumes at byte {} of {}, which was not offered",
+                    h.start, h.total
+                ))
+            }
+        }
+        if let Target::Resumable(r) = &mut self.target {
+            r.total = Some(h.total);
+        }
+        Ok(())
+    }
+
+    /// A stream without a header (a peer other than cmtlab): it starts at the first
+    /// byte, and is not resumable (no checkpoints without the file's length).
+    pub fn begin_unframed(&mut self) -> Result<(), String> {
+        self.restart()
+    }
+
+    /// Drops whatever was held (the sender starts from the first byte).
+    fn restart(&mut self) -> Result<(), String> {
+        if self.bytes > 0 {
+            let f = self.file.as_mut().ok_or("the file was already committed")?;
+            crate::resume::truncate(f.get_mut(), 0)
+                .map_err(|e| format!("{}: cannot write: {e}", self.dest.display()))?;
+            self.hasher = Sha256::new();
+            self.bytes = 0;
+            if let Target::Resumable(r) = &mut self.target {
+                r.checkpointed = 0;
+            }
+        }
+        Ok(())
+    }
+
     /// Appends in-order data.
     pub fn write(&mut self, data: &[u8]) -> Result<(), String> {
         let f = self.file.as_mut().ok_or("the file was already committed")?;
@@ -127,7 +230,43 @@ impl Sink {
             .map_err(|e| format!("{}: cannot write: {e}", self.dest.display()))?;
         self.hasher.update(data);
         self.bytes += data.len() as u64;
+        if let Target::Resumable(r) = &self.target {
+            if self.bytes - r.checkpointed >= r.every {
+                self.checkpoint()?;
+            }
+        }
         Ok(())
+    }
+
+    /// Makes what was written so far durable and records it in the journal (resumable
+    /// sinks; others have nothing to record).
+    pub fn checkpoint(&mut self) -> Result<(), String> {
+        let (Target::Resumable(r), Some(f)) = (&mut self.target, self.file.as_mut()) else {
+            return Ok(());
+        };
+        let Some(total) = r.total else {
+            return Ok(());
+        };
+        let at = |e: std::io::Error| format!("{}: cannot write: {e}", r.part.display());
+        f.flush().map_err(at)?;
+        f.get_ref().sync_data().map_err(at)?;
+        journal::write(
+            &r.journal,
+            Record {
+                total,
+                offset: self.bytes,
+            },
+        )?;
+        r.checkpointed = self.bytes;
+        Ok(())
+    }
+
+    /// What was received is wrong (it does not match the sender's digest): a resumable
+    /// sink keeps nothing of it.
+    pub fn discard(&mut self) {
+        if let Target::Resumable(r) = &mut self.target {
+            r.discarded = true;
+        }
     }
 
     /// Bytes written so far.
@@ -145,14 +284,21 @@ impl Sink {
         let at = |e: std::io::Error| format!("{}: cannot store: {e}", self.dest.display());
         let f = self.file.take().ok_or("the file was already committed")?;
         let f = f.into_inner().map_err(|e| at(e.into_error()))?;
-        let Target::Temporary(tmp) = &self.target else {
-            self.committed = true;
-            return Ok(self.digest());
+        let tmp = match &self.target {
+            Target::Temporary(tmp) => tmp,
+            Target::Resumable(r) => &r.part,
+            Target::NullDevice => {
+                self.committed = true;
+                return Ok(self.digest());
+            }
         };
         f.sync_all().map_err(at)?;
         std::fs::rename(tmp, &self.dest).map_err(at)?;
         drop(f); // the lock goes with it, after the rename
         self.committed = true;
+        if let Target::Resumable(r) = &self.target {
+            let _ = std::fs::remove_file(&r.journal);
+        }
         if let Some(dir) = self.dest.parent().filter(|d| !d.as_os_str().is_empty()) {
             File::open(dir).and_then(|d| d.sync_all()).map_err(at)?;
         }
@@ -162,9 +308,38 @@ impl Sink {
 
 impl Drop for Sink {
     fn drop(&mut self) {
-        if let (false, Target::Temporary(tmp)) = (self.committed, &self.target) {
-            let _ = std::fs::remove_file(tmp);
+        if self.committed {
+            return;
         }
+        let keep = match &self.target {
+            Target::Temporary(tmp) => {
+                let _ = std::fs::remove_file(tmp);
+                return;
+            }
+            Target::NullDevice => return,
+            Target::Resumable(r) => !r.discarded,
+        };
+        if keep {
+            // Best effort: what was received since the last checkpoint is kept too.
+            let _ = self.checkpoint();
+        } else if let Target::Resumable(r) = &self.target {
+            let _ = std::fs::remove_file(&r.part);
+            let _ = std::fs::remove_file(&r.journal);
+        }
+    }
+}
+
+/// Checks the destination (module doc): `Ok(true)` for the null device, `Ok(false)` for
+/// a regular file or none, an error for anything else.
+fn check_destination(dest: &Path) -> Result<bool, String> {
+    match std::fs::metadata(dest) {
+        Ok(m) if is_null_device(&m) => Ok(true),
+        Ok(m) if !m.is_file() => Err(format!(
+            "{}: is a {}, not a regular file (give a file name, or /dev/null to discard the data)",
+            dest.display(),
+            kind_of(&m)
+        )),
+        _ => Ok(false),
     }
 }
 

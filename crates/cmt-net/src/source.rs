@@ -89,6 +89,25 @@ impl Source {
         Ok(piece)
     }
 
+    /// Passes over the first `n` bytes (the part a resuming receiver holds), hashing
+    /// them: the next piece starts at `n`, and [`sha256`](Self::sha256) still covers the
+    /// whole file. Returns whether those bytes have the SHA-256 `expect`. Only at the
+    /// start.
+    pub fn skip_verified(&mut self, n: u64, expect: &[u8; 32]) -> Result<bool, String> {
+        if self.read != 0 || n > self.len {
+            return Err(format!("cannot resume at byte {n} of {}", self.len));
+        }
+        let h = match &mut self.from {
+            Origin::Memory(b) => Sha256::new_with_prefix(&b[..n as usize]),
+            Origin::File(f, path) => crate::resume::hash_prefix(f, n)
+                .map_err(|e| format!("{}: cannot read: {e}", path.display()))?,
+        };
+        let same = h.clone().finalize().as_slice() == expect;
+        self.hasher = h;
+        self.read = n;
+        Ok(same)
+    }
+
     /// SHA-256 (hex) of everything handed out.
     pub fn sha256(&self) -> String {
         hex(&self.hasher.clone().finalize())

@@ -63,6 +63,12 @@ pub struct AlgArgs {
     /// digest to compare, the sender ends without the receiver's confirmation.
     #[arg(long)]
     allow_unconfirmed: bool,
+    /// Continue an interrupted transfer. `recv --resume` keeps what it received when a
+    /// transfer does not complete (`.NAME.part`, `.NAME.resume` beside --out) and offers
+    /// it next time; `send --resume` then sends only the rest, once its file is found to
+    /// start with what the receiver holds (a changed file is refused).
+    #[arg(long)]
+    resume: bool,
     /// Send consecutive datagrams for one path in one system call (UDP GSO): `auto`
     /// (towards loopback addresses only: measured to cost goodput on rate-limited
     /// paths), `on` or `off`.
@@ -111,6 +117,7 @@ fn options(a: &AlgArgs) -> Result<Options, String> {
             .then_some(show as fn(u64, &[_])),
         auth,
         allow_unconfirmed: a.allow_unconfirmed,
+        resume: a.resume,
         gso: a.gso,
         ..Options::default()
     })
@@ -220,6 +227,7 @@ fn summary_json(r: &Report, role: &str, a: &AlgArgs) -> serde_json::Value {
         "delivered_bytes": r.bytes,
         "ftt_s": r.seconds,
         "sha256": r.sha256,
+        "resumed_from": r.resumed_from,
         "rejected_packets": r.rejected,
         "unauthenticated_packets": r.io.unauthenticated,
         "receiver_rates": r.receiver_rates,
@@ -279,6 +287,13 @@ fn print(r: &Report, role: &str) {
         sayln!(
             "  path {i}{route}: sent {} DATA packets, {} bytes, {} retransmissions; received {} DATA packets",
             p.sent_packets, p.sent_bytes, p.retransmissions, p.received_data_packets
+        );
+    }
+    if r.resumed_from > 0 {
+        sayln!(
+            "  resumed at byte {} (the receiver held it already): {} bytes moved now",
+            r.resumed_from,
+            r.moved()
         );
     }
     if r.receiver_rates {

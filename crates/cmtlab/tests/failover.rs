@@ -54,52 +54,70 @@ struct Transfer {
     data: PathBuf,
 }
 
+/// A source file of `mb` MB at `path`.
+fn source(path: &Path, mb: usize) {
+    let bytes: Vec<u8> = (0..(mb << 20) as u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 11) as u8)
+        .collect();
+    std::fs::write(path, bytes).expect("source file");
+}
+
 impl Env {
+    /// The first `n` paths' addresses of one side, with `port`, as a `--local` /
+    /// `--listen` / `--remote` list.
+    fn list(&self, n: usize, ours: bool, port: u16) -> String {
+        self.paths[..n]
+            .iter()
+            .map(|p| SocketAddr::from((if ours { p.0 } else { p.1 }, port)).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// `cmtlab recv` on the first `n` paths in the receiver's namespace, writing `out`.
+    fn receiver(&self, n: usize, out: &Path, extra: &[&str]) -> Proc {
+        let mut args: Vec<String> = [
+            "recv",
+            "--listen",
+            &self.list(n, false, PORT),
+            "--timeout",
+            "90",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(["--out".into(), out.display().to_string()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let bin = self.bin.clone();
+        let rx = self.peer.run(move || spawn(&bin, &args));
+        std::thread::sleep(Duration::from_millis(150));
+        rx
+    }
+
+    /// `cmtlab send` of `data` over the first `n` paths.
+    fn sender(&self, n: usize, data: &Path, extra: &[&str]) -> Proc {
+        let mut args: Vec<String> = [
+            "send",
+            "--local",
+            &self.list(n, true, 0),
+            "--remote",
+            &self.list(n, false, PORT),
+            "--timeout",
+            "90",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.push(data.display().to_string());
+        spawn(&self.bin, &args)
+    }
+
     /// Starts a transfer of `mb` MB over the first `n` paths.
     fn start(&self, name: &str, n: usize, mb: usize) -> Transfer {
         let out = self.dir.join(format!("{name}.bin"));
         let trace = self.dir.join(format!("{name}.csv"));
         let data = self.dir.join(format!("{name}.src"));
-        let bytes: Vec<u8> = (0..(mb << 20) as u32)
-            .map(|i| (i.wrapping_mul(2654435761) >> 11) as u8)
-            .collect();
-        std::fs::write(&data, bytes).expect("source file");
-        let list = |side: fn(&(Ipv4Addr, Ipv4Addr)) -> Ipv4Addr, port: u16| {
-            self.paths[..n]
-                .iter()
-                .map(|p| SocketAddr::from((side(p), port)).to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        let rx_args: Vec<String> = [
-            "recv",
-            "--listen",
-            &list(|p| p.1, PORT),
-            "--out",
-            &out.display().to_string(),
-            "--trace",
-            &trace.display().to_string(),
-            "--timeout",
-            "90",
-        ]
-        .map(String::from)
-        .to_vec();
-        let bin = self.bin.clone();
-        let rx = self.peer.run(move || spawn(&bin, &rx_args));
-        std::thread::sleep(Duration::from_millis(150));
-        let tx_args: Vec<String> = [
-            "send",
-            "--local",
-            &list(|p| p.0, 0),
-            "--remote",
-            &list(|p| p.1, PORT),
-            "--timeout",
-            "90",
-            &data.display().to_string(),
-        ]
-        .map(String::from)
-        .to_vec();
-        let tx = spawn(&self.bin, &tx_args);
+        source(&data, mb);
+        let rx = self.receiver(n, &out, &["--trace", &trace.display().to_string()]);
+        let tx = self.sender(n, &data, &[]);
         Transfer {
             rx,
             tx,
@@ -278,11 +296,18 @@ fn a_flapping_link(env: &Env) -> Result<String, String> {
     ))
 }
 
+#[path = "failover/resume.rs"]
+mod resume;
+
 const TESTS: &[Test<Env>] = &[
     ("the_first_path_down_for_good", the_first_path_down_for_good),
     ("every_path_down_for_10_s", every_path_down_for_10_s),
     ("a_blackholed_path_heals", a_blackholed_path_heals),
     ("a_flapping_link", a_flapping_link),
+    (
+        "killed_at_random_points_and_resumed",
+        resume::killed_at_random_points_and_resumed,
+    ),
 ];
 
 fn setup() -> Result<Env, String> {

@@ -197,6 +197,14 @@ impl Connector {
             (Some(Chunk::CookieAck), State::CookieEchoed { peer, auth, .. }) => {
                 let (peer_addresses, peer_extensions) = peer_info(peer);
                 let auth = auth.clone();
+                let peer_unknown_params = peer
+                    .params
+                    .iter()
+                    .filter_map(|p| match p {
+                        InitParam::Unknown { ptype, value } => Some((*ptype, value.clone())),
+                        _ => None,
+                    })
+                    .collect();
                 let est = Established {
                     init: AssocInit {
                         local_vtag: self.tag,
@@ -209,6 +217,7 @@ impl Connector {
                     peer_addresses,
                     peer_extensions,
                     auth,
+                    peer_unknown_params,
                 };
                 self.state = State::Done;
                 self.t1 = None;

@@ -298,6 +298,7 @@ impl Listener {
             peer_addresses: c.peer_addresses,
             peer_extensions: c.peer_extensions,
             auth,
+            peer_unknown_params: Vec::new(),
         };
         let ack = Packet {
             vtag: c.peer_vtag,

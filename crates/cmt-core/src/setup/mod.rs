@@ -65,6 +65,9 @@ pub struct SetupConfig {
     pub cookie_lifetime: Duration,
     /// RFC 4895 authentication, required of the peer when set.
     pub auth: Option<AuthConfig>,
+    /// Parameters the embedder adds to its INIT / INIT ACK (e.g. the runtime's resume
+    /// offer); the core does not interpret them.
+    pub extra_params: Vec<InitParam>,
 }
 
 impl Default for SetupConfig {
@@ -79,6 +82,7 @@ impl Default for SetupConfig {
             max_init_retrans: 8,
             cookie_lifetime: Duration::from_secs(60),
             auth: None,
+            extra_params: Vec::new(),
         }
     }
 }
@@ -94,6 +98,9 @@ pub struct Established {
     pub peer_extensions: Vec<u8>,
     /// The RFC 4895 session, when authentication was configured (and so negotiated).
     pub auth: Option<Session>,
+    /// Parameters of the peer's INIT ACK the core does not interpret, as (type, value)
+    /// (the connecting side only: a listener keeps no state but the cookie).
+    pub peer_unknown_params: Vec<(u16, Bytes)>,
 }
 
 fn params(cfg: &SetupConfig, auth: Option<&Offer>) -> Vec<InitParam> {
@@ -113,6 +120,7 @@ fn params(cfg: &SetupConfig, auth: Option<&Offer>) -> Vec<InitParam> {
     if !ext.is_empty() {
         p.push(InitParam::SupportedExtensions(ext));
     }
+    p.extend(cfg.extra_params.iter().cloned());
     p
 }
 

@@ -73,6 +73,7 @@ impl Established {
             receiver_rates,
             routes: self.routes.addresses(socks),
             io: socks.counts(),
+            resumed_from: 0,
         })
     }
 }

@@ -70,6 +70,11 @@ pub struct Options {
     /// the receiver's confirmation. Off by default: such a peer is refused right after
     /// the handshake.
     pub allow_unconfirmed: bool,
+    /// Continue an interrupted transfer ([`crate::resume`]). A receiver keeps what it
+    /// received when a transfer does not complete and offers it next time; a sender
+    /// sends only what the receiver's offer lacks, after checking that its file still
+    /// starts with what the receiver holds (otherwise it refuses: the source changed).
+    pub resume: bool,
     /// When consecutive datagrams for one path leave in one GSO send
     /// ([`crate::io::Gso`]; default: towards loopback addresses only).
     pub gso: crate::io::Gso,
@@ -173,6 +178,7 @@ impl Default for Options {
             capacities: Vec::new(),
             auth: None,
             allow_unconfirmed: false,
+            resume: false,
             gso: crate::io::Gso::default(),
         }
     }

@@ -6,14 +6,14 @@ use std::path::Path;
 
 use cmt_core::setup::{
     Established as SetupDone, ListenOutcome, Listener, CAUSE_OUT_OF_RESOURCE,
-    CAUSE_USER_INITIATED_ABORT,
+    CAUSE_PROTOCOL_VIOLATION, CAUSE_USER_INITIATED_ABORT,
 };
 use cmt_core::wire::chunk_type;
 use cmt_core::{Association, Chunk, Closing, Packet, Payload};
 
 use super::{
     digest::{compare_announced, digest_chunk, parse_digest},
-    error::TransferError::{self, Ended, Invalid, Setup},
+    error::TransferError::{self, Ended, Invalid, Io, Setup},
     established::{self, End, Established},
     options::{overhead_of, Options},
     report::{Counters, Report},
@@ -25,6 +25,7 @@ use super::{
 };
 use crate::io::Sockets;
 use crate::limit::{is_unicast, ReplyLimit};
+use crate::resume::{HeaderReader, Offer};
 use crate::sink::Sink;
 use crate::trust::Trust;
 
@@ -55,10 +56,14 @@ pub async fn receive_on(
     o.validate_for(overhead).map_err(Invalid)?;
     // Where the data goes is checked before anyone connects; until the commit below the
     // destination keeps whatever it held.
-    let sink = Sink::create(out).map_err(Invalid)?;
+    let (sink, offer) = if o.resume {
+        Sink::resumable(out, u64::from(o.rbuf)).map_err(Invalid)?
+    } else {
+        (Sink::create(out).map_err(Invalid)?, None)
+    };
     let trace = open_outputs(&mut socks, o).map_err(Invalid)?;
     let listen = socks.local_addrs();
-    let (a, rejected) = accept(&mut socks, o).await?;
+    let (a, rejected) = accept(&mut socks, o, offer).await?;
     let est = a.est;
     // Authentication first: the COOKIE ACK is signed when the peer requires it.
     let overhead = overhead + socks.authenticate(est.auth.clone());
@@ -74,6 +79,10 @@ pub async fn receive_on(
     let n = routes.paths.len();
     let receiver_rates = negotiated_receiver_rates(o, &est);
     let confirm = confirms(&mut socks, &routes, &est, o).await?;
+    let mut sink = sink;
+    if !confirm {
+        sink.begin_unframed().map_err(Io)?;
+    }
     let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     // The handshake's source and the addresses the peer's INIT listed (at the same
     // port) speak for it; any other source must first answer a probe.
@@ -97,6 +106,9 @@ pub async fn receive_on(
     };
     let mut end = Receiving {
         sink,
+        // Between cmtlab ends (FILE-DIGEST) the stream starts with a header.
+        header: confirm.then(HeaderReader::default),
+        resumed_from: 0,
         announced: None,
         sha: None,
         confirm,
@@ -108,7 +120,8 @@ pub async fn receive_on(
         end.sha.clone().unwrap_or_default(),
         confirm,
     );
-    let report = s.finish(&mut socks, o, done, receiver_rates)?;
+    let mut report = s.finish(&mut socks, o, done, receiver_rates)?;
+    report.resumed_from = end.resumed_from;
     if end.sha.is_none() {
         return Err(Ended(
             "the association closed before the peer's SHUTDOWN".into(),
@@ -130,11 +143,18 @@ struct Accepted {
 
 /// Listens until a valid COOKIE ECHO arrives (or the time limit passes). What the
 /// listener answers to others (INIT ACKs, and ABORTs to packets of no association) goes
-/// only to unicast sources and within the [`ReplyLimit`]. Also returns the datagrams
-/// that did not parse or were refused.
-async fn accept(socks: &mut Sockets, o: &Options) -> Result<(Accepted, u64), TransferError> {
+/// only to unicast sources and within the [`ReplyLimit`]; its INIT ACKs carry the
+/// resume `offer`, if any. Also returns the datagrams that did not parse or were
+/// refused.
+async fn accept(
+    socks: &mut Sockets,
+    o: &Options,
+    offer: Option<Offer>,
+) -> Result<(Accepted, u64), TransferError> {
     let key: [u8; 32] = rand::random();
-    let mut listener = Listener::new(setup_config(o, &socks.local_addrs()), key, rand::random());
+    let mut cfg = setup_config(o, &socks.local_addrs());
+    cfg.extra_params.extend(offer.map(|o| o.param()));
+    let mut listener = Listener::new(cfg, key, rand::random());
     let mut limit = ReplyLimit::default();
     let mut rejected = 0u64;
     let setup_deadline = o.deadline(socks.now());
@@ -158,6 +178,8 @@ async fn accept(socks: &mut Sockets, o: &Options) -> Result<(Accepted, u64), Tra
         let now = socks.now();
         match listener.handle_datagram(now, socks.last_datagram(), &p) {
             ListenOutcome::Reply(r) => {
+                // Anything but an INIT belongs to no association: answered, and rejected.
+                rejected += u64::from(!matches!(p.chunks.first(), Some(Chunk::Init(_))));
                 let bytes = r.wire_len() + crate::IPV6_UDP_OVERHEAD as usize;
                 if is_unicast(a.from.ip()) && limit.allow(now, a.from.ip(), bytes) {
                     // A failing send is a lost reply: the peer retransmits.
@@ -185,6 +207,11 @@ async fn accept(socks: &mut Sockets, o: &Options) -> Result<(Accepted, u64), Tra
 /// answered again.
 struct Receiving {
     sink: Sink,
+    /// The stream's header, until it has been read (`None`: no header, a peer other
+    /// than cmtlab).
+    header: Option<HeaderReader>,
+    /// Where the stream started in the file.
+    resumed_from: u64,
     /// The length and SHA-256 the sender announced (with its SHUTDOWN).
     announced: Option<(u64, String)>,
     /// The digest of the committed file.
@@ -197,10 +224,7 @@ impl End for Receiving {
     fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
         while let Some(p) = assoc.read() {
             if let Payload::Bytes(b) = p {
-                // The sender must not believe the file arrived: ABORT, "out of resource".
-                self.sink
-                    .write(&b)
-                    .map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))?;
+                self.store(&b)?;
             }
         }
         if let Some(d) = assoc
@@ -233,6 +257,27 @@ impl End for Receiving {
 }
 
 impl Receiving {
+    /// Stores delivered bytes, the stream's header first.
+    fn store(&mut self, b: &[u8]) -> Result<(), (String, u16)> {
+        let data = match self.header.as_mut() {
+            Some(r) if !r.is_done() => {
+                let (h, rest) = r.feed(b).map_err(|e| (e, CAUSE_PROTOCOL_VIOLATION))?;
+                if let Some(h) = h {
+                    self.sink
+                        .begin(h)
+                        .map_err(|e| (e, CAUSE_PROTOCOL_VIOLATION))?;
+                    self.resumed_from = h.start;
+                }
+                rest
+            }
+            _ => b,
+        };
+        // The sender must not believe the file arrived: ABORT, "out of resource".
+        self.sink
+            .write(data)
+            .map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))
+    }
+
     /// The peer asked to shut down, so everything it sent has arrived: the file is
     /// committed durably when it is what the sender announced (and our digest goes out
     /// with the SHUTDOWN ACK); otherwise nothing is stored and the ABORT that ends the
@@ -241,6 +286,7 @@ impl Receiving {
         let ours = (self.sink.bytes(), self.sink.digest());
         if self.confirm {
             if let Err(e) = compare_announced(self.announced.as_ref(), (ours.0, &ours.1)) {
+                self.sink.discard();
                 assoc.bundle_with(chunk_type::ABORT, digest_chunk(ours.0, &ours.1));
                 return Err((e, CAUSE_USER_INITIATED_ABORT));
             }

@@ -65,7 +65,7 @@ impl Observer for Counters {
 /// What a finished transfer reports.
 #[derive(Clone, Debug)]
 pub struct Report {
-    /// Payload bytes moved.
+    /// The file's length (what the sender sent, the receiver stored).
     pub bytes: u64,
     /// Seconds from the first packet to the graceful close.
     pub seconds: f64,
@@ -86,11 +86,20 @@ pub struct Report {
     pub confirmed: bool,
     /// Datagrams and the system calls that moved them (batching at work).
     pub io: crate::io::IoCounts,
+    /// Where in the file this transfer started: 0, or the offset a resumed transfer
+    /// continued from ([`Options::resume`](super::Options::resume)).
+    pub resumed_from: u64,
 }
 
 impl Report {
-    /// Goodput in Mbit/s.
+    /// Goodput in Mbit/s: the bytes this transfer moved (those after
+    /// [`resumed_from`](Self::resumed_from)) over its time.
     pub fn goodput_mbps(&self) -> f64 {
-        self.bytes as f64 * 8.0 / self.seconds.max(1e-9) / 1e6
+        self.moved() as f64 * 8.0 / self.seconds.max(1e-9) / 1e6
+    }
+
+    /// Bytes this transfer moved (a resumed one: what was missing).
+    pub fn moved(&self) -> u64 {
+        self.bytes.saturating_sub(self.resumed_from)
     }
 }

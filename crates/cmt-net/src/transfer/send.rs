@@ -17,11 +17,12 @@ use super::{
     report::{Counters, Report},
     routes::Routes,
     session::{
-        association, confirms, negotiated_receiver_rates, next, open_outputs, setup_config,
+        association, confirms, negotiated_receiver_rates, next, open_outputs, refuse, setup_config,
         start_trace, until, Wake,
     },
 };
 use crate::io::{Arrival, Sockets};
+use crate::resume::{Header, Offer};
 use crate::source::Source;
 use crate::trust::Trust;
 
@@ -85,6 +86,12 @@ pub(super) async fn send_from(
     );
     let receiver_rates = negotiated_receiver_rates(o, &est);
     let confirm = confirms(&mut socks, &routes, &est, o).await?;
+    let mut src = src;
+    let first = if confirm {
+        resume_at(&mut socks, &routes, &est, &mut src, o).await?
+    } else {
+        0
+    };
     let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     let overhead = overhead + socks.authenticate(est.auth.clone());
     let mut assoc = association(o, n, est.init, receiver_rates, overhead).map_err(Setup)?;
@@ -93,6 +100,14 @@ pub(super) async fn send_from(
         assoc.set_destination_capacity(PathId(i), *c);
     }
     let piece = assoc.max_payload() as usize * 64;
+    if confirm {
+        // Between cmtlab ends the stream says where in the file it starts.
+        let header = Header {
+            start: first,
+            total: src.len(),
+        };
+        assoc.write(Payload::Bytes(header.bytes()));
+    }
     let authenticated_only = socks.is_authenticating();
     let mut s = Established {
         assoc,
@@ -122,11 +137,49 @@ pub(super) async fn send_from(
         return Err(Unconfirmed(refused((total, &sha256), Some(got))));
     }
     ran?;
-    let report = s.finish(&mut socks, o, (total, sha256, confirm), receiver_rates)?;
+    let mut report = s.finish(&mut socks, o, (total, sha256, confirm), receiver_rates)?;
+    report.resumed_from = first;
     if confirm {
         check_digest((total, &report.sha256), end.digest).map_err(Unconfirmed)?;
     }
     Ok(report)
+}
+
+/// Where the stream starts: with `--resume`, where the receiver's offer (in its INIT
+/// ACK) ends, once the file is found to start with what the receiver holds (the source
+/// is then read up to there and hashed); else at the first byte. A file that changed
+/// since (another length, other first bytes) is refused.
+async fn resume_at(
+    socks: &mut Sockets,
+    routes: &Routes,
+    est: &SetupDone,
+    src: &mut Source,
+    o: &Options,
+) -> Result<u64, TransferError> {
+    let offer = Offer::from_params(&est.peer_unknown_params);
+    let (true, Some(offer)) = (o.resume, offer) else {
+        return Ok(0);
+    };
+    let why = if offer.total != src.len() {
+        format!(
+            "cannot resume: the receiver holds {} bytes of a file of {} bytes, this one has \
+             {}; the source changed (send it without --resume to start over)",
+            offer.offset,
+            offer.total,
+            src.len()
+        )
+    } else {
+        match src.skip_verified(offer.offset, &offer.prefix_sha256) {
+            Ok(true) => return Ok(offer.offset),
+            Ok(false) => format!(
+                "cannot resume: the first {} bytes the receiver holds differ from this \
+                 file's; the source changed (send it without --resume to start over)",
+                offer.offset
+            ),
+            Err(e) => e,
+        }
+    };
+    Err(refuse(socks, routes, est, &why).await)
 }
 
 /// The handshake from socket 0 to `remote`: INIT … COOKIE ACK, within the time limit.

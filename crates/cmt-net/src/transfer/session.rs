@@ -113,6 +113,24 @@ pub(super) async fn confirms(
     if o.allow_unconfirmed {
         return Ok(false);
     }
+    Err(refuse(
+        socks,
+        routes,
+        est,
+        "the peer cannot confirm the file (no FILE-DIGEST support: not a cmtlab peer); \
+         --allow-unconfirmed transfers without that check",
+    )
+    .await)
+}
+
+/// Ends an association just set up, before any data: an ABORT ("User-Initiated Abort")
+/// tells the peer, and `why` is the setup's error.
+pub(super) async fn refuse(
+    socks: &mut Sockets,
+    routes: &Routes,
+    est: &Established,
+    why: &str,
+) -> TransferError {
     let abort = Packet {
         vtag: est.init.peer_vtag,
         chunks: vec![Chunk::Abort {
@@ -122,11 +140,7 @@ pub(super) async fn confirms(
     };
     let (local, remote) = routes.paths[0];
     let _ = socks.send(local, remote, routes.peer_port, &abort).await;
-    Err(TransferError::Setup(
-        "the peer cannot confirm the file (no FILE-DIGEST support: not a cmtlab peer); \
-         --allow-unconfirmed transfers without that check"
-            .into(),
-    ))
+    TransferError::Setup(why.to_string())
 }
 
 /// Sends every transmit the association has now, in as few system calls as the
