@@ -12,13 +12,16 @@
 //! a Mahimahi capacity trace (one line per 1500-byte delivery opportunity, ms) that
 //! replaces the rate in both directions. `jitter_model=half-normal` adds σ·|G| instead of
 //! σ·G (the JAPS paper's "10 + 2|G| ms"); `queue=unlimited` never drops (a delaying
-//! socket, not a router).
+//! socket, not a router). `change=T/KEY=VALUE[/KEY=VALUE…]` (any number of them) changes
+//! both directions T after the relay starts, as a scenario's link events do: `delay`,
+//! `rate`, `loss`, or `state=down` / `state=up` (e.g. `change=8s/delay=200ms`, a delay
+//! that jumps).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use cmt_core::{Duration, Time};
-use cmt_sim::link::{Cargo, Finished, InFlight, Link, LinkParams, Offer};
+use cmt_sim::link::{Cargo, Finished, InFlight, Link, LinkChange, LinkParams, Offer};
 use cmt_sim::loss::{Gilbert, LossChain};
 use cmt_sim::rng::stream;
 use cmt_sim::units::{parse_duration, parse_probability, parse_rate, Raw};
@@ -38,6 +41,33 @@ pub struct RelaySpec {
     pub loss: f64,
     /// Gilbert–Elliott loss in series.
     pub gilbert: Option<Gilbert>,
+    /// Changes of both directions, by time since the relay started (in time order).
+    pub changes: Vec<(Duration, LinkChange)>,
+}
+
+/// `T/KEY=VALUE[/KEY=VALUE…]` of a `change=` setting.
+fn parse_change(v: &str) -> Result<(Duration, LinkChange), String> {
+    let mut parts = v.split('/');
+    let when = parse_duration(&Raw::Text(parts.next().unwrap_or_default().trim().into()))?;
+    let mut c = LinkChange::default();
+    for p in parts {
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| format!("`{p}`: expected KEY=VALUE"))?;
+        let raw = Raw::Text(v.trim().to_string());
+        match k.trim() {
+            "delay" => c.delay = Some(parse_duration(&raw)?),
+            "rate" => c.rate_bps = Some(parse_rate(&raw)?),
+            "loss" => c.loss = Some(parse_probability(&raw)?),
+            "state" if v.trim() == "down" => c.down = Some(true),
+            "state" if v.trim() == "up" => c.down = Some(false),
+            o => return Err(format!("`{o}`: delay, rate, loss or state=down|up")),
+        }
+    }
+    if c == LinkChange::default() {
+        return Err(format!("`{v}` changes nothing"));
+    }
+    Ok((when, c))
 }
 
 /// Parses one path spec (see the module documentation); errors name the bad part.
@@ -66,6 +96,7 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
         },
         loss: 0.0,
         gilbert: None,
+        changes: Vec::new(),
     };
     for p in parts {
         let (k, v) = p
@@ -93,6 +124,7 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
                 }
             }
             "gilbert" if v.trim() == "markov1pct" => spec.gilbert = Some(Gilbert::markov_1pct()),
+            "change" => spec.changes.push(parse_change(v).map_err(e)?),
             "trace" => {
                 let text = std::fs::read_to_string(v.trim())
                     .map_err(|err| format!("`trace`: cannot read {}: {err}", v.trim()))?;
@@ -105,6 +137,7 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
     if spec.params.rate_bps == 0 {
         return Err("`rate` must be positive".into());
     }
+    spec.changes.sort_by_key(|c| c.0);
     Ok(spec)
 }
 
@@ -139,7 +172,7 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
             stream(seed, &format!("relay/{name}/{dir}/jitter")),
         )
     };
-    let mut links = [link("forward"), link("reverse")];
+    let mut links: [Link<InFlight>; 2] = [link("forward"), link("reverse")];
     let start = tokio::time::Instant::now();
     let now = || Time::from_nanos(start.elapsed().as_nanos() as u64);
     let at = |t: Time| start + std::time::Duration::from_nanos(t.as_nanos());
@@ -150,13 +183,14 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
     let mut next_id = 0usize;
     let mut sender: Option<SocketAddr> = None;
     let (mut rx, mut tx) = (RxBatch::default(), TxQueue::default());
-    let mut first = 0;
+    let (mut first, mut changes) = (0, spec.changes.iter().peekable());
     loop {
         let due = service
             .iter()
             .flatten()
             .copied()
             .chain(arrivals.keys().next().map(|k| k.0))
+            .chain(changes.peek().map(|c| Time::ZERO + c.0))
             .min();
         let mut got = tokio::select! {
             d = std::future::poll_fn(|cx| poll_recv_any(cx, &socks, &mut first, &mut rx)) => Some(d),
@@ -168,6 +202,13 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
             } => None,
         };
         let t = now();
+        while let Some((_, c)) = changes.next_if(|c| Time::ZERO + c.0 <= t) {
+            for l in &mut links {
+                for p in l.change(c) {
+                    p.relayed_id().map(|id| held.remove(&id));
+                }
+            }
+        }
         // The datagram that woke us and the rest of its batch.
         while let Some(d) = got.take().or_else(|| rx.next()) {
             let dir = d.socket;
@@ -273,6 +314,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!((d.params.queue, d.params.jitter_half), (None, true));
+        let j = parse_spec("127.0.0.1:1>127.0.0.1:2,change=8s/delay=200ms,change=2s/state=down")
+            .unwrap();
+        let times: Vec<u64> = j
+            .changes
+            .iter()
+            .map(|c| c.0.as_nanos() / 1_000_000)
+            .collect();
+        assert_eq!(times, vec![2000, 8000]);
+        assert_eq!(j.changes[1].1.delay, Some(Duration::from_millis(200)));
         for (bad, want) in [
             (
                 "127.0.0.1:1>127.0.0.1:2,queue=lots",
@@ -292,6 +342,14 @@ mod tests {
             (
                 "127.0.0.1:1>127.0.0.1:2,trace=/no/file",
                 "`trace`: cannot read /no/file",
+            ),
+            (
+                "127.0.0.1:1>127.0.0.1:2,change=5s/colour=red",
+                "`change`: `colour`: delay, rate, loss or state=down|up",
+            ),
+            (
+                "127.0.0.1:1>127.0.0.1:2,change=5s",
+                "`change`: `5s` changes nothing",
             ),
         ] {
             let e = parse_spec(bad).unwrap_err();

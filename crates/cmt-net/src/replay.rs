@@ -92,9 +92,11 @@ fn unsupported(b: &Built) -> Option<String> {
     None
 }
 
-/// The relay of path `i` from `listen` to `target`, with the scenario's link model.
+/// The relay of path `i` from `listen` to `target`, with the scenario's link model and
+/// the link's scheduled changes (its `[[events]]`: failures, flapping, delay jumps).
 fn relay_spec(b: &Built, i: usize, listen: SocketAddr, target: SocketAddr) -> RelaySpec {
-    let l = &b.links[b.paths[i].links[0]];
+    let link = b.paths[i].links[0];
+    let l = &b.links[link];
     let fixed = |s: &Spread<f64>| match s {
         Spread::Fixed(x) | Spread::Uniform(x, _) => *x,
     };
@@ -114,6 +116,12 @@ fn relay_spec(b: &Built, i: usize, listen: SocketAddr, target: SocketAddr) -> Re
         },
         loss: fixed(&l.loss),
         gilbert: l.gilbert,
+        changes: b
+            .events
+            .iter()
+            .filter(|e| e.links.iter().any(|&d| d / 2 == link))
+            .map(|e| (e.at, e.change.clone()))
+            .collect(),
     }
 }
 

@@ -14,6 +14,9 @@ use cmt_net::io::Sockets;
 use cmt_net::transfer::{receive_on, send, Options};
 use tokio::net::UdpSocket;
 
+mod common;
+use common::stall;
+
 fn a(s: &str) -> SocketAddr {
     s.parse().unwrap()
 }
@@ -55,18 +58,6 @@ async fn nat(target: SocketAddr, rebind_after: u64) -> (SocketAddr, Arc<AtomicU6
         }
     });
     (at, after)
-}
-
-/// The longest gap between two deliveries in a receiver's trace, in seconds.
-fn stall(trace: &std::path::Path) -> f64 {
-    let text = std::fs::read_to_string(trace).unwrap();
-    let times: Vec<f64> = text
-        .lines()
-        .skip(1)
-        .filter(|l| l.split(',').nth(5) == Some("deliver"))
-        .filter_map(|l| l.split(',').next()?.parse().ok())
-        .collect();
-    times.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
