@@ -121,7 +121,8 @@ enum Command {
     /// Impair real paths in userspace with the simulator's link model (runs until
     /// interrupted).
     Relay {
-        /// One per path: `LISTEN>TARGET[,rate=R][,delay=D][,jitter=D][,jitter_model=half-normal][,loss=P][,queue=N|unlimited][,gilbert=markov1pct][,trace=FILE]`.
+        /// One per path: `LISTEN>TARGET[,rate=R][,delay=D][,jitter=D][,jitter_model=half-normal][,loss=P][,queue=N|unlimited][,gilbert=markov1pct][,trace=FILE][,change=T/KEY=V…]`;
+        /// `change=8s/delay=200ms` or `change=5s/state=down` changes the path at T.
         #[arg(long = "path", required = true)]
         paths: Vec<String>,
         /// Seed of the loss and jitter streams.
