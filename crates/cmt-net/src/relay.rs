@@ -235,24 +235,14 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
             }
         }
         for dir in 0..2 {
-            while let Some(end) = service[dir].filter(|&e| e <= t) {
-                let (fate, next) = links[dir].finish(end);
-                service[dir] = next;
-                match fate {
-                    Some(Finished::Arrives(when, p)) => {
-                        let id = p.relayed_id();
-                        if let Some((id, b)) = id.and_then(|id| Some((id, held.remove(&id)?))) {
-                            arrivals.insert((when, id), (dir, b));
-                        }
-                    }
-                    Some(Finished::Lost(p, _)) => {
-                        if let Some(id) = p.relayed_id() {
-                            held.remove(&id);
-                        }
-                    }
-                    None => {}
-                }
-            }
+            serve(
+                &mut links[dir],
+                dir,
+                &mut service[dir],
+                t,
+                &mut held,
+                &mut arrivals,
+            );
         }
         // Everything due leaves now, consecutive datagrams of a direction batched.
         while let Some(e) = arrivals.first_entry() {
@@ -277,6 +267,36 @@ pub async fn run_path(spec: RelaySpec, seed: u64) -> std::io::Result<()> {
             let _ = socks[b.local].send(b, tx.bytes(b)).await;
         }
         tx.clear();
+    }
+}
+
+/// Ends the serialisations of direction `dir` due by `t`: what survives the link's
+/// impairments is scheduled to arrive, what does not is forgotten.
+fn serve(
+    link: &mut Link<InFlight>,
+    dir: usize,
+    service: &mut Option<Time>,
+    t: Time,
+    held: &mut BTreeMap<usize, Vec<u8>>,
+    arrivals: &mut BTreeMap<(Time, usize), (usize, Vec<u8>)>,
+) {
+    while let Some(end) = service.filter(|&e| e <= t) {
+        let (fate, next) = link.finish(end);
+        *service = next;
+        match fate {
+            Some(Finished::Arrives(when, p)) => {
+                let id = p.relayed_id();
+                if let Some((id, b)) = id.and_then(|id| Some((id, held.remove(&id)?))) {
+                    arrivals.insert((when, id), (dir, b));
+                }
+            }
+            Some(Finished::Lost(p, _)) => {
+                if let Some(id) = p.relayed_id() {
+                    held.remove(&id);
+                }
+            }
+            None => {}
+        }
     }
 }
 

@@ -7,6 +7,7 @@ mod input;
 mod loss;
 mod on_path;
 mod recv;
+mod renege;
 mod sack;
 mod send;
 mod send_queue;

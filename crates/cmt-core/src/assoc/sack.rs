@@ -69,7 +69,11 @@ pub(super) struct PathAck {
 }
 
 /// The stretches of `lo ..= hi` outside `covered` (ranges sorted by start), in order.
-fn uncovered(lo: u64, hi: u64, covered: &[(u64, u64)]) -> impl Iterator<Item = (u64, u64)> + '_ {
+pub(super) fn uncovered(
+    lo: u64,
+    hi: u64,
+    covered: &[(u64, u64)],
+) -> impl Iterator<Item = (u64, u64)> + '_ {
     let mut rest = covered.iter().peekable();
     let mut from = lo;
     std::iter::from_fn(move || {
@@ -275,7 +279,6 @@ impl<O: Observer> Association<O> {
         s: &mut AckScratch,
         rtts: &mut Vec<(PathId, u64)>,
     ) -> (bool, u64) {
-        let ns2 = self.ns2();
         let (mut newly_any, mut reported) = (false, 0u64);
         let mut newly = std::mem::take(&mut s.newly);
         let before = std::mem::take(&mut self.snd.gap_acked_runs);
@@ -349,41 +352,8 @@ impl<O: Observer> Association<O> {
             if !newly.is_sorted() {
                 newly.sort_unstable();
             }
-            for &tsn in &newly {
-                let idx = self.snd.index(tsn);
-                let c = &mut self.snd.chunks[idx];
-                let (d, size) = (c.path.0, c.size());
-                self.snd.on_path.remove(c.path, tsn, c.tx_count);
-                c.acked = true;
-                self.snd.gap_acked_bytes += size;
-                if self.cfg.rev.is_some() {
-                    // Receiver-driven CMT uses NR-SACK semantics (Natarajan et al.):
-                    // gap-acked data is non-renegable, so the sender's copy can go now.
-                    c.payload = crate::packet::Payload::Synthetic(c.len);
-                }
-                if c.in_flight {
-                    c.in_flight = false;
-                    self.paths[d].out.flight -= size;
-                }
-                if c.rtx.take().is_some() {
-                    self.snd.rtx_marked.remove(&tsn);
-                    self.unmark_acked(d, size, s);
-                }
-                newly_acked(&mut self.paths, s, now, tsn, &self.snd.chunks[idx], rtts);
-                self.snd.htna_ns2 = self.snd.htna_ns2.max(tsn);
-                // ns-2 `ProcessGapAckBlocks` adds gap-acked bytes to partial_bytes_acked
-                // from the path's new pseudo-cumack on (TSN order), or with CUC off once
-                // the cumulative ack advanced.
-                let counts = match (ns2, self.cfg.cuc) {
-                    (false, _) => true,
-                    (true, true) => s.path[d].new_pseudo,
-                    (true, false) => advanced,
-                };
-                if counts {
-                    s.path[d].pba_bytes += size;
-                }
-                newly_any = true;
-            }
+            newly_any |= !newly.is_empty();
+            self.ack_newly(now, &newly, advanced, s, rtts);
         }
         s.newly = newly;
         // Every kept byte count is what the queue says for its run (debug builds).
@@ -407,6 +377,54 @@ impl<O: Observer> Association<O> {
         (newly_any, reported)
     }
 
+    /// The chunks `newly` gap-acked by a block (in TSN order): acked, out of flight and
+    /// of the retransmission marks, their RTT and window book-keeping done.
+    #[inline]
+    fn ack_newly(
+        &mut self,
+        now: Time,
+        newly: &[u64],
+        advanced: bool,
+        s: &mut AckScratch,
+        rtts: &mut Vec<(PathId, u64)>,
+    ) {
+        let ns2 = self.ns2();
+        for &tsn in newly {
+            let idx = self.snd.index(tsn);
+            let c = &mut self.snd.chunks[idx];
+            let (d, size) = (c.path.0, c.size());
+            self.snd.on_path.remove(c.path, tsn, c.tx_count);
+            c.acked = true;
+            self.snd.gap_acked_bytes += size;
+            if self.cfg.rev.is_some() {
+                // Receiver-driven CMT uses NR-SACK semantics (Natarajan et al.):
+                // gap-acked data is non-renegable, so the sender's copy can go now.
+                c.payload = crate::packet::Payload::Synthetic(c.len);
+            }
+            if c.in_flight {
+                c.in_flight = false;
+                self.paths[d].out.flight -= size;
+            }
+            if c.rtx.take().is_some() {
+                self.snd.rtx_marked.remove(&tsn);
+                self.unmark_acked(d, size, s);
+            }
+            newly_acked(&mut self.paths, s, now, tsn, &self.snd.chunks[idx], rtts);
+            self.snd.htna_ns2 = self.snd.htna_ns2.max(tsn);
+            // ns-2 `ProcessGapAckBlocks` adds gap-acked bytes to partial_bytes_acked
+            // from the path's new pseudo-cumack on (TSN order), or with CUC off once
+            // the cumulative ack advanced.
+            let counts = match (ns2, self.cfg.cuc) {
+                (false, _) => true,
+                (true, true) => s.path[d].new_pseudo,
+                (true, false) => advanced,
+            };
+            if counts {
+                s.path[d].pba_bytes += size;
+            }
+        }
+    }
+
     /// A chunk marked for retransmission was acked before it was resent.
     fn unmark_acked(&mut self, path: usize, size: u64, s: &mut AckScratch) {
         self.paths[path].out.marked -= size;
@@ -416,64 +434,6 @@ impl<O: Observer> Association<O> {
             s.path[path].flight_before += size;
         }
     }
-
-    /// ns-2.35 (`ProcessGapAckBlocks`: "out of order SACK? setting eGapAcked=FALSE")
-    /// trusts only the latest SACK's gap blocks: a chunk gap-acked before but not
-    /// reported now is taken as reneged, outstanding on its path again until a later
-    /// SACK acks it anew.
-    ///
-    /// Only chunks in the previous SACK's runs (`before`) can be gap-acked now and not
-    /// reported: with this rule every gap-acked chunk lies in the runs of the SACK that
-    /// last updated them (those it acked are in them; the others were reneged then), so
-    /// the search covers `before` outside the current runs, not the whole queue.
-    fn renege_unreported(&mut self, before: &[(u64, u64)]) {
-        let cum = self.snd.cum_ack;
-        let now = std::mem::take(&mut self.snd.gap_acked_runs);
-        let mut k = 0;
-        for &(lo, hi) in before {
-            let (lo, hi) = (lo.max(cum + 1), hi.min(cum + self.snd.chunks.len() as u64));
-            if lo > hi {
-                continue;
-            }
-            while k < now.len() && now[k].1 < lo {
-                k += 1;
-            }
-            for (from, to) in uncovered(lo, hi, &now[k..]) {
-                (from..=to).for_each(|tsn| self.renege(tsn));
-            }
-        }
-        self.snd.gap_acked_runs = now;
-        // What a walk of the whole queue would have reneged is now reneged: no chunk
-        // outside the latest runs is still gap-acked (debug builds, short queues).
-        #[cfg(debug_assertions)]
-        if self.snd.chunks.len() <= 1024 {
-            let cum = self.snd.cum_ack;
-            let runs = &self.snd.gap_acked_runs;
-            let missed = (cum + 1..)
-                .zip(&self.snd.chunks)
-                .find(|&(tsn, c)| c.acked && !runs.iter().any(|&(s, e)| s <= tsn && tsn <= e))
-                .map(|(tsn, _)| tsn);
-            assert_eq!(
-                missed, None,
-                "a gap-acked chunk left outside the latest runs"
-            );
-        }
-    }
-
-    /// Chunk `tsn`, if gap-acked, is outstanding on its path again.
-    fn renege(&mut self, tsn: u64) {
-        let idx = self.snd.index(tsn);
-        let c = &mut self.snd.chunks[idx];
-        if !c.acked {
-            return;
-        }
-        self.snd.on_path.add(c.path, tsn, c.tx_count);
-        c.acked = false;
-        c.in_flight = true;
-        self.paths[c.path].out.flight += c.size();
-        self.snd.gap_acked_bytes -= c.size();
-    }
-
     /// Copies of chunks acknowledged now leave their paths' flight; an ack of data a
     /// path carried keeps its T3 from expiring.
     fn release_copies(&mut self, s: &mut AckScratch) {
