@@ -82,6 +82,7 @@ def faults():
         ("one path down 5 s", [1], 5, lambda on: down(1, on)),
         ("one path down 20 s", [1], 20, lambda on: down(1, on)),
         ("one path blackholed 6 s", [1], 6, lambda on: blackhole(1, on)),
+        ("one path blackholed 10 s", [1], 10, lambda on: blackhole(1, on)),
         ("one path flapping (1.5 s down / 1.5 s up, 12 s)", [1], 12, "flap"),
         ("every path down 5 s", [1, 2], 5, both(down)),
         ("every path down 30 s", [1, 2], 30, both(down)),
