@@ -418,3 +418,85 @@ fn a_path_back_from_a_long_outage_is_in_the_schedule_within_a_second() {
     );
     assert!(!p.a.is_failed());
 }
+
+/// Retransmissions sent to path 1 while it was potentially failed (it is down from 5 s
+/// to 9 s), under `rtx` with CMT-PF, in the ns-2.35 profile or RFC mode. Path 0 loses
+/// 2 % (both paths' loss rates are given to the policy, as ns-2's
+/// `set-destination-lossrate` does).
+fn retransmissions_to_pf_path(rtx: &str, compat: cmt_core::Compat) -> usize {
+    let cfg = Config {
+        pf_enabled: true,
+        compat,
+        ..Config::default()
+    };
+    let build = || {
+        let p = cmt_core::Params::default();
+        let algs = cmt_core::Algorithms {
+            scheduler: cmt_core::sched::by_name("round-robin", &p)
+                .unwrap()
+                .build(2),
+            rtx: cmt_core::rtx::by_name(rtx, &p).unwrap().build(),
+            cc: &cmt_core::cc::RenoFactory,
+        };
+        (cfg.clone(), algs)
+    };
+    let (ia, ib) = cmt_core::AssocInit::pair(21, cfg.rbuf, cfg.rbuf);
+    let (ca, aa) = build();
+    let (cb, ab) = build();
+    let a = cmt_core::Association::new(ca, 2, aa, ia, common::Log::default()).unwrap();
+    let b = cmt_core::Association::new(cb, 2, ab, ib, common::Log::default()).unwrap();
+    let paced = Faults {
+        rate_bps: 4_000_000,
+        ..faults()
+    };
+    let lossy = Faults {
+        loss: 0.02,
+        ..paced.clone()
+    };
+    let mut p = Pair::with(a, b, vec![lossy, paced], 21);
+    p.a.set_destination_loss_rate(PathId(0), Some(0.02));
+    p.a.set_destination_loss_rate(PathId(1), Some(0.0));
+    p.a.write(Payload::Synthetic(u32::MAX));
+    for (until, down) in [(5, false), (9, true), (20, false)] {
+        p.down[1] = down;
+        p.drive(secs(until), |p| {
+            delivered(p);
+            false
+        });
+    }
+    let mut pf = false;
+    let mut count = 0;
+    for (_, e) in &p.a.observer().events {
+        match e {
+            Event::PathStateChanged {
+                path: PathId(1),
+                state,
+            } => pf = *state == PathState::PotentiallyFailed,
+            Event::DataSent {
+                path: PathId(1),
+                kind: SendKind::FastRetransmit | SendKind::TimeoutRetransmit,
+                ..
+            } if pf => count += 1,
+            _ => {}
+        }
+    }
+    count
+}
+
+/// ns-2.35's `SelectRtxDest` lets RTX_TO_SAME and RTX_LOSSRATE resend to a
+/// potentially-failed destination; RTX_CWND leaves it out. The ns-2 profile mirrors
+/// that; RFC mode gives every policy ACTIVE paths only.
+#[test]
+fn under_the_ns2_profile_rtx_same_and_lossrate_may_resend_to_a_pf_path() {
+    use cmt_core::Compat::{Ns2, Rfc};
+    for rtx in ["rtx-same", "rtx-lossrate"] {
+        let n = retransmissions_to_pf_path(rtx, Ns2);
+        assert!(n > 0, "{rtx}, ns-2: no retransmission to the PF path");
+        assert_eq!(retransmissions_to_pf_path(rtx, Rfc), 0, "{rtx}, RFC");
+    }
+    assert_eq!(
+        retransmissions_to_pf_path("rtx-cwnd", Ns2),
+        0,
+        "rtx-cwnd, ns-2"
+    );
+}

@@ -196,8 +196,26 @@ impl<O: Observer> Association<O> {
         }
     }
 
+    /// ns-2.35's candidates for RTX_TO_SAME and RTX_LOSSRATE: every path that is not
+    /// INACTIVE, or every path when all are.
+    fn ns2_pf_candidates(&self) -> Vec<PathId> {
+        let alive: Vec<PathId> = (0..self.paths.len())
+            .filter(|&i| self.paths[i].state != PathState::Inactive)
+            .map(PathId)
+            .collect();
+        if alive.is_empty() {
+            (0..self.paths.len()).map(PathId).collect()
+        } else {
+            alive
+        }
+    }
+
     pub(super) fn choose_rtx_dest(&mut self, now: Time, original: PathId, tsn: u64) -> PathId {
-        let candidates = self.rtx_candidates();
+        let candidates = if self.ns2() && self.rtx_policy.ns2_allows_pf() {
+            self.ns2_pf_candidates()
+        } else {
+            self.rtx_candidates()
+        };
         if candidates.len() == 1 {
             return candidates[0];
         }

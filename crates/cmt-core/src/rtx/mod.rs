@@ -1,8 +1,10 @@
 //! Retransmission-destination policies: where a lost chunk is resent (docs/algorithms.md §1.5).
 //!
-//! The core passes the candidate paths (ACTIVE ones; never PF or INACTIVE) and a seeded
-//! random generator for tie-breaks; [`builtin`] is the table scenario files use
-//! ([`REGISTRY`] adds any registered at run time).
+//! The core passes the candidate paths (ACTIVE ones; never PF or INACTIVE — except under
+//! the ns-2.35 profile for the policies ns-2 lets pick a potentially-failed one, see
+//! [`RetransmissionPolicy::ns2_allows_pf`]) and a seeded random generator for
+//! tie-breaks; [`builtin`] is the table scenario files use ([`REGISTRY`] adds any
+//! registered at run time).
 
 mod csi;
 mod cwnd;
@@ -41,6 +43,14 @@ pub struct RtxContext<'a> {
 pub trait RetransmissionPolicy: Send {
     /// One of `ctx.candidates`.
     fn select(&mut self, ctx: &RtxContext<'_>, rng: &mut dyn RngCore) -> PathId;
+
+    /// Under the ns-2.35 profile (`compat = "ns2"`), whether the candidates include
+    /// potentially-failed paths: ns-2's `SctpCMTAgent::SelectRtxDest` skips only
+    /// INACTIVE destinations for RTX_TO_SAME and RTX_LOSSRATE, while RTX_ASAP takes
+    /// ACTIVE ones and RTX_SSTHRESH / RTX_CWND leave PF ones out. Default: no.
+    fn ns2_allows_pf(&self) -> bool {
+        false
+    }
 }
 
 /// Builds a policy for an association.

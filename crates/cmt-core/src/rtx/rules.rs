@@ -101,4 +101,9 @@ impl RetransmissionPolicy for RankedRtx {
             }
         }
     }
+
+    /// ns-2's RTX_LOSSRATE skips only INACTIVE destinations.
+    fn ns2_allows_pf(&self) -> bool {
+        self.rule == Rule::LossRate
+    }
 }

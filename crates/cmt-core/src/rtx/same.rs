@@ -46,4 +46,9 @@ impl RetransmissionPolicy for RtxSame {
             best_by(ctx, |p| p.cwnd, self.tie, rng)
         }
     }
+
+    /// ns-2's RTX_TO_SAME keeps the original destination unless it is INACTIVE.
+    fn ns2_allows_pf(&self) -> bool {
+        true
+    }
 }
