@@ -46,6 +46,7 @@ fn main() {
                     peer_rwnd: 64 * 1024,
                     chunk_len: 1452,
                     queued_bytes: u64::MAX,
+                    chunks_available: usize::MAX,
                     reserved: 0,
                     peer_awnd: 1 << 20,
                     adverts: 0,

@@ -23,7 +23,7 @@ fn sched_context<'a>(
     snd: &SendState,
     adverts: u64,
     now: Time,
-    len: u32,
+    (len, max): (u32, u32),
 ) -> SchedContext<'a> {
     SchedContext {
         now,
@@ -31,6 +31,7 @@ fn sched_context<'a>(
         peer_rwnd: snd.peer_rwnd,
         chunk_len: len,
         queued_bytes: snd.queued_bytes(),
+        chunks_available: snd.chunks_available(max),
         reserved: snd.reserved.len(),
         peer_awnd: snd.peer_awnd,
         adverts,
@@ -81,9 +82,10 @@ impl<O: Observer> Association<O> {
 
     fn ask_copies(&mut self, now: Time) {
         self.refresh_views();
-        let len = self.snd.next_len(self.cfg.max_payload());
+        let max = self.cfg.max_payload();
+        let len = self.snd.next_len(max);
         let mut out = std::mem::take(&mut self.copy_buf);
-        let ctx = sched_context(&self.views, &self.snd, self.rounds.adverts, now, len);
+        let ctx = sched_context(&self.views, &self.snd, self.rounds.adverts, now, (len, max));
         self.sched.copies(&ctx, &mut out);
         for (tsn, path) in out.drain(..) {
             if path.0 < self.paths.len() {
@@ -357,12 +359,17 @@ impl<O: Observer> Association<O> {
         }
         self.set_blocked(now, false);
         self.refresh_views_for_new_data(reuse);
-        let ctx = sched_context(&self.views, &self.snd, self.rounds.adverts, now, len);
+        let ctx = sched_context(&self.views, &self.snd, self.rounds.adverts, now, (len, max));
         if std::mem::take(&mut self.sched_begin) {
             self.sched.begin(&ctx);
         }
         let (path, at) = self.sched.select_at(&ctx)?;
         if !self.views.get(path.0).is_some_and(|v| v.can_send) {
+            self.stats.refused_choices += 1;
+            return None;
+        }
+        // A position past the data there is names no chunk: nothing for that path now.
+        if at >= self.snd.chunks_available(max) {
             self.stats.refused_choices += 1;
             return None;
         }
@@ -399,17 +406,13 @@ impl<O: Observer> Association<O> {
     }
 
     /// The TSN of the chunk at position `at` of the send queue (reserved chunks first,
-    /// then queued data), giving TSNs to the chunks before it; clamped to the data there
-    /// is. The chunk is left unsent (`tx_count` 0) for the caller.
+    /// then queued data), giving TSNs to the chunks before it (the caller checked that
+    /// the position holds a chunk). The chunk is left unsent (`tx_count` 0) for the
+    /// caller.
     fn new_chunk_at(&mut self, at: usize, max: u32) -> u64 {
         let reserved = self.snd.reserved.len();
-        let pick = if self.snd.has_queued() {
-            (at < reserved).then_some(at)
-        } else {
-            Some(at.min(reserved - 1)) // nothing beyond the reserved chunks
-        };
-        if let Some(k) = pick {
-            let tsn = *self.snd.reserved.iter().nth(k).expect("k < reserved");
+        if at < reserved {
+            let tsn = *self.snd.reserved.iter().nth(at).expect("at < reserved");
             self.snd.reserved.remove(&tsn);
             return tsn;
         }
@@ -435,7 +438,8 @@ impl<O: Observer> Association<O> {
                 fast_done: false,
                 rtx: None,
             });
-            if skip == 0 || !self.snd.has_queued() {
+            debug_assert!(skip == 0 || self.snd.has_queued(), "position past the data");
+            if skip == 0 {
                 return tsn;
             }
             self.snd.reserved.insert(tsn);

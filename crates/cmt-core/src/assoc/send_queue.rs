@@ -237,6 +237,20 @@ impl SendState {
         }
     }
 
+    /// Chunks not sent yet, reserved ones included, that the queue holds when chunks
+    /// carry at most `max` bytes (`usize::MAX` for a backlogged sender).
+    pub(super) fn chunks_available(&self, max: u32) -> usize {
+        if self.backlog {
+            return usize::MAX;
+        }
+        let queued: u64 = self
+            .queue
+            .iter()
+            .map(|p| (p.len() as u64).div_ceil(max.max(1) as u64))
+            .sum();
+        self.reserved.len().saturating_add(queued as usize)
+    }
+
     pub(super) fn take(&mut self, max: u32) -> Payload {
         match self.queue.pop_front() {
             Some(p) => {

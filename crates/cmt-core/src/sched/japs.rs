@@ -172,10 +172,12 @@ impl Scheduler for Japs {
             return MinRtt.select(ctx).map(|p| (p, 0));
         }
         let pos = positions(&self.order, ctx.chunk_len.max(1) as f64, self.eq16_literal);
+        // A pointer past the data left names an empty block (eq. 12, §IV-A): that path
+        // sends nothing, so the last chunks of a transfer stay off the slow paths.
         self.order
             .iter()
             .zip(pos)
-            .find(|(p, _)| ctx.paths[p.id.0].can_send)
+            .find(|&(p, k)| ctx.paths[p.id.0].can_send && k < ctx.chunks_available)
             .map(|(p, k)| (p.id, k))
     }
 

@@ -51,6 +51,9 @@ pub struct SchedContext<'a> {
     pub chunk_len: u32,
     /// User bytes waiting in the send queue (saturating for a backlogged source).
     pub queued_bytes: u64,
+    /// Chunks not sent yet, reserved ones included (`usize::MAX` for a backlogged
+    /// source): a [`Scheduler::select_at`] position must be below it.
+    pub chunks_available: usize,
     /// Chunks that already have a TSN but were not sent yet because a path took a
     /// chunk further down the queue ([`Scheduler::select_at`]); they are the head of
     /// the queue, in TSN order.
@@ -69,8 +72,10 @@ pub trait Scheduler: Send {
     fn select(&mut self, ctx: &SchedContext<'_>) -> Option<PathId>;
     /// The path for the next new chunk and the chunk's position in the send queue:
     /// 0 is the head (the lowest unsent TSN), `k` skips `k` chunks, which get their TSNs
-    /// now and are sent later, head first (JAPS's per-path queue pointers). The default
-    /// is [`select`](Self::select) at the head.
+    /// now and are sent later, head first (JAPS's per-path queue pointers). A position
+    /// at or past [`SchedContext::chunks_available`] names no chunk: the core then sends
+    /// nothing until the next opportunity (and counts a refused choice). The default is
+    /// [`select`](Self::select) at the head.
     fn select_at(&mut self, ctx: &SchedContext<'_>) -> Option<(PathId, usize)> {
         self.select(ctx).map(|p| (p, 0))
     }
@@ -249,6 +254,7 @@ pub(crate) mod tests {
             peer_rwnd: 1 << 20,
             chunk_len: 1452,
             queued_bytes: u64::MAX,
+            chunks_available: usize::MAX,
             reserved: 0,
             peer_awnd: 1 << 20,
             adverts: 0,

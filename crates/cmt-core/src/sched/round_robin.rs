@@ -79,6 +79,7 @@ mod tests {
             peer_rwnd: 65536,
             chunk_len: 1452,
             queued_bytes: u64::MAX,
+            chunks_available: usize::MAX,
             reserved: 0,
             peer_awnd: 1 << 20,
             adverts: 0,
