@@ -36,7 +36,9 @@ impl<O: Observer> Association<O> {
                 .map(|i| s.path[i].highest)
                 .max()
         };
-        let sack_pkts = ((flags & 0x3) as u32).max(1);
+        // DAC's packet count; a peer that does not count sends 0, read as 1. ns-2 adds
+        // the count as it is (`ProcessGapAckBlocks`), 0 included.
+        let sack_pkts = ((flags & 0x3) as u32).max(u32::from(!ns2));
         let mut candidates = std::mem::take(&mut s.candidates);
         candidates.clear();
         for d in 0..self.paths.len() {

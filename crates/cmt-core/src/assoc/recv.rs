@@ -222,6 +222,10 @@ impl<O: Observer> Association<O> {
     /// Builds the SACK now due, resetting the delayed-ack state. Returns the path it
     /// goes on: the path of the latest DATA packet (RFC 9260 §6.4).
     pub(super) fn build_sack(&mut self, now: Time) -> (PathId, SackChunk) {
+        // DAC's packet count (Iyengar et al. 2006). ns-2 counts packets only while it
+        // delays SACKs (`ProcessChunk`), so without delayed SACKs its SACKs report 0
+        // packets and a single-path SACK adds no missing report.
+        let dac_count = self.cfg.dac && !(self.ns2() && self.cfg.sack_freq <= 1);
         let r = &mut self.rcv;
         let mut gap_blocks = crate::chunk_pool::take_blocks();
         gap_blocks.extend(
@@ -235,7 +239,7 @@ impl<O: Observer> Association<O> {
             a_rwnd: self.cfg.rbuf - r.held,
             gap_blocks,
             dup_tsns: std::mem::take(&mut r.dups),
-            flags: if self.cfg.dac {
+            flags: if dac_count {
                 r.pkts_since_sack.min(3) as u8
             } else {
                 0
