@@ -5,6 +5,9 @@
 # Keys (defaults in brackets): seed [1], stop (simulated seconds) [40], rbuf (bytes)
 # [65536], rtx (eCmtRtxPolicy_: 0 ASAP, 1 SAME, 2 SSTHRESH, 3 LOSSRATE, 4 CWND) [4],
 # sfr, cuc, dac (useCmtReordering_, useCmtCwnd_, useCmtDelAck_) [1], pf (useCmtPF_) [0],
+# pfcwnd (cmtPFCwnd_) [2], mtu (mtu_; dataChunkSize_ = mtu - 32) [1500], delack
+# (the receiver's useDelayedSacks_) [1], sackdelay (sackDelay_, s) [0.2], minrto (minRto_,
+# s) [1.0], lossrev (1: the loss model on the SACK direction too) [0],
 # trace (file for the packet trace, or "none" for an untraced run, e.g. to time ns-2)
 # [trace.tr], agent (file for the sender agent's own trace lines, or "none") [agent.tr].
 # Each path=... adds one path: a duplex link of RATE_BPS bit/s with one-way DELAY_MS and
@@ -12,7 +15,7 @@
 # (ns-2's `lossmodel` puts the error model at the head of the link, before the queue).
 # Everything else is ns-2's default. tools/ns2/diff.py writes the matching cmtlab scenario.
 
-array set opt {seed 1 stop 40 rbuf 65536 rtx 4 sfr 1 cuc 1 dac 1 pf 0 trace trace.tr agent agent.tr}
+array set opt {seed 1 stop 40 rbuf 65536 rtx 4 sfr 1 cuc 1 dac 1 pf 0 pfcwnd 2 mtu 1500 delack 1 sackdelay 0.2 minrto 1.0 lossrev 0 trace trace.tr agent agent.tr}
 set paths {}
 foreach arg $argv {
     set kv [split $arg =]
@@ -63,14 +66,23 @@ foreach p $paths {
         $em set rate_ $loss
         $em ranvar [new RandomVariable/Uniform]
         $ns lossmodel $em $si($i) $ri($i)
+        if {$opt(lossrev)} {
+            set emr [new ErrorModel]
+            $emr unit pkt
+            $emr set rate_ $loss
+            $emr ranvar [new RandomVariable/Uniform]
+            $ns lossmodel $emr $ri($i) $si($i)
+        }
     }
     incr i
 }
 
 set snd [new Agent/SCTP/CMT]
 $ns multihome-attach-agent $s $snd
-$snd set mtu_ 1500
-$snd set dataChunkSize_ 1468
+$snd set mtu_ $opt(mtu)
+$snd set dataChunkSize_ [expr {$opt(mtu) - 32}]
+$snd set minRto_ $opt(minrto)
+$snd set cmtPFCwnd_ $opt(pfcwnd)
 $snd set numOutStreams_ 1
 $snd set initialRwnd_ $opt(rbuf)
 $snd set useCmtReordering_ $opt(sfr)
@@ -87,6 +99,10 @@ set rcv [new Agent/SCTP/CMT]
 $ns multihome-attach-agent $r $rcv
 $rcv set initialRwnd_ $opt(rbuf)
 $rcv set useCmtDelAck_ $opt(dac)
+$rcv set mtu_ $opt(mtu)
+$rcv set dataChunkSize_ [expr {$opt(mtu) - 32}]
+$rcv set useDelayedSacks_ $opt(delack)
+$rcv set sackDelay_ $opt(sackdelay)
 $ns connect $snd $rcv
 $snd set-primary-destination $ri(0)
 # RTX_LOSSRATE reads each destination's configured loss rate (the "oracle").

@@ -8,7 +8,13 @@ each. For every case the script compares goodput and, per path, the mechanism: D
 packets sent, lost, retransmitted (by destination), fast retransmissions (by the path the
 chunk was lost on), T3 timeouts and cwnd reductions.
 
-    diff.py gen [--cases N] [--seed S]          random cases, one JSON per line
+    diff.py gen [--cases N] [--seed S] [--wide] random cases, one JSON per line; --wide
+                                                also draws every knob both simulators
+                                                have (MTU, delayed SACKs and their delay,
+                                                minRTO, SFR/CUC/DAC one by one, PF's
+                                                window, loss on the SACK direction,
+                                                3-4 paths with rates to 50:1 down to
+                                                24 kbit/s, queues 5-300, rbuf to 8 MB)
     diff.py run CASES --out DIR [--seeds K]     both simulators, resumable (DIR/<id>.json)
     diff.py report DIR                          Markdown summary of a run
     diff.py check CASES [--seeds K]             run and print one JSON verdict per case
@@ -34,7 +40,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-PAYLOAD = 1452  # user bytes per DATA chunk: MTU 1500 - 20 IP - 12 SCTP - 16 DATA header
 POLICIES = ["rtx-asap", "rtx-same", "rtx-ssthresh", "rtx-lossrate", "rtx-cwnd"]  # ns-2 0..4
 NS2_SEED_BASE = 1_000_003  # small ns-2 seeds lose the first INIT; use large ones
 SLACK_S = 12.0  # simulated time ns-2 may spend on the handshake (INIT RTO 3 s, then 6 s)
@@ -73,11 +78,57 @@ def gen_case(rng, i):
     }
 
 
-def duration_for(paths):
-    """30 s, or less when the paths together could carry more chunks than ns-2's 16-bit
-    stream sequence numbers survive (whole seconds, at least 2)."""
-    chunks_per_s = sum(p["rate_bps"] for p in paths) / (1500 * 8)
-    return max(2, min(DURATION_S, int(SSN_SAFE_CHUNKS / chunks_per_s)))
+def gen_case_wide(rng, i):
+    n = rng.choices([1, 2, 3, 4], weights=[1, 2, 4, 3])[0]
+    top = log_uniform(rng, 1e6, 50e6)
+    mtu = rng.choice([1500, 1000, 576])
+    paths = []
+    for k in range(n):
+        rate = top if k == 0 else max(24e3, top / log_uniform(rng, 1, 50))
+        paths.append({
+            "rate_bps": int(round(rate, -3)),
+            "delay_ms": round(log_uniform(rng, 1, 300), 1),
+            "loss": 0.0 if rng.random() < 0.25 else round(log_uniform(rng, 0.001, 0.10), 4),
+            "queue": int(round(log_uniform(rng, 5, 300))),
+        })
+    rng.shuffle(paths)
+    delack = rng.random() < 0.7
+    return {
+        "id": f"w{i:03d}",
+        "paths": paths,
+        "rbuf": int(log_uniform(rng, 16 * 1024, 8 * 1024 * 1024)),
+        "rtx": rng.randrange(5),
+        "sfr": rng.random() < 0.6, "cuc": rng.random() < 0.6, "dac": rng.random() < 0.6,
+        "pf": rng.random() < 0.5, "pf_cwnd": rng.choice([1, 2]),
+        "mtu": mtu,
+        "delack": delack, "sack_delay_ms": rng.choice([50, 100, 200, 300, 400]) if delack else 200,
+        "min_rto_ms": rng.choice([200, 300, 500, 1000]),
+        "loss_rev": rng.random() < 0.4,
+        "duration_s": duration_for(paths, mtu, rng.choice([60, 90, 120])),
+    }
+
+
+def knobs(case):
+    """A case's settings, with the defaults of cases drawn without --wide."""
+    cmt = case.get("cmt", True)
+    return {
+        "sfr": case.get("sfr", cmt), "cuc": case.get("cuc", cmt), "dac": case.get("dac", cmt),
+        "pf_cwnd": case.get("pf_cwnd", 2), "mtu": case.get("mtu", 1500),
+        "delack": case.get("delack", True), "sack_delay_ms": case.get("sack_delay_ms", 200),
+        "min_rto_ms": case.get("min_rto_ms", 1000), "loss_rev": case.get("loss_rev", False),
+    }
+
+
+def payload(case):
+    """User bytes per DATA chunk: MTU - 20 IP - 12 SCTP - 16 DATA header."""
+    return knobs(case)["mtu"] - 48
+
+
+def duration_for(paths, mtu=1500, longest=DURATION_S):
+    """`longest` s, or less when the paths together could carry more chunks than ns-2's
+    16-bit stream sequence numbers survive (whole seconds, at least 2)."""
+    chunks_per_s = sum(p["rate_bps"] for p in paths) / (mtu * 8)
+    return max(2, min(longest, int(SSN_SAFE_CHUNKS / chunks_per_s)))
 
 
 # ----- ns-2 -----
@@ -160,11 +211,14 @@ def run_ns2(case, seed, workdir, wall_limit):
     d = case["duration_s"]
     trace = os.path.join(workdir, "trace.tr")
     agent = os.path.join(workdir, "agent.tr")
+    k = knobs(case)
     args = ["ns", os.path.join(HERE, "case.tcl"), f"seed={seed}", f"stop={d + SLACK_S}",
             f"rbuf={case['rbuf']}", f"rtx={case['rtx']}", f"pf={int(case['pf'])}",
-            f"trace={trace}", f"agent={agent}"]
-    for k in ("sfr", "cuc", "dac"):
-        args.append(f"{k}={int(case['cmt'])}")
+            f"pfcwnd={k['pf_cwnd']}", f"mtu={k['mtu']}", f"delack={int(k['delack'])}",
+            f"sackdelay={k['sack_delay_ms'] / 1000}", f"minrto={k['min_rto_ms'] / 1000}",
+            f"lossrev={int(k['loss_rev'])}", f"trace={trace}", f"agent={agent}"]
+    for name in ("sfr", "cuc", "dac"):
+        args.append(f"{name}={int(k[name])}")
     for p in case["paths"]:
         args.append(f"path={p['rate_bps']}:{p['delay_ms']}:{p['loss']}:{p['queue']}")
     try:
@@ -205,7 +259,7 @@ def run_ns2(case, seed, workdir, wall_limit):
     return {
         "status": "ok",
         "t0": t0,
-        "goodput_mbps": cum * PAYLOAD * 8 / d / 1e6,
+        "goodput_mbps": cum * payload(case) * 8 / d / 1e6,
         "fr_events": fr_events,
         "paths": [{
             "sent": sent[i], "lost": lost[i], "rtx": rtx[i],
@@ -217,14 +271,18 @@ def run_ns2(case, seed, workdir, wall_limit):
 # ----- cmtlab -----
 
 def scenario_toml(case):
+    k = knobs(case)
     lines = [
         'name = "ns2-diff"', "seed = 1", f'duration = "{case["duration_s"]}s"',
         "[association]", 'compat = "ns2"', 'scheduler = "round-robin"',
         f'rtx = "{POLICIES[case["rtx"]]}"', f'pf = {str(case["pf"]).lower()}',
-        'loss_rate = "oracle"',
+        'loss_rate = "oracle"', f"pf_cwnd_mtus = {k['pf_cwnd']}", f"mtu = {k['mtu']}",
+        f"sack_freq = {2 if k['delack'] else 1}", f'sack_delay = "{k["sack_delay_ms"]}ms"',
+        f'rto_min = "{k["min_rto_ms"]}ms"',
     ]
-    for k in ("sfr", "cuc", "dac"):
-        lines.append(f"{k} = {str(case['cmt']).lower()}")
+    for name in ("sfr", "cuc", "dac"):
+        lines.append(f"{name} = {str(k[name]).lower()}")
+    direction = "both" if k["loss_rev"] else "forward"
     lines += ["[receiver]", f"rbuf = {case['rbuf']}"]
     for i, p in enumerate(case["paths"]):
         # ns-2's DropTail drops when the waiting packets would reach queue-limit
@@ -232,7 +290,7 @@ def scenario_toml(case):
         # wire. cmtlab's `queue` counts the waiting packets only.
         lines += ["[[links]]", f'name = "p{i}"', f'rate = "{p["rate_bps"]}bps"',
                   f'delay = "{p["delay_ms"]}ms"', f"queue = {p['queue'] - 1}",
-                  f"loss = {p['loss']}", 'loss_direction = "forward"']
+                  f"loss = {p['loss']}", f'loss_direction = "{direction}"']
     for i in range(len(case["paths"])):
         lines += ["[[paths]]", f'name = "p{i}"', f'links = ["p{i}"]']
     return "\n".join(lines) + "\n"
@@ -283,6 +341,31 @@ def mean_sd(xs):
     return m, sd
 
 
+# The bands the mechanism is held to, per path: (counter, relative band, the least ns-2
+# mean that makes the ratio meaningful). The bands are counting noise: a mean over 6
+# seeds of a Poisson count of mean m has a relative SD of 1/sqrt(6m), and the ratio of
+# two such means 1.96 * sqrt(2 / (6m)) at 95 %: 50 % at the least timeout mean of 5, 25 %
+# at the least retransmission mean of 20, widened to 35 % because retransmissions come
+# in bursts (one T3 resends a window). DATA packets sent are not rare events; 10 % is the
+# goodput band.
+MECHANISM_BANDS = [("sent", 0.10, 100), ("rtx", 0.35, 20), ("timeouts", 0.50, 5)]
+
+
+def mechanism_outside(paths):
+    """The per-path counters outside their band (MECHANISM_BANDS), as text, and how
+    many were checked."""
+    out, checked = [], 0
+    for i, p in enumerate(paths):
+        for key, band, least in MECHANISM_BANDS:
+            ns, cm = p[key]
+            if ns < least:
+                continue
+            checked += 1
+            if abs(cm / ns - 1) > band:
+                out.append(f"p{i} {key} {cm / ns:.2f}")
+    return {"checked": checked, "outside": out}
+
+
 def compare(case, ns_runs, cm_runs):
     """Ratio of mean goodputs with a 95 % CI (Welch; the two simulators' seeds are
     independent, so the runs are not paired), per-path mechanism means, and a verdict."""
@@ -314,6 +397,7 @@ def compare(case, ns_runs, cm_runs):
         k: [mean_sd([r["paths"][i][k] for r in ns_ok])[0],
             mean_sd([r["paths"][i][k] for r in cm_ok])[0]] for k in keys
     } for i in range(len(case["paths"]))]
+    res["mechanism"] = mechanism_outside(res["paths"])
     lo, hi = (1 - band) * ma, (1 + band) * ma
     if lo <= mb <= hi:
         res["verdict"] = "within"
@@ -378,9 +462,17 @@ def cmd_check(args):
 
 
 def describe(case):
+    k = knobs(case)
     ps = " + ".join(f"{p['rate_bps'] / 1e6:g}M/{p['delay_ms']:g}ms/{100 * p['loss']:g}%/q{p['queue']}"
                     for p in case["paths"])
-    flags = f"{POLICIES[case['rtx']]}, {'CMT' if case['cmt'] else 'no SFR/CUC/DAC'}, PF {'on' if case['pf'] else 'off'}"
+    algos = "/".join(n.upper() for n in ("sfr", "cuc", "dac") if k[n]) or "no SFR/CUC/DAC"
+    pf = f"PF{k['pf_cwnd']}" if case["pf"] else "no PF"
+    extra = [f"MTU {k['mtu']}"] if k["mtu"] != 1500 else []
+    extra += [] if k["delack"] else ["no delayed SACK"]
+    extra += [f"SACK delay {k['sack_delay_ms']} ms"] if k["delack"] and k["sack_delay_ms"] != 200 else []
+    extra += [f"minRTO {k['min_rto_ms'] / 1000:g} s"] if k["min_rto_ms"] != 1000 else []
+    extra += ["loss both ways"] if k["loss_rev"] else []
+    flags = ", ".join([POLICIES[case["rtx"]], algos, pf] + extra)
     return f"{ps}; rbuf {case['rbuf'] // 1024} KB; {flags}"
 
 
@@ -400,15 +492,17 @@ def cmd_report(args):
     for v, k in sorted(counts.items()):
         print(f"- {v}: {k}")
     print()
-    print("| case | setup | ns-2 Mbit/s | cmtlab Mbit/s | ratio | verdict |")
-    print("|---|---|---|---|---|---|")
+    print("| case | setup | ns-2 Mbit/s | cmtlab Mbit/s | ratio | verdict | mechanism outside its band |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         c = r["compare"]
         if "ratio" not in c:
             print(f"| {c['id']} | {describe(r['case'])} | | | | {c['verdict']} |")
             continue
+        mech = c.get("mechanism", {"checked": 0, "outside": []})
+        mtext = ", ".join(mech["outside"]) or f"{mech['checked']} in band"
         print(f"| {c['id']} | {describe(r['case'])} | {c['ns2_goodput'][0]:.3f} ± {c['ns2_goodput'][1]:.3f} "
-              f"| {c['cmtlab_goodput'][0]:.3f} ± {c['cmtlab_goodput'][1]:.3f} | {c['ratio']:.3f} | {c['verdict']} |")
+              f"| {c['cmtlab_goodput'][0]:.3f} ± {c['cmtlab_goodput'][1]:.3f} | {c['ratio']:.3f} | {c['verdict']} | {mtext} |")
     if args.mechanism:
         print()
         print("Per path, ns-2 / cmtlab means: sent, lost, rtx, fast, timeouts, cwnd cuts")
@@ -428,6 +522,7 @@ def main():
     g = sub.add_parser("gen")
     g.add_argument("--cases", type=int, default=200)
     g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--wide", action="store_true")
     for name in ("run", "check"):
         r = sub.add_parser(name)
         r.add_argument("cases")
@@ -443,7 +538,7 @@ def main():
     if args.cmd == "gen":
         rng = random.Random(args.seed)
         for i in range(args.cases):
-            print(json.dumps(gen_case(rng, i)))
+            print(json.dumps((gen_case_wide if args.wide else gen_case)(rng, i)))
     elif args.cmd == "run":
         cmd_run(args)
     elif args.cmd == "check":
