@@ -116,7 +116,8 @@ pub struct Config {
     pub initial_ssthresh: Option<u64>,
     /// Halve cwnd (down to 4·MTU) for every RTO a path sends no data (RFC 4960 §7.2.1).
     pub idle_cwnd_decay: bool,
-    /// Most gap-ack blocks one SACK reports (the rest are left for later SACKs).
+    /// Most gap-ack blocks one SACK reports, besides what fits in one packet
+    /// ([`Config::sack_entries`]); the rest are left for later SACKs.
     pub max_gap_blocks: usize,
     /// Receiver-driven CMT (docs/algorithms.md §2–3): the sender tags DATA with round and path
     /// sequence numbers, the receiver estimates and advertises per-path rates. Both
@@ -159,7 +160,7 @@ impl Default for Config {
             pf_cwnd_mtus: 2,
             initial_ssthresh: None,
             idle_cwnd_decay: true,
-            max_gap_blocks: 256,
+            max_gap_blocks: usize::MAX,
             rev: None,
             confirm_paths: false,
             outage: None,
@@ -207,6 +208,19 @@ impl Config {
         match self.compat {
             Compat::Rfc => 4 * self.cwnd_unit(),
             Compat::Ns2 => 2 * self.cwnd_unit(),
+        }
+    }
+
+    /// How many 4-byte entries (gap-ack blocks, then duplicate TSNs) a SACK carries:
+    /// as many as fit in one packet after the IP and common headers and the SACK's own
+    /// 16 bytes (RFC 9260 §6.2 keeps a SACK within the PMTU), or with ns-2.35
+    /// compatibility ns-2's rule, an entry while `size + 4 < mtu − ip_header − 12`
+    /// (`GenChunk`: 362 at MTU 1500, 237 at 1000, 131 at 576).
+    pub fn sack_entries(&self) -> usize {
+        let room = self.mtu.saturating_sub(self.ip_header_len + 12) as usize;
+        match self.compat {
+            Compat::Rfc => room.saturating_sub(16) / 4,
+            Compat::Ns2 => room.saturating_sub(20).div_ceil(4),
         }
     }
 

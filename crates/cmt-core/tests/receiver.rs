@@ -4,7 +4,7 @@
 mod common;
 
 use cmt_core::packet::{Chunk, DataChunk, DataFlags, SackChunk};
-use cmt_core::{AssocInit, Association, Config, Duration, Packet, PathId, Payload, Time};
+use cmt_core::{AssocInit, Association, Compat, Config, Duration, Packet, PathId, Payload, Time};
 use common::{algorithms, Log};
 
 const MSS: u32 = 1452;
@@ -179,4 +179,35 @@ fn packets_with_a_wrong_verification_tag_are_dropped_and_counted() {
     );
     assert_eq!(rx.assoc.stats().bad_vtag, 1);
     assert!(rx.assoc.read().is_none());
+}
+
+#[test]
+fn a_sack_reports_only_as_many_gap_blocks_as_fit_in_one_packet() {
+    // 300 holes at MTU 576: a SACK of n blocks is 20 (IP) + 12 + 16 + 4n bytes, so 132
+    // blocks fit (576 bytes exactly) and the rest wait for later SACKs (RFC 9260 §6.2).
+    // ns-2.35's rule (an entry while size + 4 < mtu − 32) gives 131.
+    for (compat, fit) in [(Compat::Rfc, 132), (Compat::Ns2, 131)] {
+        let mut rx = Rx::new(Config {
+            mtu: 576,
+            dac: false,
+            rbuf: 1 << 22,
+            compat,
+            ..Config::default()
+        });
+        let mut last = None;
+        for i in 1..=300 {
+            last = rx.data(2 * i, i as u64).or(last);
+        }
+        let s = last.expect("holes are reported at once");
+        assert_eq!(s.gap_blocks.len(), fit, "{compat:?}");
+        let packet = Packet {
+            vtag: 1,
+            chunks: vec![Chunk::Sack(s)],
+        };
+        assert!(
+            20 + packet.wire_len() <= 576,
+            "{compat:?}: {}",
+            packet.wire_len()
+        );
+    }
 }

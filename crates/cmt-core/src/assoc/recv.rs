@@ -226,19 +226,23 @@ impl<O: Observer> Association<O> {
         // delays SACKs (`ProcessChunk`), so without delayed SACKs its SACKs report 0
         // packets and a single-path SACK adds no missing report.
         let dac_count = self.cfg.dac && !(self.ns2() && self.cfg.sack_freq <= 1);
+        let room = self.cfg.sack_entries();
         let r = &mut self.rcv;
         let mut gap_blocks = crate::chunk_pool::take_blocks();
         gap_blocks.extend(
             r.runs
                 .iter()
-                .take(self.cfg.max_gap_blocks)
+                .take(self.cfg.max_gap_blocks.min(room))
                 .map(|(s, e)| block(r.cum, s, e)),
         );
+        // Duplicate TSNs fill what room the blocks left; the rest wait for later SACKs.
+        let dups = r.dups.len().min(room - gap_blocks.len());
+        let dup_tsns = r.dups.drain(..dups).collect();
         let sack = SackChunk {
             cum_tsn: wire_tsn(r.cum),
             a_rwnd: self.cfg.rbuf - r.held,
             gap_blocks,
-            dup_tsns: std::mem::take(&mut r.dups),
+            dup_tsns,
             flags: if dac_count {
                 r.pkts_since_sack.min(3) as u8
             } else {
