@@ -190,6 +190,20 @@ fn bad_sweep_files_name_the_problem() {
             SWEEP.replace("name = \"small\"", "name = \"small\"\ncolour = 1"),
             "unknown field `colour`",
         ),
+        (
+            SWEEP.replace(
+                "group = \"receiver.rbuf\"",
+                "group = \"receiver.rbuf\"\npaper = { label = \"p\", points = [[0.5, 1.0]] }",
+            ),
+            "paper value at links.fast.loss = 0.5, which is not one of its values",
+        ),
+        (
+            SWEEP.replace(
+                "group = \"receiver.rbuf\"",
+                "group = \"receiver.rbuf\"\npaper = [{ label = \"p\", series = \"9KB\", points = [[0.0, 1.0]] }]",
+            ),
+            "paper series `9KB` is not a value of its group axis",
+        ),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let d = tmp(&format!("bad{i}"));

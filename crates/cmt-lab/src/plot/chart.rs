@@ -57,12 +57,32 @@ pub struct Chart {
     pub fits: Vec<(usize, f64, f64)>,
     /// What the error bars are (e.g. "95 % CI, Student-t"), shown under the legend.
     pub error_bars: Option<String>,
-    /// Values the paper prints, drawn as black crosses, with their legend label.
-    pub paper: Option<(String, Vec<(f64, f64)>)>,
+    /// Values the paper prints, drawn as crosses, each set with its legend label.
+    pub paper: Vec<PaperMarks>,
+}
+
+/// Values a paper prints: crosses in the colour of the series they belong to, or black.
+#[derive(Clone, Debug)]
+pub struct PaperMarks {
+    /// Legend label.
+    pub label: String,
+    /// Index of the series whose colour the crosses take; black when none.
+    pub series: Option<usize>,
+    /// `(x, y)` points.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl PaperMarks {
+    fn color(&self) -> RGBColor {
+        self.series.map_or(BLACK, |i| PALETTE[i % PALETTE.len()])
+    }
 }
 
 /// Width of the legend panel, pixels.
-const LEGEND_W: u32 = 250;
+const LEGEND_W: u32 = 280;
+
+/// Characters per line of a legend entry (15-pixel DejaVu Sans in the panel's width).
+const LEGEND_CHARS: usize = 28;
 
 const SIZE: (u32, u32) = (1100, 600);
 
@@ -125,7 +145,7 @@ fn bounds(chart: &Chart) -> (f64, f64, f64, f64) {
     let paper = chart
         .paper
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|&(x, y)| (x, y, None)));
+        .flat_map(|p| p.points.iter().map(|&(x, y)| (x, y, None)));
     let all: Vec<Point> = chart
         .series
         .iter()
@@ -195,9 +215,9 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
     let (plot, panel) = root.split_horizontally(SIZE.0 - LEGEND_W);
+    let plot = draw_title(&chart.title, &plot).map_err(e)?;
     let (x0, x1, y0, y1) = bounds(chart);
     let mut c = ChartBuilder::on(&plot)
-        .caption(&chart.title, ("sans-serif", 24))
         .margin(18)
         .x_label_area_size(55)
         .y_label_area_size(80)
@@ -226,6 +246,10 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
         mesh.x_labels(names.len() * 2 + 1);
     }
     mesh.draw().map_err(e)?;
+    // Markers are drawn on the plot area, whose origin sits below the title: backend
+    // coordinates are made relative to it.
+    let base = plot.get_base_pixel();
+    let local = |(x, y): (i32, i32)| (x - base.0, y - base.1);
     let n = chart.series.len().max(1) as f64;
     // Side-by-side offset of series at the same x: 0.8 % of the x range per series.
     let dodge = |i: usize| (i as f64 - (n - 1.0) / 2.0) * 0.008 * (x1 - x0);
@@ -269,7 +293,7 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
                 if sparse {
                     let at: Vec<(f64, f64)> = pts.clone();
                     for p in at {
-                        let px = c.backend_coord(&p);
+                        let px = local(c.backend_coord(&p));
                         plot.draw(&marker::<DB>(i, px, color)).map_err(e)?;
                     }
                 }
@@ -300,16 +324,70 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
             }
         }
     }
-    if let Some((_, pts)) = &chart.paper {
-        for p in pts {
-            let px = c.backend_coord(p);
-            plot.draw(&Cross::new(px, 7, BLACK.stroke_width(3)))
+    for marks in &chart.paper {
+        for p in &marks.points {
+            let px = local(c.backend_coord(p));
+            plot.draw(&Cross::new(px, 7, marks.color().stroke_width(3)))
                 .map_err(e)?;
         }
     }
     draw_legend(chart, &panel).map_err(e)?;
     root.present().map_err(e)?;
     Ok(())
+}
+
+/// Words of `text` in lines of at most `max` characters (a longer word gets its own line).
+fn wrap(text: &str, max: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= max => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// The title, centred and wrapped to the plot's width (never clipped); returns the area
+/// left below it.
+fn draw_title<DB: DrawingBackend>(
+    title: &str,
+    plot: &DrawingArea<DB, Shift>,
+) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let font: TextStyle<'_> = ("sans-serif", 22).into_font().into();
+    let width = plot.dim_in_pixel().0 as i32 - 36;
+    // Narrow the line until the widest one fits, as measured in the font.
+    let mut max = 80;
+    let lines = loop {
+        let lines = wrap(title, max);
+        let widest = lines
+            .iter()
+            .map(|l| {
+                plot.estimate_text_size(l, &font)
+                    .map_or(0, |(w, _)| w as i32)
+            })
+            .max()
+            .unwrap_or(0);
+        if widest <= width || max <= 20 {
+            break lines;
+        }
+        max -= 4;
+    };
+    let line_h = 28;
+    for (i, line) in lines.iter().enumerate() {
+        let w = plot.estimate_text_size(line, &font)?.0 as i32;
+        let x = (plot.dim_in_pixel().0 as i32 - w) / 2;
+        plot.draw(&Text::new(
+            line.clone(),
+            (x, 12 + line_h * i as i32),
+            font.clone(),
+        ))?;
+    }
+    let top = 12 + line_h as u32 * lines.len() as u32;
+    Ok(plot.split_vertically(top).1)
 }
 
 /// The legend panel: one row per series (colour, dash and marker as drawn), the paper's
@@ -348,13 +426,19 @@ fn draw_legend<DB: DrawingBackend>(
                 panel.draw(&marker::<DB>(i, (23, y), color))?;
             }
         }
-        panel.draw(&Text::new(s.name.clone(), (46, y - 8), font.clone()))?;
-        y += 24;
+        for line in wrap(&s.name, LEGEND_CHARS) {
+            panel.draw(&Text::new(line, (46, y - 8), font.clone()))?;
+            y += 18;
+        }
+        y += 6;
     }
-    if let Some((label, _)) = &chart.paper {
-        panel.draw(&Cross::new((23, y), 7, BLACK.stroke_width(3)))?;
-        panel.draw(&Text::new(label.clone(), (46, y - 8), font.clone()))?;
-        y += 24;
+    for marks in &chart.paper {
+        panel.draw(&Cross::new((23, y), 7, marks.color().stroke_width(3)))?;
+        for line in wrap(&marks.label, LEGEND_CHARS) {
+            panel.draw(&Text::new(line, (46, y - 8), font.clone()))?;
+            y += 18;
+        }
+        y += 6;
     }
     y += 8;
     let mut notes = Vec::new();
@@ -373,8 +457,94 @@ fn draw_legend<DB: DrawingBackend>(
 
 #[cfg(test)]
 mod tests {
-    use super::{dash, tick, PALETTE};
+    use super::{dash, render, tick, wrap, Chart, Series, Style, PALETTE, SIZE};
+    use plotters::prelude::*;
     use std::collections::BTreeSet;
+
+    #[test]
+    fn long_titles_and_labels_wrap_at_word_boundaries_without_losing_words() {
+        let text = "Fig. 10: average FTT vs file size on the CASE-1 paths with PLR 2 % / 10 %, \
+                    twenty runs per point, least-squares lines";
+        let lines = wrap(text, 28);
+        assert!(lines.len() > 1);
+        assert!(lines.iter().all(|l| l.chars().count() <= 28), "{lines:?}");
+        assert_eq!(
+            lines.join(" "),
+            text.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
+    }
+
+    #[test]
+    fn a_title_wider_than_the_plot_is_drawn_on_several_lines_inside_it() {
+        super::register_font();
+        let title = "word ".repeat(60);
+        let chart = Chart {
+            title: title.clone(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            categories: None,
+            series: vec![Series {
+                name: "s".into(),
+                points: vec![(0.0, 1.0, None), (1.0, 2.0, None)],
+            }],
+            style: Style::Lines,
+            fits: Vec::new(),
+            error_bars: None,
+            paper: Vec::new(),
+        };
+        let mut svg = String::new();
+        render(
+            &chart,
+            SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
+        )
+        .unwrap();
+        // Title lines are the <text> elements made only of the word "word".
+        let lines: Vec<&str> = svg
+            .split("<text")
+            .skip(1)
+            .filter(|t| {
+                let body = t
+                    .split('>')
+                    .nth(1)
+                    .unwrap_or("")
+                    .split('<')
+                    .next()
+                    .unwrap_or("");
+                !body.is_empty() && body.split_whitespace().all(|w| w == "word")
+            })
+            .collect();
+        assert!(
+            lines.len() >= 2,
+            "one line cannot hold 60 words: {}",
+            lines.len()
+        );
+        let words: usize = lines
+            .iter()
+            .map(|t| {
+                t.split('>')
+                    .nth(1)
+                    .unwrap()
+                    .split('<')
+                    .next()
+                    .unwrap()
+                    .split_whitespace()
+                    .count()
+            })
+            .sum();
+        assert_eq!(words, 60, "every word of the title is drawn");
+        for t in &lines {
+            let x: f64 = t
+                .split("x=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(x >= 0.0, "a title line starts left of the figure: {t}");
+        }
+    }
 
     #[test]
     fn series_differ_in_marker_and_dash_as_well_as_colour() {

@@ -158,7 +158,7 @@ pub fn plot_run(dir: &Path, title: &str) -> Result<Vec<String>, LabError> {
             style: Style::Lines,
             fits: Vec::new(),
             error_bars: None,
-            paper: None,
+            paper: Vec::new(),
         };
         draw(&chart, &dir.join(stem))?;
         files.push(format!("{stem}.png"));

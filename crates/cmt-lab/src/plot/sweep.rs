@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::chart::{draw, Chart, Point, Series, Style};
+use super::chart::{draw, Chart, PaperMarks, Point, Series, Style};
 use crate::aggregate::{numeric, series_label, Aggregate};
 use crate::error::LabError;
 use crate::sweep::plain;
-use crate::sweep::{CiMethod, Plan, PlotKind};
+use crate::sweep::{CiMethod, Plan, PlotKind, ReportSpec};
 
 /// A metric's axis label, in words, with its unit.
 pub fn metric_label(m: &str) -> String {
@@ -135,8 +135,9 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
             };
             series.entry(key).or_default().push((x, mean, s.ci));
         }
-        let names: Vec<String> = series
-            .keys()
+        let keys: Vec<Vec<usize>> = series.keys().cloned().collect();
+        let names: Vec<String> = keys
+            .iter()
             .map(|key| series_label(plan, &skips, key))
             .collect();
         let fits = if categorical {
@@ -181,27 +182,55 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
                 CiMethod::T => "95 % CI (Student-t)".to_string(),
                 CiMethod::Z => "95 % CI (normal)".to_string(),
             }),
-            paper: r.paper.as_ref().map(|p| {
-                let pts = p
-                    .points
-                    .iter()
-                    .filter_map(|(x, y)| {
-                        let text = x.to_string();
-                        let at = if categorical {
-                            xvals.iter().position(|v| *v == text).map(|i| i as f64)
-                        } else {
-                            numeric(&text).map(|v| v * scale)
-                        };
-                        at.map(|x| (x, *y))
-                    })
-                    .collect();
-                (p.label.clone(), pts)
+            paper: paper_marks(plan, r, &skips, &keys, |text| {
+                if categorical {
+                    xvals.iter().position(|v| *v == text).map(|i| i as f64)
+                } else {
+                    numeric(text).map(|v| v * scale)
+                }
             }),
         };
         draw(&chart, &dir.join(&r.name))?;
         files.push(format!("{}.png", r.name));
     }
     Ok(files)
+}
+
+/// A report's paper values as marks: x through `at_x` (values off the axis are left
+/// out, as validation already refused them), the series they name found by the value of
+/// the report's group axis in each series key.
+fn paper_marks(
+    plan: &Plan,
+    r: &ReportSpec,
+    skips: &[usize],
+    keys: &[Vec<usize>],
+    at_x: impl Fn(&str) -> Option<f64>,
+) -> Vec<PaperMarks> {
+    let group = r
+        .group
+        .as_ref()
+        .and_then(|g| plan.axes.iter().position(|a| &a.key == g));
+    let series_of = |name: &str| -> Option<usize> {
+        let g = group?;
+        let slot = (0..g).filter(|a| !skips.contains(a)).count();
+        keys.iter().position(|k| {
+            k.get(slot)
+                .is_some_and(|&v| plain(&plan.axes[g].values[v]) == name)
+        })
+    };
+    r.paper
+        .tables()
+        .iter()
+        .map(|p| PaperMarks {
+            label: p.label.clone(),
+            series: p.series.as_deref().and_then(series_of),
+            points: p
+                .points
+                .iter()
+                .filter_map(|(x, y)| at_x(&x.to_string()).map(|x| (x, *y)))
+                .collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

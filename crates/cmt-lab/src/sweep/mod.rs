@@ -10,6 +10,6 @@ pub(crate) use plan::toml_error;
 pub use plan::{Plan, RunSpec};
 pub use run::{run_file, run_plan, write_atomic, RunOptions, RunOutcome, RunRecord};
 pub use spec::{
-    flatten, plain, toml_text_to_json, ComparisonKind, ComparisonSpec, PaperValues, PlotKind,
-    ReportSpec, Seeds, SweepFile, VariantSpec,
+    flatten, plain, toml_text_to_json, ComparisonKind, ComparisonSpec, PaperSet, PaperValues,
+    PlotKind, ReportSpec, Seeds, SweepFile, VariantSpec,
 };

@@ -393,6 +393,46 @@ fn check_reports(f: &SweepFile, axes: &[Axis], label: &str) -> Result<(), LabErr
                 ));
             }
         }
+        check_paper(r, axes)
+            .map_err(|e| LabError::at(label, format!("report `{}`: {e}", r.name)))?;
+    }
+    Ok(())
+}
+
+/// A report's paper values sit at x values its x axis has and name series its group
+/// axis has.
+fn check_paper(r: &super::spec::ReportSpec, axes: &[Axis]) -> Result<(), String> {
+    let x_axis = axes.iter().find(|a| a.key == r.x).expect("checked above");
+    let group = r
+        .group
+        .as_ref()
+        .and_then(|g| axes.iter().find(|a| &a.key == g));
+    for p in r.paper.tables() {
+        for (x, _) in &p.points {
+            let text = x.to_string();
+            let numeric_match = || {
+                let want = crate::aggregate::numeric(&text);
+                want.is_some()
+                    && x_axis
+                        .values
+                        .iter()
+                        .any(|v| crate::aggregate::numeric(v) == want)
+            };
+            if !x_axis.values.contains(&text) && !numeric_match() {
+                return Err(format!(
+                    "paper value at {} = {text}, which is not one of its values",
+                    r.x
+                ));
+            }
+        }
+        if let Some(name) = &p.series {
+            let known = group.is_some_and(|g| g.values.iter().any(|v| super::plain(v) == *name));
+            if !known {
+                return Err(format!(
+                    "paper series `{name}` is not a value of its group axis"
+                ));
+            }
+        }
     }
     Ok(())
 }

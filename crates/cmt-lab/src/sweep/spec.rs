@@ -147,14 +147,16 @@ pub struct ReportSpec {
     /// grid, e.g. `{ "receiver.rbuf" = "64KB" }`).
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub at: toml::Table,
-    /// Values the paper prints for this figure, drawn as black crosses.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paper: Option<PaperValues>,
+    /// Values the paper prints for this figure: one table or a list of them, drawn as
+    /// crosses.
+    #[serde(default, skip_serializing_if = "PaperSet::is_empty")]
+    pub paper: PaperSet,
 }
 
-/// `paper = { label = "…", points = [[x, y], …] }` of a report: `x` as the axis value
-/// is written in the sweep (a number, or the category as written), `y` in the metric's
-/// unit.
+/// `paper = { label = "…", points = [[x, y], …], series = "…" }` of a report: `x` as the
+/// axis value is written in the sweep (a number, or the category as written), `y` in the
+/// metric's unit. `series` names the group value the values belong to: their crosses take
+/// that series' colour (black without it).
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PaperValues {
@@ -162,6 +164,38 @@ pub struct PaperValues {
     pub label: String,
     /// `(x, y)` pairs.
     pub points: Vec<(toml::Value, f64)>,
+    /// The series (a value of the report's group axis) these values are the paper's of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<String>,
+}
+
+/// A report's paper values: none, one table or a list of tables.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum PaperSet {
+    /// No values.
+    #[default]
+    None,
+    /// One table.
+    One(PaperValues),
+    /// Several tables (one per series, say).
+    Many(Vec<PaperValues>),
+}
+
+impl PaperSet {
+    /// Whether there are no values.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, PaperSet::None) || matches!(self, PaperSet::Many(v) if v.is_empty())
+    }
+
+    /// The tables, in the order written.
+    pub fn tables(&self) -> &[PaperValues] {
+        match self {
+            PaperSet::None => &[],
+            PaperSet::One(p) => std::slice::from_ref(p),
+            PaperSet::Many(v) => v,
+        }
+    }
 }
 
 /// `[set]` tables flattened to `dotted.key = value` pairs, in key order.
