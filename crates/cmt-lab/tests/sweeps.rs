@@ -204,6 +204,20 @@ fn bad_sweep_files_name_the_problem() {
             ),
             "paper series `9KB` is not a value of its group axis",
         ),
+        (
+            SWEEP.replace(
+                "group = \"receiver.rbuf\"",
+                "group = \"receiver.rbuf\"\nlabels = { \"9KB\" = \"nine\" }",
+            ),
+            "labels name `9KB`, which is not a value of its group axis",
+        ),
+        (
+            SWEEP.replace(
+                "group = \"receiver.rbuf\"",
+                "group = \"receiver.rbuf\"\nlabels = { \"16KB\" = 16 }",
+            ),
+            "label for `16KB` must be text, not 16",
+        ),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let d = tmp(&format!("bad{i}"));
@@ -254,7 +268,7 @@ fn report_figures_are_valid_svg_and_png_and_the_report_links_them() {
         &d,
         &SWEEP.replace(
             "group = \"receiver.rbuf\"",
-            "group = \"receiver.rbuf\"\ntitle = \"Goodput under loss\"",
+            "group = \"receiver.rbuf\"\ntitle = \"Goodput under loss\"\nlabels = { \"64KB\" = \"a large buffer\" }",
         ),
     ))
     .unwrap();
@@ -272,11 +286,13 @@ fn report_figures_are_valid_svg_and_png_and_the_report_links_them() {
         "loss rate of link fast (%)",
         "goodput (Mbit/s)",
         "16KB",
+        "a large buffer",
         "95 % CI (Student-t)",
     ] {
         assert!(svg.contains(text), "SVG lacks {text:?}");
     }
     assert!(!svg.contains("receiver.rbuf=16KB"), "raw key in the legend");
+    assert!(!svg.contains(">64KB<"), "a labelled value in its raw form");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("![loss.png](loss.png)"));
 }

@@ -7,11 +7,13 @@
 //! data; each series has its own colour, marker shape and dash pattern, and series
 //! that share an x value are drawn side by side (a small horizontal offset), so two
 //! identical series stay visible; the panel says what the error bars and dashed fits
-//! are; values a paper prints are drawn as black crosses.
+//! are; values a paper prints are drawn as crosses, in the colour of the series they
+//! belong to (on its bar in a bar chart) or black.
 
 use std::path::Path;
 use std::sync::Once;
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -73,8 +75,22 @@ pub struct PaperMarks {
 }
 
 impl PaperMarks {
-    fn color(&self) -> RGBColor {
-        self.series.map_or(BLACK, |i| PALETTE[i % PALETTE.len()])
+    /// The crosses' colour: black on bars (a cross in the bar's own colour would vanish
+    /// on it), else the series' colour, black when the values belong to none.
+    fn color(&self, style: Style) -> RGBColor {
+        match (style, self.series) {
+            (Style::Bars, _) | (_, None) => BLACK,
+            (_, Some(i)) => PALETTE[i % PALETTE.len()],
+        }
+    }
+
+    /// Horizontal offset of the crosses: on bars, a series' values sit on its own bar
+    /// (`n` series side by side in 0.8 of a category's width).
+    fn offset(&self, style: Style, n: f64) -> f64 {
+        match (style, self.series) {
+            (Style::Bars, Some(i)) => -0.4 + 0.8 / n * (i as f64 + 0.5),
+            _ => 0.0,
+        }
     }
 }
 
@@ -223,29 +239,7 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
         .y_label_area_size(80)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(e)?;
-    let cats = chart.categories.clone();
-    let fmt_x = move |x: &f64| match &cats {
-        Some(names) => {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 {
-                names.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        }
-        None => tick(*x),
-    };
-    let mut mesh = c.configure_mesh();
-    mesh.x_desc(&chart.x_label)
-        .y_desc(&chart.y_label)
-        .axis_desc_style(("sans-serif", 18))
-        .label_style(("sans-serif", 15))
-        .x_label_formatter(&fmt_x)
-        .y_label_formatter(&|y| tick(*y));
-    if let Some(names) = &chart.categories {
-        mesh.x_labels(names.len() * 2 + 1);
-    }
-    mesh.draw().map_err(e)?;
+    draw_mesh(chart, &mut c).map_err(e)?;
     // Markers are drawn on the plot area, whose origin sits below the title: backend
     // coordinates are made relative to it.
     let base = plot.get_base_pixel();
@@ -325,15 +319,49 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
         }
     }
     for marks in &chart.paper {
+        let (dx, color) = (marks.offset(chart.style, n), marks.color(chart.style));
         for p in &marks.points {
-            let px = local(c.backend_coord(p));
-            plot.draw(&Cross::new(px, 7, marks.color().stroke_width(3)))
+            // A white halo keeps the cross visible over data.
+            let px = local(c.backend_coord(&(p.0 + dx, p.1)));
+            plot.draw(&Cross::new(px, 8, WHITE.stroke_width(6)))
+                .map_err(e)?;
+            plot.draw(&Cross::new(px, 7, color.stroke_width(3)))
                 .map_err(e)?;
         }
     }
     draw_legend(chart, &panel).map_err(e)?;
     root.present().map_err(e)?;
     Ok(())
+}
+
+/// Axes, ticks and their labels; category names on the x axis of a bar chart.
+fn draw_mesh<DB: DrawingBackend>(
+    chart: &Chart,
+    c: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let cats = chart.categories.clone();
+    let fmt_x = move |x: &f64| match &cats {
+        Some(names) => {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        }
+        None => tick(*x),
+    };
+    let mut mesh = c.configure_mesh();
+    mesh.x_desc(&chart.x_label)
+        .y_desc(&chart.y_label)
+        .axis_desc_style(("sans-serif", 18))
+        .label_style(("sans-serif", 15))
+        .x_label_formatter(&fmt_x)
+        .y_label_formatter(&|y| tick(*y));
+    if let Some(names) = &chart.categories {
+        mesh.x_labels(names.len() * 2 + 1);
+    }
+    mesh.draw()
 }
 
 /// Words of `text` in lines of at most `max` characters (a longer word gets its own line).
@@ -433,7 +461,8 @@ fn draw_legend<DB: DrawingBackend>(
         y += 6;
     }
     for marks in &chart.paper {
-        panel.draw(&Cross::new((23, y), 7, marks.color().stroke_width(3)))?;
+        let color = marks.color(chart.style);
+        panel.draw(&Cross::new((23, y), 7, color.stroke_width(3)))?;
         for line in wrap(&marks.label, LEGEND_CHARS) {
             panel.draw(&Text::new(line, (46, y - 8), font.clone()))?;
             y += 18;

@@ -25,6 +25,8 @@ pub fn metric_label(m: &str) -> String {
         "jitter_ms" => Some("jitter (ms)"),
         "reordering_latency_ms.mean" => Some("mean reordering latency (ms)"),
         "o3_tsn_peak" => Some("peak O3-TSN (TSNs)"),
+        "loss_rate" => Some("packet loss rate (lost / sent DATA packets)"),
+        "sent_packets" => Some("DATA packets sent"),
         _ => None,
     };
     if let Some(l) = named {
@@ -62,9 +64,46 @@ pub fn axis_label(key: &str) -> (String, f64) {
     }
 }
 
-/// A series' legend entry: the value alone when one axis makes the series ("rtx-csi",
-/// "64KB"), else "axis in words: value" pairs; loss probabilities in percent.
-fn legend_label(plan: &Plan, skip: &[usize], key: &[usize]) -> String {
+/// An algorithm's name in words, for the axes that name one; `None` for other values.
+pub fn algorithm_words(axis: &str, value: &str) -> Option<&'static str> {
+    let words = match (axis, value) {
+        ("association.scheduler", "round-robin") => "round-robin (CMT)",
+        ("association.scheduler", "round-robin-strict") => "strict round-robin",
+        ("association.scheduler", "minrtt") => "minRTT",
+        ("association.scheduler", "blest") => "BLEST",
+        ("association.scheduler", "ecf") => "ECF",
+        ("association.scheduler", "daps") => "DAPS",
+        ("association.scheduler", "japs") => "JAPS",
+        ("association.scheduler", "cmt-qa") => "CMT-QA*",
+        ("association.scheduler", "db-cmt") => "DB-CMT's D-DSP (least queued data)",
+        ("association.scheduler", "weighted") => "weighted by cwnd/SRTT",
+        ("association.scheduler", "redundant") => "redundant",
+        ("association.scheduler", "cmt-rev") => "CMT-Rev (PAM-rev + DDS-rev)",
+        ("association.scheduler", "mptcp-rec") => "MPTCP-rec (PCDer)",
+        ("association.rtx", "rtx-cwnd") => "RTX-CWND",
+        ("association.rtx", "rtx-ssthresh") => "RTX-SSTHRESH",
+        ("association.rtx", "rtx-csi") => "RTX_CSI",
+        ("association.rtx", "rtx-asap") => "RTX-ASAP",
+        ("association.rtx", "rtx-same") => "RTX-SAME",
+        ("association.rtx", "rtx-lossrate") => "RTX-LOSSRATE",
+        ("association.rtx", "rtx-cl") => "RTX-CL",
+        ("association.cc", "reno") => "Reno",
+        ("association.cc", "lia") => "LIA",
+        ("association.cc", "olia") => "OLIA",
+        ("association.cc", "balia") => "BALIA",
+        ("association.cc", "receiver") => "receiver-driven rates",
+        ("association.cc", "db-cmt") => "DB-CMT (D-DSP growth + D-FRP)",
+        ("association.cc", "a-cmt") => "A-CMT (D-DSP growth)",
+        ("association.cc", "cmt-qa") => "CMT-QA*",
+        _ => return None,
+    };
+    Some(words)
+}
+
+/// A series' legend entry: the value alone when one axis makes the series ("RTX_CSI",
+/// "64KB"), else "axis in words: value" pairs; loss probabilities in percent; algorithm
+/// names in words, or as the report's `labels` table says.
+fn legend_label(plan: &Plan, skip: &[usize], key: &[usize], labels: &toml::Table) -> String {
     let parts: Vec<(String, String)> = plan
         .axes
         .iter()
@@ -74,9 +113,11 @@ fn legend_label(plan: &Plan, skip: &[usize], key: &[usize]) -> String {
         .map(|((_, axis), &v)| {
             let (label, scale) = axis_label(&axis.key);
             let raw = plain(&axis.values[v]);
-            let value = match numeric(&axis.values[v]) {
-                Some(x) if scale != 1.0 => format!("{} %", x * scale),
-                _ => raw,
+            let named = labels.get(&raw).and_then(|l| l.as_str());
+            let value = match (named, numeric(&axis.values[v])) {
+                (Some(words), _) => words.to_string(),
+                (None, Some(x)) if scale != 1.0 => format!("{} %", x * scale),
+                _ => algorithm_words(&axis.key, &raw).map_or(raw, str::to_string),
             };
             (label, value)
         })
@@ -166,7 +207,7 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
                 .into_iter()
                 .map(|(key, points)| Series {
                     name: if plan.axes.len() > skips.len() {
-                        legend_label(plan, &skips, &key)
+                        legend_label(plan, &skips, &key, &r.labels)
                     } else {
                         String::new()
                     },

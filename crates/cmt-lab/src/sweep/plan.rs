@@ -394,6 +394,7 @@ fn check_reports(f: &SweepFile, axes: &[Axis], label: &str) -> Result<(), LabErr
             }
         }
         check_paper(r, axes)
+            .and_then(|()| check_labels(r, axes))
             .map_err(|e| LabError::at(label, format!("report `{}`: {e}", r.name)))?;
     }
     Ok(())
@@ -432,6 +433,25 @@ fn check_paper(r: &super::spec::ReportSpec, axes: &[Axis]) -> Result<(), String>
                     "paper series `{name}` is not a value of its group axis"
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// A report's legend words are text and name values of its group axis.
+fn check_labels(r: &super::spec::ReportSpec, axes: &[Axis]) -> Result<(), String> {
+    let group = r
+        .group
+        .as_ref()
+        .and_then(|g| axes.iter().find(|a| &a.key == g));
+    for (value, words) in &r.labels {
+        if !words.is_str() {
+            return Err(format!("label for `{value}` must be text, not {words}"));
+        }
+        if !group.is_some_and(|g| g.values.iter().any(|v| super::plain(v) == *value)) {
+            return Err(format!(
+                "labels name `{value}`, which is not a value of its group axis"
+            ));
         }
     }
     Ok(())

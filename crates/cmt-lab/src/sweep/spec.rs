@@ -147,6 +147,10 @@ pub struct ReportSpec {
     /// grid, e.g. `{ "receiver.rbuf" = "64KB" }`).
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub at: toml::Table,
+    /// Legend words for axis values, e.g. `{ "round-robin-strict" = "strict
+    /// round-robin (the paper's)" }` (algorithm names get words by default).
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub labels: toml::Table,
     /// Values the paper prints for this figure: one table or a list of them, drawn as
     /// crosses.
     #[serde(default, skip_serializing_if = "PaperSet::is_empty")]
