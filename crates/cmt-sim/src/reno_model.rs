@@ -20,6 +20,15 @@
 //!   what arrives behind the hole; then slow start to W/4 and congestion avoidance.
 //!
 //! The expected back-off of repeated timeouts is Padhye's f(p)·RTO.
+//!
+//! **CMT's window growth during recovery.** With CMT's cwnd update for CMT (CUC, Iyengar
+//! et al. 2006) a path's window grows whenever its own pseudo-cumack advances, not only
+//! when the association's cumulative ack does; once the lost chunk is retransmitted on
+//! another path, the path's pre-cut flight, acknowledged during the recovery round trip,
+//! adds one MSS at once, and the window keeps growing through recovery. A cycle then runs
+//! from W/2 + 1 to W in W/2 − 1 round trips. On two paths with 1 % loss this makes each
+//! path ≈ 9 % faster than one Reno sender, in ns-2.35's CMT module as in this simulator
+//! (docs/metrics.md); a bound has to allow it.
 
 /// One path's inputs.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +50,9 @@ pub struct RenoPath {
     pub retransmission_loss: f64,
     /// The receive buffer, bytes (what may arrive behind a hole).
     pub rbuf_bytes: f64,
+    /// Whether the window grows during fast recovery (CMT's CUC with the retransmission
+    /// on another path; see the module documentation).
+    pub grows_in_recovery: bool,
 }
 
 /// Padhye et al.'s expected length of a timeout sequence in units of the first RTO
@@ -54,10 +66,12 @@ fn backoff(p: f64) -> f64 {
         + 32.0 * p.powi(6)
 }
 
-/// The window (packets) at which a congestion-avoidance cycle ends: the root of
-/// 3W²/8 = 1/e + W.
-fn cycle_window(e: f64) -> f64 {
-    4.0 / 3.0 + (16.0 / 9.0 + 8.0 / (3.0 * e)).sqrt()
+/// The window (packets) at which a congestion-avoidance cycle ends, for a cycle that
+/// starts `g` packets above W/2 and grows one packet per round trip: the packets of the
+/// cycle, (W/2 − g)(3W/4 + g/2), equal 1/e + W. With g = 0, 3W²/8 = 1/e + W.
+fn cycle_window(e: f64, g: f64) -> f64 {
+    let b = 1.0 + g / 2.0;
+    (b + (b * b + 1.5 * (g * g / 2.0 + 1.0 / e)).sqrt()) / 0.75
 }
 
 /// Packets sent while a lost retransmission waits `rto_s`: the halved window less the
@@ -91,12 +105,13 @@ pub fn reno_rate(m: &RenoPath) -> f64 {
     } else {
         p
     };
-    let w = cycle_window(e);
+    let g = if m.grows_in_recovery { 1.0 } else { 0.0 };
+    let w = cycle_window(e, g);
     let p_r = m.retransmission_loss.clamp(0.0, p);
     let lost_per_episode = p / e + p * w;
     let q = 1.0 - (1.0 - p_r).powf(lost_per_episode);
-    let cycle_packets = 3.0 * w * w / 8.0;
-    let cycle_time = w / 2.0 * m.rtt_s;
+    let cycle_packets = (w / 2.0 - g) * (0.75 * w + g / 2.0);
+    let cycle_time = (w / 2.0 - g) * m.rtt_s;
     // After a timeout: slow start to W/4, then congestion avoidance from W/4 to W/2.
     let restart_packets = 3.0 * w * w / 32.0;
     let restart_time = (w / 4.0 + (w / 4.0).max(1.0).log2()) * m.rtt_s;
@@ -118,6 +133,7 @@ mod tests {
             episode_rate: p,
             retransmission_loss: p,
             rbuf_bytes: 64e6,
+            grows_in_recovery: false,
         }
     }
 
@@ -164,11 +180,35 @@ mod tests {
             ..path(0.1, 0.1)
         });
         // Without timeouts the cycle alone sets the rate: MSS·3W²/8 per W/2 round trips.
-        let w = cycle_window(0.1);
+        let w = cycle_window(0.1, 0.0);
         let cycles_only = 1452.0 * (3.0 * w * w / 8.0) / (w / 2.0 * 0.1);
         assert!(
             helped > 1.2 * alone && helped < cycles_only,
             "{alone} {helped} {cycles_only}"
+        );
+    }
+
+    #[test]
+    fn growth_during_recovery_shortens_the_cycle_by_a_round_trip() {
+        // At 1 % loss the cycle window is ≈ 17.7 packets; starting one packet higher and
+        // growing through recovery gives ≈ 8 % more (a cycle of the same packets in one
+        // round trip less), and the quadratic still solves packets = 1/e + W.
+        let frozen = reno_rate(&path(0.01, 0.1));
+        let grows = reno_rate(&RenoPath {
+            grows_in_recovery: true,
+            ..path(0.01, 0.1)
+        });
+        assert!(
+            (1.05..1.11).contains(&(grows / frozen)),
+            "{}",
+            grows / frozen
+        );
+        let w = cycle_window(0.01, 1.0);
+        let packets = (w / 2.0 - 1.0) * (0.75 * w + 0.5);
+        assert!(
+            (packets - (100.0 + w)).abs() < 1e-9,
+            "{packets} vs {}",
+            100.0 + w
         );
     }
 

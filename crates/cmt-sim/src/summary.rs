@@ -386,6 +386,8 @@ pub const METRICS: &[&str] = &[
     "rtx_decisions.not_largest_cwnd",
     "background.tcp_mbps",
     "background.udp_mbps",
+    "sent_packets",
+    "loss_rate",
 ];
 
 /// Per-path metric fields (see [`METRICS`]).
@@ -463,6 +465,15 @@ impl Summary {
             "rtx_decisions.not_largest_cwnd" => self.rtx_decisions.not_largest_cwnd as f64,
             "background.tcp_mbps" => self.background_mbps(true),
             "background.udp_mbps" => self.background_mbps(false),
+            "sent_packets" => self.paths.iter().map(|p| p.sent_packets).sum::<u64>() as f64,
+            "loss_rate" => {
+                let sent: u64 = self.paths.iter().map(|p| p.sent_packets).sum();
+                let lost: u64 = self.paths.iter().map(|p| p.lost_packets).sum();
+                if sent == 0 {
+                    return None;
+                }
+                lost as f64 / sent as f64
+            }
             _ => return None,
         })
     }

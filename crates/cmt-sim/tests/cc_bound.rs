@@ -16,54 +16,86 @@
 
 use cmt_sim::{run_str, Summary};
 
-const ONE_PATH: &str = r#"
-seed = 1
-duration = "300s"
-[receiver]
-rbuf = "64MB"
-[[links]]
-name = "l"
-rate = "1000Mbps"
-delay = "10ms"
-queue = 100000
-loss_direction = "forward"
-[[paths]]
-name = "p"
-links = ["l"]
-"#;
-
-fn run(set: &[String]) -> Summary {
-    run_str(ONE_PATH, set).expect("scenario runs")
+/// Paths of one 1 Gbit/s link each (so that only loss limits), loss on DATA only, a
+/// 64 MB buffer, 300 s.
+fn lossy_paths(names: &[&str]) -> String {
+    let mut text = "seed = 1\nduration = \"300s\"\n[receiver]\nrbuf = \"64MB\"\n".to_string();
+    for n in names {
+        text += &format!(
+            "[[links]]\nname = \"{n}\"\nrate = \"1000Mbps\"\ndelay = \"10ms\"\nqueue = 100000\n\
+             loss_direction = \"forward\"\n[[paths]]\nname = \"{n}\"\nlinks = [\"{n}\"]\n"
+        );
+    }
+    text
 }
 
-#[test]
-fn reno_on_one_lossy_path_lands_within_15_percent_of_the_cc_aware_bound() {
+fn run(set: &[String]) -> Summary {
+    run_str(&lossy_paths(&["l"]), set).expect("scenario runs")
+}
+
+/// Goodput over the bound at every point of the grid (loss 0.5–10 % × RTT 20–400 ms on
+/// every path of `names`, `extra` overrides), the mean of two seeds per point, and a
+/// printable table of them.
+fn grid(names: &[&str], extra: &[String]) -> (Vec<f64>, String) {
+    let text = lossy_paths(names);
     let mut ratios = Vec::new();
     let mut report = String::new();
     for loss in [0.005, 0.01, 0.02, 0.05, 0.10] {
         for rtt_ms in [20.0, 100.0, 400.0] {
             let mut point = Vec::new();
             for seed in 1..=2 {
-                let s = run(&[
-                    format!("links.l.loss={loss}"),
-                    format!("links.l.delay=\"{}ms\"", rtt_ms / 2.0),
-                    format!("seed={seed}"),
-                ]);
+                let mut set: Vec<String> = extra.to_vec();
+                for n in names {
+                    set.push(format!("links.{n}.loss={loss}"));
+                    set.push(format!("links.{n}.delay=\"{}ms\"", rtt_ms / 2.0));
+                }
+                set.push(format!("seed={seed}"));
+                let s = run_str(&text, &set).expect("scenario runs");
                 assert!(s.cc_bound_mbps > 0.0 && s.cc_bound_mbps.is_finite());
                 // The capacity (1 Gbit/s) never binds: the bound is the model's rate.
                 assert!(s.cc_bound_mbps < 0.5 * s.bound_mbps);
                 point.push(s.goodput_mbps / s.cc_bound_mbps);
             }
             let mean = (point[0] + point[1]) / 2.0;
-            report += &format!("loss {loss} rtt {rtt_ms} ms: {mean:.3}\n");
+            report += &format!("{extra:?} loss {loss} rtt {rtt_ms} ms: {mean:.3}\n");
             ratios.push(mean);
         }
     }
+    (ratios, report)
+}
+
+#[test]
+fn reno_on_one_lossy_path_lands_within_15_percent_of_the_cc_aware_bound() {
+    let (ratios, report) = grid(&["l"], &[]);
     for r in &ratios {
         assert!((0.85..=1.15).contains(r), "goodput / cc bound:\n{report}");
     }
     let bias = ratios.iter().sum::<f64>() / ratios.len() as f64;
     assert!((0.95..=1.05).contains(&bias), "mean {bias:.3}:\n{report}");
+}
+
+/// CMT on two equal lossy paths over the same grid as one path: with CUC (the default)
+/// to the same band; without it the bound must still hold. With CUC a path's window
+/// grows while its loss is repaired on the other path, and each path carries ≈ 9 % more
+/// than one Reno sender (ns-2.35's CMT module measures the same: 2.88 Mbit/s on two
+/// 10 Mbit/s, 110 ms, 1 % paths against 1.32 on one); the model takes that growth when
+/// CUC is on. Without the CUC term the 5 % / 20 ms point lands above 1.15, outside the
+/// band.
+#[test]
+fn cmt_on_two_lossy_paths_lands_within_15_percent_of_the_cc_aware_bound() {
+    let (ratios, report) = grid(&["a", "b"], &[]);
+    for r in &ratios {
+        assert!((0.85..=1.15).contains(r), "goodput / cc bound:\n{report}");
+    }
+    let bias = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    assert!((0.95..=1.05).contains(&bias), "mean {bias:.3}:\n{report}");
+    // Without CUC the window freezes during recovery, as on one path, and the two
+    // paths' timeouts interact: the bound is looser (0.84–1.00 when this was written),
+    // never exceeded beyond the model's accuracy.
+    let (ratios, report) = grid(&["a", "b"], &["association.cuc=false".to_string()]);
+    assert!(ratios.iter().all(|r| *r <= 1.15), "{report}");
+    let bias = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    assert!(bias <= 1.0, "mean {bias:.3}:\n{report}");
 }
 
 #[test]

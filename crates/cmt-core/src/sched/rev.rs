@@ -11,8 +11,10 @@
 //!   run of lost adverts cannot freeze the subset): with the last
 //!   m = 8 advertised windows, `Δawnd = (awnd − avg)/(max − min)` (0 when max = min);
 //!   receive-buffer blocking is predicted when `Δawnd < 0` and it fell since the last
-//!   round (eq. 5–7). PAM-rev (decision D7) also counts a round ending with the
-//!   sender receive-window blocked.
+//!   round (eq. 5–7). That is PCDer's test. PAM-rev removes a path "when blocking is
+//!   detected" (decision D7): only when the round ends with the sender actually
+//!   receive-window blocked (the peer window below one chunk), never on the prediction
+//!   alone, so paths with room in the buffer all stay in use.
 //! * **Partial CMT**: when blocking is predicted, the candidate path with the lowest
 //!   advertised rate is removed (never the last; at most one per round). A removed path
 //!   whose rate exceeds the lowest rate in the list is put back (not in the round it was
@@ -173,10 +175,10 @@ impl ReceiverDriven {
         let delta = awnd_delta(&self.awnd);
         let falling = self.prev_delta.is_none_or(|p| delta - p < 0.0);
         self.prev_delta = Some(delta);
-        let mut blocking = delta < 0.0 && falling;
-        if self.cfg.flavour == Flavour::CmtRev {
-            blocking |= ctx.peer_rwnd < ctx.chunk_len as u64;
-        }
+        let blocking = match self.cfg.flavour {
+            Flavour::MptcpRec => delta < 0.0 && falling,
+            Flavour::CmtRev => ctx.peer_rwnd < ctx.chunk_len as u64,
+        };
         let active = |p: &&PathView| p.state == PathState::Active;
         let mut removed = None;
         if blocking {
@@ -357,6 +359,30 @@ mod tests {
         // A round trip later the window has fallen: the slowest path is removed.
         s.select(&at(100, 30_000));
         assert_eq!(s.candidates(), vec![true, false]);
+    }
+
+    #[test]
+    fn pam_rev_removes_a_path_only_after_actual_blocking_not_on_a_falling_window() {
+        // The same falling window that makes PCDer remove the slowest path leaves
+        // PAM-rev's list alone while the peer window has room; a round that ends with
+        // the window below one chunk (1452 bytes here) removes it.
+        let f = ReceiverDrivenFactory::from_params(Flavour::CmtRev, &Params::default());
+        let mut s = ReceiverDriven::new(f.unwrap(), 2);
+        let p = paths(&[300.0, 100.0]);
+        let round = |s: &mut ReceiverDriven, adverts: u64, awnd: u64, rwnd: u64| {
+            let mut c = ctx(&p);
+            c.adverts = adverts;
+            c.peer_awnd = awnd;
+            c.peer_rwnd = rwnd;
+            s.select(&c);
+        };
+        for (a, w) in [(1, 60_000), (2, 50_000), (3, 40_000), (4, 30_000)] {
+            round(&mut s, a, w, 20_000);
+            assert_eq!(s.candidates(), vec![true, true], "advert {a}");
+        }
+        round(&mut s, 5, 30_000, 1000);
+        assert_eq!(s.candidates(), vec![true, false]);
+        assert_eq!(s.removals, 1);
     }
 
     #[test]

@@ -115,7 +115,7 @@ impl Simulation {
     /// The standard-sender model's inputs for path `p`: its loss as drawn for this run
     /// (Bernoulli and Gilbert in series), the least lossy path's for retransmissions,
     /// RTO from RTO.Min/Max and the path's jitter, the payload per packet and the
-    /// receive buffer.
+    /// receive buffer; whether CMT's CUC lets the window grow during recovery.
     fn reno_path(&self, p: usize, rtt_s: f64) -> RenoPath {
         let built = &self.built;
         let cfg = &built.config;
@@ -141,6 +141,9 @@ impl Simulation {
                 .map(|q| configured_loss(built, &self.drawn, &q.links))
                 .fold(1.0, f64::min),
             rbuf_bytes: cfg.rbuf as f64,
+            // CUC lets a path grow while its loss is repaired once the retransmission
+            // can leave on another path (the favourable case, as a bound takes).
+            grows_in_recovery: cfg.cuc && built.paths.len() > 1,
         }
     }
 }
