@@ -179,6 +179,7 @@ impl<'a> Aggregator<'a> {
             .reports
             .iter()
             .filter(|r| r.kind.unwrap_or(PlotKind::Line) == PlotKind::Line)
+            .filter(|r| r.relative_to.is_none())
         {
             let xi = plan
                 .axes

@@ -218,6 +218,13 @@ fn bad_sweep_files_name_the_problem() {
             ),
             "label for `16KB` must be text, not 16",
         ),
+        (
+            SWEEP.replace(
+                "group = \"receiver.rbuf\"",
+                "group = \"receiver.rbuf\"\nrelative_to = \"9KB\"",
+            ),
+            "relative_to `9KB` is not a value of its group axis",
+        ),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let d = tmp(&format!("bad{i}"));
@@ -268,13 +275,22 @@ fn report_figures_are_valid_svg_and_png_and_the_report_links_them() {
         &d,
         &SWEEP.replace(
             "group = \"receiver.rbuf\"",
-            "group = \"receiver.rbuf\"\ntitle = \"Goodput under loss\"\nlabels = { \"64KB\" = \"a large buffer\" }",
+            "group = \"receiver.rbuf\"\ntitle = \"Goodput under loss\"\nlabels = { \"64KB\" = \"a large buffer\" }\n\
+             [[reports]]\nname = \"relative\"\nx = \"links.fast.loss\"\ny = \"goodput_mbps\"\n\
+             group = \"receiver.rbuf\"\nrelative_to = \"16KB\"",
         ),
     ))
     .unwrap();
     let out = d.join("o");
     run(&plan, &out, 2, None);
     let png = std::fs::read(out.join("loss.png")).unwrap();
+    // A report relative to a baseline says so on its y axis and leaves the baseline out.
+    let rel = std::fs::read_to_string(out.join("relative.svg")).unwrap();
+    assert!(
+        rel.contains("change in goodput against 16KB (%)"),
+        "relative y label"
+    );
+    assert!(!rel.contains(">16KB<"), "the baseline drawn as a series");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert!(png.len() > 20_000, "PNG of {} bytes", png.len());
     let svg = std::fs::read_to_string(out.join("loss.svg")).unwrap();

@@ -3,6 +3,7 @@
 //! receive-buffer occupancy).
 
 mod chart;
+mod points;
 mod run;
 mod sweep;
 

@@ -1,10 +1,10 @@
 //! Figures of a sweep's reports: y (mean ± 95 % CI) against the x axis, one series per
 //! combination of the other axes (usually the `group` axis).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::chart::{draw, Chart, PaperMarks, Point, Series, Style};
+use super::chart::{draw, Chart, PaperMarks, Series, Style};
+use super::points::report_points;
 use crate::aggregate::{numeric, series_label, Aggregate};
 use crate::error::LabError;
 use crate::sweep::plain;
@@ -62,6 +62,23 @@ pub fn axis_label(key: &str) -> (String, f64) {
         ["association", "cc"] => ("congestion control".into(), 1.0),
         _ => (key.to_string(), 1.0),
     }
+}
+
+/// A report's y-axis label: the metric's, or for a report relative to a baseline, the
+/// change in the metric against it.
+fn y_label(r: &ReportSpec) -> String {
+    let label = metric_label(&r.y);
+    let Some(base) = &r.relative_to else {
+        return label;
+    };
+    let metric = label.split(" (").next().unwrap_or(&label);
+    let words = r
+        .labels
+        .get(base)
+        .and_then(|l| l.as_str())
+        .or_else(|| algorithm_words(r.group.as_deref().unwrap_or(""), base))
+        .unwrap_or(base);
+    format!("change in {metric} against {words} (%)")
 }
 
 /// An algorithm's name in words, for the axes that name one; `None` for other values.
@@ -162,26 +179,20 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
         let categorical = numeric_x.is_none() || style == Style::Bars;
         let (x_label, scale) = axis_label(&r.x);
         let skips = plan.report_skips(r, xi);
-        let mut series: BTreeMap<Vec<usize>, Vec<Point>> = BTreeMap::new();
-        for s in agg.stats.iter().filter(|s| s.metric == r.y) {
-            let Some(mean) = s.mean else { continue };
-            let Some(key) = plan.report_series(r, xi, &s.point) else {
-                continue;
-            };
-            let xv = s.point[xi];
-            let x = if categorical {
+        let x_of = |xv: usize| {
+            if categorical {
                 xv as f64
             } else {
                 numeric_x.as_ref().map_or(0.0, |n| n[xv] * scale)
-            };
-            series.entry(key).or_default().push((x, mean, s.ci));
-        }
+            }
+        };
+        let series = report_points(plan, agg, r, xi, &x_of);
         let keys: Vec<Vec<usize>> = series.keys().cloned().collect();
         let names: Vec<String> = keys
             .iter()
             .map(|key| series_label(plan, &skips, key))
             .collect();
-        let fits = if categorical {
+        let fits = if categorical || r.relative_to.is_some() {
             Vec::new()
         } else {
             agg.fits
@@ -201,7 +212,7 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
                 .clone()
                 .unwrap_or_else(|| format!("{} vs {}", r.y, r.x)),
             x_label,
-            y_label: metric_label(&r.y),
+            y_label: y_label(r),
             categories: categorical.then(|| xvals.iter().map(|v| plain(v)).collect()),
             series: series
                 .into_iter()

@@ -438,12 +438,20 @@ fn check_paper(r: &super::spec::ReportSpec, axes: &[Axis]) -> Result<(), String>
     Ok(())
 }
 
-/// A report's legend words are text and name values of its group axis.
+/// A report's legend words are text and name values of its group axis, as does its
+/// `relative_to` baseline.
 fn check_labels(r: &super::spec::ReportSpec, axes: &[Axis]) -> Result<(), String> {
     let group = r
         .group
         .as_ref()
         .and_then(|g| axes.iter().find(|a| &a.key == g));
+    if let Some(base) = &r.relative_to {
+        if !group.is_some_and(|g| g.values.iter().any(|v| super::plain(v) == *base)) {
+            return Err(format!(
+                "relative_to `{base}` is not a value of its group axis"
+            ));
+        }
+    }
     for (value, words) in &r.labels {
         if !words.is_str() {
             return Err(format!("label for `{value}` must be text, not {words}"));

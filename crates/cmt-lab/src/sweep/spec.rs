@@ -151,6 +151,12 @@ pub struct ReportSpec {
     /// round-robin (the paper's)" }` (algorithm names get words by default).
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub labels: toml::Table,
+    /// Draw each series as its change against this value of the group axis, in percent
+    /// of the baseline's mean, with the 95 % CI of the per-seed differences (the
+    /// paper's "advantage" (A − B)/B, paired by seed); the baseline itself is not drawn
+    /// and paper values are percentages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative_to: Option<String>,
     /// Values the paper prints for this figure: one table or a list of them, drawn as
     /// crosses.
     #[serde(default, skip_serializing_if = "PaperSet::is_empty")]
