@@ -72,6 +72,33 @@ def blackhole(i, on):
     shape(i, "8bit" if on else RATES[i])
 
 
+# The sender's fixed source port on every path (both stacks), so that a NAT rebinding
+# can be written as a stateless rewrite.
+SPORT, NATTED = 9900, 40000
+
+
+def rebind(i, on):
+    """A NAT gives path i's flow a new source port: nftables rewrites the sender's
+    source port 9900 to 40000 (UDP and TCP) and maps replies back; what is still sent
+    to the old port is dropped, as the old mapping is gone."""
+    if not on:
+        sh("ip", "netns", "exec", S, "nft", "delete", "table", "ip", "rebind", check=False)
+        return
+    a = f"10.{i}.0.1"
+    rules = (
+        "table ip rebind {\n"
+        " chain out { type filter hook output priority raw;"
+        f" ip saddr {a} udp sport {SPORT} udp sport set {NATTED};"
+        f" ip saddr {a} tcp sport {SPORT} tcp sport set {NATTED}; }}\n"
+        " chain pre { type filter hook prerouting priority raw;"
+        f" ip daddr {a} udp dport {SPORT} drop; ip daddr {a} tcp dport {SPORT} drop;"
+        f" ip daddr {a} udp dport {NATTED} udp dport set {SPORT};"
+        f" ip daddr {a} tcp dport {NATTED} tcp dport set {SPORT}; }}\n}}\n"
+    )
+    subprocess.run(["ip", "netns", "exec", S, "nft", "-f", "-"], input=rules, check=True,
+                   capture_output=True, text=True)
+
+
 # Faults: (name, paths affected, duration or None for good, apply(on) function).
 def faults():
     def both(f):
@@ -87,7 +114,11 @@ def faults():
         ("every path down 5 s", [1, 2], 5, both(down)),
         ("every path down 30 s", [1, 2], 30, both(down)),
         ("every path down 120 s", [1, 2], 120, both(down)),
+        (REBIND, [1], None, lambda on: rebind(1, on)),
     ]
+
+
+REBIND = "a NAT gives path 1 a new source port"
 
 
 class Sampler(threading.Thread):
@@ -107,6 +138,14 @@ class Sampler(threading.Thread):
                 return
             t, a, b = line.split()
             self.rows.append((float(t), int(a), int(b)))
+
+    def share(self, path, start, end):
+        """Path `path`'s share of the bytes both receive counters grew by in [start, end]."""
+        rows = [r for r in self.rows if start <= r[0] <= end]
+        if len(rows) < 2:
+            return None
+        got = [rows[-1][k] - rows[0][k] for k in (1, 2)]
+        return got[path - 1] / max(1, sum(got))
 
     def back(self, path, since):
         """Seconds after `since` until path `path` carried > 30 KB within 100 ms."""
@@ -149,6 +188,10 @@ def run_fault(stack, fault, data, mb):
     times = timeline()
     stall = max((b - a for a, b in zip(times, times[1:])), default=None)
     back = None if dur is None else sampler.back(paths[0], t_end)
+    if name == REBIND:
+        # The path's share of what arrived 1-6 s after the rebinding (in the table's
+        # "path back" column): whether the stack still uses the path at all.
+        back = sampler.share(paths[0], t_fault + 1, t_fault + 6)
     span = (times[-1] - times[0]) if len(times) > 1 else None
     goodput = mb * 8 * 1.048576 / span if (ok and span) else None
     return ok, stall, back, goodput
@@ -161,7 +204,7 @@ def start(stack, data, out):
                                "--out", out, "--trace", trace, "--timeout", "600"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)
-        tx = subprocess.Popen(["ip", "netns", "exec", S, BIN, "send", "--local", "10.1.0.1:0,10.2.0.1:0",
+        tx = subprocess.Popen(["ip", "netns", "exec", S, BIN, "send", "--local", f"10.1.0.1:{SPORT},10.2.0.1:{SPORT}",
                                "--remote", "10.1.0.2:9899,10.2.0.2:9899", "--timeout", "600", data],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -232,6 +275,8 @@ def mptcp_recv(out, log):
 def mptcp_send(path):
     data = open(path, "rb").read()
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("10.1.0.1", SPORT))
     s.connect(("10.1.0.2", 5201))
     s.sendall(data)
     s.shutdown(socket.SHUT_WR)
@@ -266,8 +311,10 @@ def main():
                 continue
             for stack in ("cmtlab", "kernel MPTCP"):
                 ok, stall, back, goodput = run_fault(stack, fault, data, a.mb)
+                back_text = (f"path 1 carries {back * 100:.0f} % 1–6 s after" if fault[0] == REBIND
+                             and back is not None else fmt(back))
                 print(f"| {fault[0]} | {stack} | {'yes' if ok else '**no**'} | {fmt(stall)} | "
-                      f"{fmt(back)} | {fmt(goodput, 'Mbit/s')} |", flush=True)
+                      f"{back_text} | {fmt(goodput, 'Mbit/s')} |", flush=True)
     finally:
         teardown()
 

@@ -2,7 +2,7 @@
 //! processes in private network namespaces joined by three veth pairs shaped with tbf
 //! (20, 10 and 5 Mbit/s both ways): the first path's link down for good, every link
 //! down for 10 s, a path blackholed (packets dropped silently, link up) and healed, a
-//! link flapping. Each must complete with the file intact and both ends exiting 0; the
+//! link flapping, a NAT giving a path a new source port (`failover/nat.rs`). Each must complete with the file intact and both ends exiting 0; the
 //! receiver's per-packet trace gives the in-order stall (the longest gap between two
 //! deliveries) and each path's silence (the longest gap between two arrivals on it),
 //! which are held to bounds derived from the timers (docs/algorithms.md §1.7, D31):
@@ -92,12 +92,12 @@ impl Env {
         rx
     }
 
-    /// `cmtlab send` of `data` over the first `n` paths.
-    fn sender(&self, n: usize, data: &Path, extra: &[&str]) -> Proc {
+    /// `cmtlab send` of `data` over the first `n` paths, from local `port` (0: any).
+    fn sender(&self, n: usize, port: u16, data: &Path, extra: &[&str]) -> Proc {
         let mut args: Vec<String> = [
             "send",
             "--local",
-            &self.list(n, true, 0),
+            &self.list(n, true, port),
             "--remote",
             &self.list(n, false, PORT),
             "--timeout",
@@ -112,12 +112,17 @@ impl Env {
 
     /// Starts a transfer of `mb` MB over the first `n` paths.
     fn start(&self, name: &str, n: usize, mb: usize) -> Transfer {
+        self.start_from(name, n, mb, 0)
+    }
+
+    /// Starts a transfer of `mb` MB over the first `n` paths from local `port`.
+    fn start_from(&self, name: &str, n: usize, mb: usize, port: u16) -> Transfer {
         let out = self.dir.join(format!("{name}.bin"));
         let trace = self.dir.join(format!("{name}.csv"));
         let data = self.dir.join(format!("{name}.src"));
         source(&data, mb);
         let rx = self.receiver(n, &out, &["--trace", &trace.display().to_string()]);
-        let tx = self.sender(n, &data, &[]);
+        let tx = self.sender(n, port, &data, &[]);
         Transfer {
             rx,
             tx,
@@ -296,6 +301,8 @@ fn a_flapping_link(env: &Env) -> Result<String, String> {
     ))
 }
 
+#[path = "failover/nat.rs"]
+mod nat;
 #[path = "failover/resume.rs"]
 mod resume;
 
@@ -304,6 +311,7 @@ const TESTS: &[Test<Env>] = &[
     ("every_path_down_for_10_s", every_path_down_for_10_s),
     ("a_blackholed_path_heals", a_blackholed_path_heals),
     ("a_flapping_link", a_flapping_link),
+    ("a_nat_rebinding", nat::a_nat_rebinding),
     (
         "killed_at_random_points_and_resumed",
         resume::killed_at_random_points_and_resumed,

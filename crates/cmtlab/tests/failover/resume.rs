@@ -55,7 +55,7 @@ pub(super) fn killed_at_random_points_and_resumed(env: &Env) -> Result<String, S
     let mut lost_most = 0u64;
     for (round, kill_sender) in order.iter().enumerate() {
         let rx = env.receiver(3, &out, &common);
-        let tx = env.sender(3, &data, &common);
+        let tx = env.sender(3, 0, &data, &common);
         std::thread::sleep(Duration::from_millis(300 + draw(900)));
         let (mut victim, survivor) = if *kill_sender { (tx, rx) } else { (rx, tx) };
         let before = written(&out);
@@ -78,7 +78,7 @@ pub(super) fn killed_at_random_points_and_resumed(env: &Env) -> Result<String, S
         })?;
     }
     let rx = env.receiver(3, &out, &common);
-    let tx = env.sender(3, &data, &common);
+    let tx = env.sender(3, 0, &data, &common);
     let (tx, rx) = (
         tx.finish(Duration::from_secs(100)),
         rx.finish(Duration::from_secs(100)),
