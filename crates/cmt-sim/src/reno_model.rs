@@ -29,6 +29,9 @@
 //! from W/2 + 1 to W in W/2 − 1 round trips. On two paths with 1 % loss this makes each
 //! path ≈ 9 % faster than one Reno sender, in ns-2.35's CMT module as in this simulator
 //! (docs/metrics.md); a bound has to allow it.
+//!
+//! **The start-up** ([`startup_excess`]): what slow start and the cycles that settle from
+//! its overshoot send beyond the steady rate, which the bound spreads over a run's length.
 
 /// One path's inputs.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,6 +56,8 @@ pub struct RenoPath {
     /// Whether the window grows during fast recovery (CMT's CUC with the retransmission
     /// on another path; see the module documentation).
     pub grows_in_recovery: bool,
+    /// The initial window, packets (RFC 4960 §7.2.1: 4380 bytes of a 1500-byte MTU).
+    pub initial_window: f64,
 }
 
 /// Padhye et al.'s expected length of a timeout sequence in units of the first RTO
@@ -120,6 +125,52 @@ pub fn reno_rate(m: &RenoPath) -> f64 {
     m.mss_bytes * packets / time
 }
 
+/// Packets a sender that starts in slow start sends beyond the steady rate before its
+/// congestion-avoidance cycles settle: the start-up the steady-state rate leaves out,
+/// which matters in runs of a few hundred round trips.
+///
+/// Slow start doubles the window each round trip from `initial_window` until the first
+/// loss episode, after 1/e packets on average, and goes on doubling for the round trip
+/// the loss takes to be detected; the window is then halved, from several times the
+/// steady cycle's window, and each following cycle (from a to b, one packet more per
+/// round trip, ending at the first loss after 1/e + b packets: b = 1 + √(1 + a² + 2/e))
+/// starts from half the last one's end, until the cycles reach the steady one. Windows
+/// are capped at `max_window` packets: what a round trip can deliver (the receive buffer,
+/// the capacity times the base RTT). Timeouts during start-up are left out, which can
+/// only add packets: the result stays an upper bound.
+pub fn startup_excess(m: &RenoPath, max_window: f64) -> f64 {
+    let p = m.packet_loss.clamp(0.0, 1.0);
+    if p <= 0.0 || p >= 1.0 || m.rtt_s <= 0.0 {
+        return 0.0;
+    }
+    let e = if m.episode_rate > 0.0 {
+        m.episode_rate.min(p)
+    } else {
+        p
+    };
+    let g = if m.grows_in_recovery { 1.0 } else { 0.0 };
+    let steady = reno_rate(m) / m.mss_bytes * m.rtt_s;
+    let w0 = m.initial_window.max(1.0);
+    let cap = max_window.max(w0);
+    // Slow start to the first loss, then one more (doubling) round trip to detect it.
+    let before = 1.0 / e;
+    let rounds = (1.0 + before / w0).log2();
+    let detected = (2.0 * (before + w0)).min(cap);
+    let mut excess = before + detected - steady * (rounds + 1.0);
+    let settled = cycle_window(e, g) / 2.0 + g;
+    let mut a = detected / 2.0 + g;
+    for _ in 0..64 {
+        if a <= settled + 0.5 {
+            break;
+        }
+        let b = (1.0 + (1.0 + a * a + 2.0 / e).sqrt()).min(cap.max(a));
+        let cycle_rounds = (b - a).max(1.0);
+        excess += cycle_rounds * (a + b) / 2.0 - steady * cycle_rounds;
+        a = b / 2.0 + g;
+    }
+    excess.max(0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +185,7 @@ mod tests {
             retransmission_loss: p,
             rbuf_bytes: 64e6,
             grows_in_recovery: false,
+            initial_window: 3.0,
         }
     }
 
@@ -210,6 +262,28 @@ mod tests {
             "{packets} vs {}",
             100.0 + w
         );
+    }
+
+    #[test]
+    fn the_start_up_adds_a_few_cycles_of_packets_and_less_with_a_small_buffer() {
+        // 1 % loss, 100 ms: slow start reaches ≈ 200 packets before the loss is seen;
+        // the cycles after it start at ≈ 100, 50, 25 packets against a steady ≈ 13 per
+        // round trip: ≈ 650 packets, five seconds of the steady rate. Capped at 95
+        // packets a round trip (10 Mbit/s over 110 ms), half of that.
+        let m = path(0.01, 0.1);
+        let excess = startup_excess(&m, 1e6);
+        let per_s = reno_rate(&m) / 1452.0;
+        assert!((600.0..700.0).contains(&excess), "{excess}");
+        assert!(
+            (4.0..6.0).contains(&(excess / per_s)),
+            "{} s",
+            excess / per_s
+        );
+        let capped = startup_excess(&m, 95.0);
+        assert!((250.0..400.0).contains(&capped), "{capped}");
+        // A buffer of 20 packets keeps the overshoot small; no loss, no start-up term.
+        assert!(startup_excess(&m, 20.0) < 0.3 * excess);
+        assert_eq!(startup_excess(&path(0.0, 0.1), 1e6), 0.0);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use cmt_core::Duration;
 use super::{configured_loss, forward_loss, LossMeasure, Simulation};
 use crate::bound::{rbuf_bound, PathCapacity};
 use crate::ids::LinkDir;
-use crate::reno_model::{reno_rate, RenoPath};
+use crate::reno_model::{reno_rate, startup_excess, RenoPath};
 
 impl Simulation {
     /// Per path: goodput capacity (the slowest forward link, a traced link at what its
@@ -61,8 +61,9 @@ impl Simulation {
 
     /// The congestion-control-aware bound, Mbit/s of goodput: per path the smaller of
     /// what background traffic left of its capacity in this run and the rate one
-    /// standard sender sustains under its loss (docs/metrics.md), filled under the
-    /// receive buffer as in [`bound_mbps`](Self::bound_mbps).
+    /// standard sender sustains under its loss, with its start-up spread over the
+    /// `over` the run measured (docs/metrics.md), filled under the receive buffer as in
+    /// [`bound_mbps`](Self::bound_mbps).
     pub fn cc_bound_mbps(&self, over: Duration) -> f64 {
         let caps: Vec<PathCapacity> = self
             .path_capacities(over)
@@ -70,7 +71,13 @@ impl Simulation {
             .enumerate()
             .map(|(p, c)| {
                 let left = self.background_share(p, over);
-                let model = reno_rate(&self.reno_path(p, c.rtt_s));
+                let m = self.reno_path(p, c.rtt_s);
+                // No round trip delivers more than the buffer or the path's share of
+                // capacity times the base RTT.
+                let bdp = c.goodput_bps * left * c.rtt_s;
+                let cap = m.rbuf_bytes.min(bdp) / m.mss_bytes;
+                let startup = startup_excess(&m, cap) * m.mss_bytes;
+                let model = reno_rate(&m) + startup / over.as_secs_f64().max(1e-9);
                 PathCapacity {
                     goodput_bps: (c.goodput_bps * left).min(model),
                     rtt_s: c.rtt_s,
@@ -144,6 +151,7 @@ impl Simulation {
             // CUC lets a path grow while its loss is repaired once the retransmission
             // can leave on another path (the favourable case, as a bound takes).
             grows_in_recovery: cfg.cuc && built.paths.len() > 1,
+            initial_window: cfg.initial_cwnd() as f64 / cfg.cwnd_unit() as f64,
         }
     }
 }
