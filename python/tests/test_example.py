@@ -2,6 +2,7 @@
 and its numbers are those of single runs of the study's scenario at the same point."""
 
 import importlib.util
+import tomllib
 
 import pandas as pd
 import pytest
@@ -25,12 +26,14 @@ def test_the_figure_script_runs_and_its_numbers_are_the_studys_runs(tmp_path):
     # One seed: each bar is one run of the study's case-1 scenario at that point.
     case1 = ROOT / "scenarios" / "studies" / "rtx-csi" / "case1.toml"
     base = case1.parent / "dual-dumbbell.toml"
+    with open(case1, "rb") as f:
+        fixed = tomllib.load(f)["set"]  # what the sweep sets on every run
     for rtx, rbuf in [("rtx-csi", "64KB"), ("rtx-ssthresh", "16KB")]:
         r = cmtlab.run(
             base,
             seed=1,
             set={
-                "links.s-if2.loss": 0.01,
+                **fixed,
                 "links.s-if1.loss": 0.05,
                 "association.rtx": rtx,
                 "receiver.rbuf": rbuf,
