@@ -20,11 +20,14 @@ Errors carry cmtlab's one-line message in a :class:`CmtlabError`.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import os
 import shutil
+import sys
 import tempfile
+import types
+import uuid
+import warnings
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
@@ -111,9 +114,12 @@ def register_scheduler(
     Every association gets its own instance, ``cls(**scheduler_params)``.
 
     ``replace=True`` replaces an earlier registration of ``name`` (a notebook cell
-    run again); built-in names can never be replaced. The class's source code is
-    part of the results' build hash, so a sweep never reuses results of an edited
-    scheduler.
+    run again); built-in names can never be replaced. What the class does — the
+    bytecode and constants of its methods, and of the functions and values they use —
+    is part of the results' build hash, so a sweep never reuses results of an edited
+    scheduler, wherever its source lives (a file, a notebook cell, ``exec``); a class
+    that holds something that cannot be fingerprinted gets a fresh hash each time, with
+    a warning.
     """
     _native.register_scheduler(
         name, cls, summary or (cls.__doc__ or "").strip().split("\n")[0], _fingerprint(cls), replace
@@ -150,13 +156,122 @@ def _scenario_arg(scenario: Scenario) -> Any:
 
 
 def _fingerprint(cls: type) -> str:
-    """A hash of the class's source (its qualified name when the source is not
-    available, e.g. a class typed into a console)."""
-    try:
-        text = inspect.getsource(cls)
-    except (OSError, TypeError):
-        text = f"{cls.__module__}.{cls.__qualname__}"
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    """A hash of what the class *does*: the bytecode, constants and names of every
+    method it and its bases define, recursively through nested functions, closures,
+    default values and the module-level functions and constants they use, plus its
+    plain class attributes; the Python version is part of it. Independent of where the
+    source lives, so a class typed into a notebook cell or built by ``exec`` gets a new
+    fingerprint when its behaviour changes. Where something cannot be fingerprinted (an
+    attribute or a global that is neither code nor a plain value), the fingerprint is
+    random, so no result that depends on the class is ever reused, and a warning says
+    which attribute."""
+    walk = _Fingerprint()
+    walk.add(f"python {sys.version_info[0]}.{sys.version_info[1]}")
+    for klass in cls.__mro__:
+        if klass is object:
+            continue
+        walk.add(f"class {klass.__qualname__}")
+        for name in sorted(klass.__dict__):
+            if name in ("__dict__", "__weakref__", "__module__", "__doc__", "__qualname__"):
+                continue
+            walk.value(klass.__dict__[name], f"{klass.__name__}.{name}")
+    if walk.unknown is not None:
+        warnings.warn(
+            f"cmtlab: scheduler class {cls.__name__}: cannot fingerprint {walk.unknown}; "
+            "results that use it will not be reused",
+            stacklevel=3,
+        )
+        return uuid.uuid4().hex[:16]
+    return walk.digest.hexdigest()[:16]
+
+
+class _Fingerprint:
+    """Feeds code objects and plain values into a SHA-256, each once."""
+
+    PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+    def __init__(self):
+        self.digest = hashlib.sha256()
+        self.seen = set()
+        self.unknown = None
+
+    def add(self, text: str):
+        self.digest.update(text.encode())
+        self.digest.update(b"\0")
+
+    def value(self, v, where: str):
+        if isinstance(v, self.PLAIN):
+            self.add(f"{type(v).__name__}:{v!r}")
+        elif isinstance(v, (tuple, list, frozenset, set)):
+            items = sorted(v, key=repr) if isinstance(v, (set, frozenset)) else v
+            self.add(f"{type(v).__name__}[{len(items)}]")
+            for i, x in enumerate(items):
+                self.value(x, f"{where}[{i}]")
+        elif isinstance(v, dict):
+            self.add(f"dict[{len(v)}]")
+            for k in sorted(v, key=repr):
+                self.value(k, where)
+                self.value(v[k], f"{where}[{k!r}]")
+        elif isinstance(v, (staticmethod, classmethod)):
+            self.value(v.__func__, where)
+        elif isinstance(v, property):
+            for f in (v.fget, v.fset, v.fdel):
+                self.value(f, where)
+        elif isinstance(v, types.FunctionType):
+            self.function(v, where)
+        elif isinstance(v, types.CodeType):
+            self.code(v, where)
+        elif isinstance(v, types.ModuleType):
+            self.add(f"module {v.__name__}")
+        elif isinstance(v, type):
+            if v.__module__ == "builtins" or id(v) in self.seen:
+                self.add(f"type {v.__qualname__}")
+            else:
+                self.seen.add(id(v))
+                self.add(f"type {v.__qualname__}")
+                for name in sorted(v.__dict__):
+                    if name not in ("__dict__", "__weakref__", "__module__", "__doc__"):
+                        self.value(v.__dict__[name], f"{v.__qualname__}.{name}")
+        elif isinstance(v, types.BuiltinFunctionType):
+            self.add(f"builtin {getattr(v, '__module__', '')}.{v.__qualname__}")
+        elif self.unknown is None:
+            self.unknown = f"{where} ({type(v).__name__})"
+
+    def function(self, f, where: str):
+        if id(f) in self.seen:
+            return
+        self.seen.add(id(f))
+        self.code(f.__code__, where)
+        self.value(f.__defaults__, f"{where} defaults")
+        self.value(f.__kwdefaults__, f"{where} keyword defaults")
+        for cell in f.__closure__ or ():
+            try:
+                self.value(cell.cell_contents, f"{where} closure")
+            except ValueError:  # an empty cell
+                self.add("empty cell")
+        for name in _global_names(f.__code__):
+            if name in f.__globals__:
+                self.add(f"global {name}")
+                self.value(f.__globals__[name], f"{where} global {name}")
+
+    def code(self, c, where: str):
+        self.add(f"code {c.co_name}")
+        self.digest.update(c.co_code)
+        self.add(repr((c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars)))
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                self.code(k, where)
+            else:
+                self.value(k, f"{where} constant")
+
+
+def _global_names(c) -> list:
+    """Names a code object and the code nested in it may look up as globals."""
+    names = list(c.co_names)
+    for k in c.co_consts:
+        if isinstance(k, types.CodeType):
+            names.extend(_global_names(k))
+    return sorted(set(names))
 
 
 class _output_dir:

@@ -164,3 +164,62 @@ def test_the_build_hash_follows_the_class_source():
     cmtlab.register_scheduler("py-round-robin", PyRoundRobin, replace=True)
     assert before != after
     assert cmtlab.build_info()["source"] == before
+
+
+STEERED = """
+class Steered:
+    \"\"\"Sends every new chunk on path {path} while it has room, else the first with room.\"\"\"
+
+    def select(self, paths):
+        if paths[{path}].can_send:
+            return {path}
+        return next((p.id for p in paths if p.can_send), None)
+"""
+
+
+def _steered(path: int) -> type:
+    """The class built from text, as a notebook cell or a console defines it: no
+    source file for `inspect` to read."""
+    scope = {}
+    exec(STEERED.format(path=path), scope)
+    return scope["Steered"]
+
+
+def test_a_class_without_a_source_file_redefined_gets_new_results_in_the_same_out(tmp_path):
+    spec = {
+        "name": "steered",
+        "base": str(DEMO),
+        "seeds": 2,
+        "metrics": ["goodput_mbps", "paths.path3-80211.sent_packets"],
+        "set": {"duration": "5s", "association.scheduler": "steered"},
+        "axes": [{"key": "receiver.rbuf", "values": ["64KB"]}],
+    }
+    out = tmp_path / "out"
+    cmtlab.register_scheduler("steered", _steered(0), replace=True)
+    first = cmtlab.sweep(spec, jobs=1, out=out).results
+    # The same text again: the same fingerprint, the finished runs are reused.
+    cmtlab.register_scheduler("steered", _steered(0), replace=True)
+    again = cmtlab.sweep(spec, jobs=1, out=out).results
+    assert list(again["run_id"]) == list(first["run_id"])
+    # Other behaviour under the same name: new runs, new numbers (path 3, the slow
+    # 2 Mbit/s one, now gets every chunk it has room for).
+    cmtlab.register_scheduler("steered", _steered(2), replace=True)
+    second = cmtlab.sweep(spec, jobs=1, out=out).results
+    assert set(second["run_id"]).isdisjoint(first["run_id"])
+    col = "paths.path3-80211.sent_packets"
+    assert second[col].sum() > first[col].sum(), (first[col], second[col])
+
+
+def test_a_class_holding_what_cannot_be_fingerprinted_is_never_reused():
+    class Holder:
+        lock = __import__("threading").Lock()
+
+        def select(self, paths):
+            return next((p.id for p in paths if p.can_send), None)
+
+    with pytest.warns(UserWarning, match=r"cannot fingerprint Holder.lock"):
+        cmtlab.register_scheduler("holder", Holder, replace=True)
+    before = cmtlab.build_info()["source"]
+    with pytest.warns(UserWarning):
+        cmtlab.register_scheduler("holder", Holder, replace=True)
+    assert cmtlab.build_info()["source"] != before

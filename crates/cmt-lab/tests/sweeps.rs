@@ -159,6 +159,17 @@ fn a_rerun_skips_finished_runs() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("different sweep"), "{err}");
+    // The same sweep planned by another build (an edited extension, say) runs all its
+    // runs anew in the same directory: other build, other run ids, nothing reused.
+    let mut rebuilt = plan.clone();
+    rebuilt.build.source = "0123456789abcdef".into();
+    for r in &mut rebuilt.runs {
+        r.id = format!("{}x", r.id);
+    }
+    let o = run(&rebuilt, &out, 2, None);
+    assert_eq!((o.ran, o.skipped, o.complete), (18, 0, true));
+    let written = std::fs::read(out.join("plan.json")).unwrap();
+    assert_eq!(written, serde_json::to_vec_pretty(&rebuilt).unwrap());
 }
 
 #[test]

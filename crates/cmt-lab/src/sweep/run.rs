@@ -75,6 +75,20 @@ fn simulate(plan: &Plan, r: &RunSpec) -> Result<RunRecord, String> {
     })
 }
 
+/// Whether `old` (a plan.json) is `plan` but for the build that planned it (and so the
+/// run ids, which include the build's source hash).
+fn same_sweep_other_build(old: &[u8], plan: &Plan) -> bool {
+    let Ok(mut old) = serde_json::from_slice::<Plan>(old) else {
+        return false;
+    };
+    let mut new = plan.clone();
+    for p in [&mut old, &mut new] {
+        p.build = cmt_sim::Build::default();
+        p.runs.iter_mut().for_each(|r| r.id.clear());
+    }
+    serde_json::to_vec(&old).ok() == serde_json::to_vec(&new).ok()
+}
+
 /// Runs the plan's runs (of this shard) that have no result yet. `progress(done,
 /// total)` is called after each run, from worker threads.
 pub fn run_plan(
@@ -88,13 +102,18 @@ pub fn run_plan(
     let plan_json = serde_json::to_vec_pretty(plan).map_err(|e| LabError::at(&out, e))?;
     let plan_path = opts.out.join("plan.json");
     match std::fs::read(&plan_path) {
-        Ok(old) if old != plan_json => {
+        Ok(old) if old == plan_json => {}
+        // The same sweep planned by another build (an edited scheduler, say): its runs
+        // have other ids, so nothing of the earlier build is reused or mixed in.
+        Ok(old) if same_sweep_other_build(&old, plan) => {
+            write_atomic(&plan_path, &plan_json).map_err(io)?
+        }
+        Ok(_) => {
             return Err(LabError::at(
                 &out,
                 "holds results of a different sweep (plan.json differs); use another --out",
             ));
         }
-        Ok(_) => {}
         Err(_) => write_atomic(&plan_path, &plan_json).map_err(io)?,
     }
     let mine: Vec<&RunSpec> = plan
