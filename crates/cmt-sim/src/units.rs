@@ -66,12 +66,23 @@ fn rate_unit(unit: &str) -> Option<f64> {
 }
 
 /// A link rate in bits per second ("11Mbps", "2100kbps", "384kbit", "1.5MB/s" = 12 Mbit/s,
-/// or a number in bit/s).
+/// or a bare number in bit/s of at least 1000: below that the unit must be written).
 pub fn parse_rate(raw: &Raw) -> Result<u64, String> {
     let (x, unit) = match raw {
         Raw::Num(x) => (*x, ""),
         Raw::Text(s) => split_number(s).ok_or_else(|| format!("invalid rate {raw}"))?,
     };
+    if matches!(raw, Raw::Text(_)) && unit.is_empty() {
+        return Err(format!(
+            "invalid rate {raw}: give a unit (bps, kbps, Mbps, Gbps; bytes: Bps, kBps, MBps)"
+        ));
+    }
+    if matches!(raw, Raw::Num(_)) && x.abs() < 1e3 {
+        return Err(format!(
+            "invalid rate {raw}: a bare number is bit/s, and that is below 1 kbit/s; \
+             write the unit (e.g. \"{x}Mbps\", or \"{x}bps\" if that is meant)"
+        ));
+    }
     let mult = rate_unit(unit).ok_or_else(|| {
         format!(
             "invalid rate {raw}: unknown unit `{unit}` (bits: bps, kbps, Mbps, Gbps; \
@@ -91,12 +102,19 @@ pub fn parse_rate(raw: &Raw) -> Result<u64, String> {
     Ok(bps.round() as u64)
 }
 
-/// A duration ("10ms", "1.5s", "250us", "2min", or a number of seconds).
+/// A duration ("10ms", "1.5s", "250us", "2min", or a bare number of seconds; text
+/// needs a unit, so that `"15"` is not silently 15 s).
 pub fn parse_duration(raw: &Raw) -> Result<Duration, String> {
     let (x, unit) = match raw {
         Raw::Num(x) => (*x, "s"),
         Raw::Text(s) => split_number(s).ok_or_else(|| format!("invalid duration {raw}"))?,
     };
+    if matches!(raw, Raw::Text(_)) && unit.is_empty() {
+        return Err(format!(
+            "invalid duration {raw}: give a unit (ns, us, ms, s, min); only a bare number \
+             (not in quotes) is seconds"
+        ));
+    }
     let secs = match unit {
         "s" | "" => x,
         "ms" => x * 1e-3,
@@ -116,11 +134,19 @@ pub fn parse_duration(raw: &Raw) -> Result<Duration, String> {
 }
 
 /// A size in bytes ("64KB" = 65536, "10MB" = 10·2^20, "1500B", or a number of bytes).
+/// Prefixes are binary (KB = KiB = 1024 B, as the papers' "64 KB" buffers); a unit
+/// ending in a lowercase `b` ("64kb") reads as bits and is refused.
 pub fn parse_size(raw: &Raw) -> Result<u64, String> {
     let (x, unit) = match raw {
         Raw::Num(x) => (*x, ""),
         Raw::Text(s) => split_number(s).ok_or_else(|| format!("invalid size {raw}"))?,
     };
+    if unit.ends_with('b') {
+        return Err(format!(
+            "invalid size {raw}: `{unit}` reads as bits; sizes are bytes: B, KB (= KiB = \
+             1024 B), MB, GB"
+        ));
+    }
     let mult = match unit.to_ascii_uppercase().as_str() {
         "" | "B" => 1.0,
         "KB" | "KIB" | "K" => 1024.0,

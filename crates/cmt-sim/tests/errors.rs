@@ -113,6 +113,37 @@ fn each_kind_of_mistake_is_named_with_its_field() {
             vec!["links.zz.rate=1"],
             vec!["--set", "no element named `zz`"],
         ),
+        // Implausible values that used to pass silently.
+        (
+            BASE,
+            vec!["links.a.delay=\"15\""],
+            vec!["`links[0].delay`", "give a unit", "ms"],
+        ),
+        (
+            BASE,
+            vec!["links.a.delay=75"],
+            vec!["`links[0].delay`", "bare number is seconds", "\"75s\""],
+        ),
+        (
+            BASE,
+            vec!["links.a.rate=5"],
+            vec!["`links[0].rate`", "below 1 kbit/s", "\"5bps\""],
+        ),
+        (
+            BASE,
+            vec!["links.a.rate=\"5\""],
+            vec!["`links[0].rate`", "give a unit"],
+        ),
+        (
+            BASE,
+            vec!["receiver.rbuf=\"64kb\""],
+            vec!["`receiver.rbuf`", "reads as bits", "KiB"],
+        ),
+        (
+            BASE,
+            vec!["events=[{at=\"20s\",link=\"a\",state=\"down\"}]"],
+            vec!["`events[0].at`", "after the end of the run (10 s)"],
+        ),
         (&no_seed, vec![], vec!["missing field `seed`"]),
         (&both, vec![], vec!["`duration`", "not both"]),
         (&syntax, vec![], vec!["line 6"]),

@@ -173,7 +173,11 @@ pub(super) fn build(
     let links = build_links(&s.links, dir)?;
     let paths = build_paths(s, &links)?;
     let bin = metrics_bin(s, &workload)?;
-    let events = build_events(s, &links)?;
+    let end = match workload {
+        Workload::Timed(t) => t,
+        Workload::File { limit, .. } => limit,
+    };
+    let events = build_events(s, &links, end)?;
     let traffic = super::traffic::build_traffic(s, &links)?;
     let oracle_loss = oracle_loss(s)?;
     Ok(Built {

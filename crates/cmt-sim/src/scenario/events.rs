@@ -12,14 +12,26 @@ use crate::units::{parse_duration, parse_probability, parse_rate};
 /// Most link changes one flapping event may expand into.
 pub const MAX_FLAPS: u64 = 100_000;
 
-/// `[[events]]`, in time order (a flapping event as its downs and ups).
+/// `[[events]]`, in time order (a flapping event as its downs and ups). An event after
+/// `end`, the end of the run, is refused: it would silently never happen.
 pub(super) fn build_events(
     s: &Scenario,
     links: &[BuiltLink],
+    end: Duration,
 ) -> Result<Vec<BuiltEvent>, BuildError> {
     let mut events = Vec::with_capacity(s.events.len());
     for (i, e) in s.events.iter().enumerate() {
         let first = build_event(i, e, links)?;
+        if first.at > end {
+            return Err(BuildError::new(
+                format!("events[{i}].at"),
+                format!(
+                    "{} s is after the end of the run ({} s): the event would never happen",
+                    first.at.as_secs_f64(),
+                    end.as_secs_f64()
+                ),
+            ));
+        }
         match &e.flap {
             None => events.push(first),
             Some(flap) => events.extend(flaps(i, flap, first)?),

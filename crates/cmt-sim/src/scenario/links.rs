@@ -125,6 +125,15 @@ fn build_link(
 ) -> Result<BuiltLink, BuildError> {
     let f = |k: &str| format!("links[{i}].{k}");
     let delay = match &l.delay {
+        Some(Raw::Num(x)) if *x > 60.0 => {
+            return Err(BuildError::new(
+                f("delay"),
+                format!(
+                    "{x}: a bare number is seconds, and a delay above 60 s is unusual; \
+                     write the unit (\"{x}s\", or \"{x}ms\")"
+                ),
+            ))
+        }
         Some(r) => field(&f("delay"), parse_spread(r, parse_duration))?,
         None => Spread::Fixed(Duration::ZERO),
     };
