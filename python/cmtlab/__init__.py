@@ -35,6 +35,9 @@ from . import _native
 from ._native import CmtlabError, Paths, PathView
 from .results import RunResult, SweepResult, load
 
+#: The version of the cmtlab build this package wraps.
+__version__: str = json.loads(_native.build_info())["version"]
+
 __all__ = [
     "CmtlabError",
     "Paths",

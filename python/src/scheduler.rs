@@ -251,7 +251,8 @@ impl Scheduler for PyScheduler {
             Ok(p) => p,
             Err(got) => {
                 let err = pyo3::exceptions::PyValueError::new_err(format!(
-                    "select returned {got}, expected a path index 0..{n} or None"
+                    "select returned {got}, expected a path index from 0 to {} or None",
+                    n.saturating_sub(1)
                 ));
                 self.failed("bad choice", err);
                 None

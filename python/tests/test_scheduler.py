@@ -126,7 +126,7 @@ def test_a_choice_that_is_not_a_path_is_a_value_error():
             return len(paths)
 
     cmtlab.register_scheduler("wrong", Wrong, replace=True)
-    with pytest.raises(ValueError, match=r"select returned 3, expected a path index 0..3 or None"):
+    with pytest.raises(ValueError, match=r"select returned 3, expected a path index from 0 to 2 or None"):
         cmtlab.run(DEMO, set={**SHORT, "association.scheduler": "wrong"})
 
 
@@ -223,3 +223,8 @@ def test_a_class_holding_what_cannot_be_fingerprinted_is_never_reused():
     with pytest.warns(UserWarning):
         cmtlab.register_scheduler("holder", Holder, replace=True)
     assert cmtlab.build_info()["source"] != before
+
+
+
+def test_the_package_says_its_version():
+    assert cmtlab.__version__ == cmtlab.build_info()["version"]

@@ -25,7 +25,8 @@ enum Command {
         /// `links.wifi-access.rate=5Mbps` (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Write summary.json, timeseries.csv and paths.csv into this directory.
+        /// Write summary.json, timeseries.csv, paths.csv and the run's figures (SVG and
+        /// PNG) into this directory.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Capture the association's packets to this pcap file (SCTP over UDP over

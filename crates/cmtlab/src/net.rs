@@ -19,8 +19,9 @@ pub struct AlgArgs {
     /// Congestion control.
     #[arg(long, default_value = "reno")]
     cc: String,
-    /// Receive buffer in bytes.
-    #[arg(long, default_value_t = 4 << 20)]
+    /// Receive buffer: bytes, or a size with its unit as in scenario files ("4MB",
+    /// "256KB"; binary prefixes).
+    #[arg(long, default_value = "4MB", value_parser = parse_rbuf)]
     rbuf: u32,
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 600.0)]
@@ -79,6 +80,19 @@ pub struct AlgArgs {
 /// The longest key accepted from `--key` (RFC 4895 sets no limit; HMAC hashes a key
 /// longer than its block first, so more bytes add nothing but cost).
 const MAX_KEY: usize = 4096;
+
+/// `--rbuf`: bytes, or a size with its unit as scenario files take it ("4MB").
+fn parse_rbuf(text: &str) -> Result<u32, String> {
+    let raw = match text.trim().parse::<f64>() {
+        Ok(x) => cmt_sim::units::Raw::Num(x),
+        Err(_) => cmt_sim::units::Raw::Text(text.to_string()),
+    };
+    let bytes = cmt_sim::units::parse_size(&raw)?;
+    u32::try_from(bytes)
+        .ok()
+        .filter(|b| *b > 0)
+        .ok_or_else(|| format!("{text}: must be between 1 byte and 4 GiB − 1"))
+}
 
 fn read_key(p: &Path) -> Result<Vec<u8>, String> {
     let key = std::fs::read(p).map_err(|e| format!("--key {}: {e}", p.display()))?;

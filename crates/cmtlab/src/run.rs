@@ -96,9 +96,38 @@ pub fn run(file: &Path, set: &[String], o: Outputs<'_>) -> Result<(), String> {
     Ok(())
 }
 
+/// `{share} % of it`, or "–" when there is no bound to take a share of.
+fn share_of(bound: f64, share: f64) -> String {
+    if bound > 0.0 && share.is_finite() {
+        format!("{:.0} %", 100.0 * share)
+    } else {
+        "–".to_string()
+    }
+}
+
 fn table(s: &Summary) -> String {
     let mut t = String::new();
     let ftt = s.ftt_s.map_or("-".to_string(), |f| format!("{f:.3} s"));
+    // Latencies and delays are means over delivered / arrived chunks: with none there
+    // is nothing to print, not a zero.
+    let delivered = s.delivered_bytes > 0;
+    let arrived = s.paths.iter().any(|p| p.sent_packets > p.lost_packets);
+    let reordering = if delivered {
+        format!(
+            "mean {:.1} ms  p99 {:.1} ms  max {:.1} ms",
+            s.reordering_latency_ms.mean, s.reordering_latency_ms.p99, s.reordering_latency_ms.max
+        )
+    } else {
+        "–".to_string()
+    };
+    let delay = if arrived {
+        format!(
+            "mean {:.1} ms  jitter {:.2} ms",
+            s.delay_ms.mean, s.jitter_ms
+        )
+    } else {
+        "–".to_string()
+    };
     t += &format!(
         "scenario {}  seed {}  scheduler {}  rtx {}  cc {}  rbuf {} B  ({})\n\n",
         s.scenario, s.seed, s.scheduler, s.rtx, s.cc, s.rbuf, s.ending
@@ -109,37 +138,23 @@ fn table(s: &Summary) -> String {
         (
             "rbuf bound",
             format!(
-                "{:.3} Mbit/s  (goodput = {:.0} % of it)",
+                "{:.3} Mbit/s  (goodput = {} of it)",
                 s.bound_mbps,
-                100.0 * s.goodput_of_bound
+                share_of(s.bound_mbps, s.goodput_of_bound)
             ),
         ),
         (
             "cc-aware bound",
             format!(
-                "{:.3} Mbit/s  (goodput = {:.0} % of it; what Reno could sustain per path under its loss)",
+                "{:.3} Mbit/s  (goodput = {} of it; what Reno could sustain per path under its loss)",
                 s.cc_bound_mbps,
-                100.0 * s.goodput_of_cc_bound
+                share_of(s.cc_bound_mbps, s.goodput_of_cc_bound)
             ),
         ),
         ("O3-TSN peak", s.o3_tsn_peak.to_string()),
-        (
-            "reordering latency",
-            format!(
-                "mean {:.1} ms  p99 {:.1} ms  max {:.1} ms",
-                s.reordering_latency_ms.mean,
-                s.reordering_latency_ms.p99,
-                s.reordering_latency_ms.max
-            ),
-        ),
+        ("reordering latency", reordering),
         ("rbuf blocked", format!("{:.2} s", s.rbuf_blocked_s)),
-        (
-            "one-way delay",
-            format!(
-                "mean {:.1} ms  jitter {:.2} ms",
-                s.delay_ms.mean, s.jitter_ms
-            ),
-        ),
+        ("one-way delay", delay),
         (
             "fast rtx / T3 timeouts",
             format!("{} / {}", s.fast_retransmits, s.timeouts),
@@ -164,12 +179,15 @@ fn table(s: &Summary) -> String {
     );
     for p in &s.paths {
         let loss = if p.sent_packets > 0 {
-            100.0 * p.lost_packets as f64 / p.sent_packets as f64
+            format!(
+                "{:.2}",
+                100.0 * p.lost_packets as f64 / p.sent_packets as f64
+            )
         } else {
-            0.0
+            "–".to_string()
         };
         t += &format!(
-            "  {:<16}{:>10}{:>10}{:>10.2}{:>10}{:>14.3}\n",
+            "  {:<16}{:>10}{:>10}{:>10}{:>10}{:>14.3}\n",
             p.name, p.sent_packets, p.lost_packets, loss, p.retransmissions, p.goodput_mbps
         );
     }

@@ -213,6 +213,64 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
 }
 
 #[test]
+fn send_and_recv_take_a_receive_buffer_with_its_unit() {
+    let help = String::from_utf8_lossy(&cmtlab(&["recv", "--help"]).stdout).to_string();
+    assert!(help.contains("[default: 4MB]"), "{help}");
+    let out = cmtlab(&[
+        "recv",
+        "--listen",
+        "127.0.0.1:0",
+        "--rbuf",
+        "64kb",
+        "--out",
+        "/dev/null",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("`kb` reads as bits"), "{err}");
+}
+
+#[test]
+fn a_run_that_delivers_nothing_prints_dashes_not_zeros() {
+    // Every packet of the demo's paths lost: no arrival, no delivery, a zero
+    // congestion-control-aware bound. A mean over no samples is "–", not "0.0 ms", and
+    // a share of a zero bound is "–", not "0 %".
+    let demo = repo("scenarios/demo.toml");
+    let mut args = vec![
+        "run".to_string(),
+        demo,
+        "--set".into(),
+        "duration=\"5s\"".into(),
+    ];
+    for link in ["wifi-access", "wimax-access", "wlan-access"] {
+        args.push("--set".into());
+        args.push(format!("links.{link}.loss=1.0"));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = cmtlab(&args);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = |key: &str| {
+        table
+            .lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("no {key} line in {table}"))
+            .to_string()
+    };
+    assert!(line("goodput").contains("0.000 Mbit/s"), "{table}");
+    assert!(
+        line("cc-aware bound").contains("(goodput = – of it"),
+        "{table}"
+    );
+    assert!(line("reordering latency").ends_with('–'), "{table}");
+    assert!(line("one-way delay").ends_with('–'), "{table}");
+}
+
+#[test]
 fn run_with_out_writes_a_summary_with_the_documented_keys_and_csvs() {
     let dir = std::env::temp_dir().join(format!("cmtlab-out-{}", std::process::id()));
     let demo = repo("scenarios/demo.toml");
