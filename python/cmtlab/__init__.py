@@ -29,7 +29,7 @@ import types
 import uuid
 import warnings
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _native
 from ._native import CmtlabError, Paths, PathView
@@ -86,6 +86,7 @@ def sweep(
     out: Union[str, "os.PathLike[str]", None] = None,
     seeds: Union[int, Sequence[int], None] = None,
     set: Optional[Mapping[str, Any]] = None,
+    progress: Union[bool, Callable[[int, int], Any]] = True,
 ) -> SweepResult:
     """Runs a sweep (a grid of variations times seeds) and returns its results.
 
@@ -94,10 +95,16 @@ def sweep(
     (default: every core). ``seeds`` replaces the sweep's seeds (a count or a list) and
     ``set`` adds overrides for every run, e.g. a shorter ``duration``. With ``out`` the
     results stay there (and a later call resumes: finished runs are not run again).
+
+    Ctrl-C (or a notebook's "interrupt kernel") stops the sweep within about a second:
+    no run starts after it, the runs under way finish and are kept in ``out``, and
+    ``KeyboardInterrupt`` is raised. ``progress=True`` shows a progress bar when
+    ``tqdm`` is installed (``tqdm.auto``: a widget in notebooks, a line on terminals);
+    ``False`` shows nothing; a callable is called as ``progress(done, total)``.
     """
     jobs = jobs or os.cpu_count() or 1
-    with _output_dir(out) as dir:
-        _native.sweep(_scenario_arg(spec), dir, int(jobs), seeds, dict(set or {}))
+    with _output_dir(out) as dir, _progress(progress) as report:
+        _native.sweep(_scenario_arg(spec), dir, int(jobs), seeds, dict(set or {}), report)
         return load(dir)
 
 
@@ -275,6 +282,37 @@ def _global_names(c) -> list:
         if isinstance(k, types.CodeType):
             names.extend(_global_names(k))
     return sorted(set(names))
+
+
+class _progress:
+    """The callable the native sweep reports ``(done, total)`` to: the user's, a tqdm
+    bar (closed on exit), or ``None``."""
+
+    def __init__(self, progress):
+        self.progress = progress
+        self.bar = None
+
+    def __enter__(self):
+        if callable(self.progress):
+            return self.progress
+        if self.progress is not True:
+            return None
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return None
+
+        def report(done: int, total: int):
+            if self.bar is None:
+                self.bar = tqdm(total=total, unit="run", desc="sweep")
+            self.bar.update(done - self.bar.n)
+
+        return report
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+        return False
 
 
 class _output_dir:

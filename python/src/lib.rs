@@ -11,6 +11,7 @@ use pyo3::types::{PyDict, PyString};
 
 mod convert;
 mod scheduler;
+mod sweeping;
 
 create_exception!(
     cmtlab,
@@ -102,9 +103,13 @@ fn simulate(
 }
 
 /// Runs a sweep into `out` with `jobs` parallel runs (results, aggregate, report);
-/// `seeds` (a count or a list) and `overrides` adjust the sweep file first.
+/// `seeds` (a count or a list) and `overrides` adjust the sweep file first. The sweep
+/// runs on a thread of its own while this one, every 0.1 s, checks for a signal
+/// (Ctrl-C, a notebook's "interrupt kernel": no new run starts, the runs under way
+/// finish and are kept, `KeyboardInterrupt` is raised) and calls `progress(done,
+/// total)` when given.
 #[pyfunction]
-#[pyo3(signature = (spec, out, jobs, seeds=None, overrides=None))]
+#[pyo3(signature = (spec, out, jobs, seeds=None, overrides=None, progress=None))]
 fn sweep(
     py: Python<'_>,
     spec: &Bound<'_, PyAny>,
@@ -112,6 +117,7 @@ fn sweep(
     jobs: usize,
     seeds: Option<&Bound<'_, PyAny>>,
     overrides: Option<&Bound<'_, PyDict>>,
+    progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let src = source(spec, "sweep")?;
     let seeds = match seeds {
@@ -127,7 +133,7 @@ fn sweep(
         Some(d) => convert::table(d, "")?,
         None => toml::Table::new(),
     };
-    py.detach(move || {
+    let job = move |state: &sweeping::State| {
         let tweak = |f: &mut cmt_lab::sweep::SweepFile| {
             if let Some(s) = seeds {
                 f.seeds = s;
@@ -146,11 +152,13 @@ fn sweep(
             shard: None,
             out: out.clone(),
         };
-        cmt_lab::sweep::run_plan(&plan, &opts, &|_, _| {}).map_err(|e| e.to_string())?;
+        let report = |done: usize, total: usize| state.report(done, total);
+        cmt_lab::sweep::run_plan_until(&plan, &opts, &report, &state.cancel)
+            .map_err(|e| e.to_string())?;
         cmt_lab::finalize(&plan, &out, &out).map_err(|e| e.to_string())?;
         Ok(())
-    })
-    .map_err(run_error)
+    };
+    sweeping::watch(py, job, progress)?.map_err(run_error)
 }
 
 /// Every algorithm name per extension point: `{kind: [(name, summary, registered)]}`.

@@ -1,6 +1,10 @@
 """`cmtlab.sweep`: the aggregate equals the command line's on the same sweep; sweeps
 from dicts; parallel sweeps with a Python scheduler (the GIL is released)."""
 
+import os
+import signal
+import threading
+
 import pandas as pd
 import pytest
 
@@ -69,3 +73,38 @@ def test_a_python_scheduler_in_a_parallel_sweep_matches_the_built_in_one(tmp_pat
         a, b = res.loc[(seed, "round-robin")], res.loc[(seed, "py-round-robin")]
         for m in spec["metrics"]:
             assert a[m] == b[m], (seed, m)
+
+
+def _long_sweep(seeds: int) -> dict:
+    return {
+        "name": "long",
+        "base": str(ROOT / "scenarios" / "demo.toml"),
+        "seeds": seeds,
+        "metrics": ["goodput_mbps"],
+        "set": {"duration": "600s"},
+        "axes": [{"key": "receiver.rbuf", "values": ["64KB"]}],
+    }
+
+
+def test_progress_is_reported_to_a_callable_up_to_the_total(tmp_path):
+    seen = []
+    cmtlab.sweep(_long_sweep(6), jobs=2, out=tmp_path / "o", progress=lambda d, t: seen.append((d, t)))
+    assert seen, "no progress reported"
+    assert seen[-1] == (6, 6)
+    assert all(t == 6 for _, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    # All done already: nothing to report, no bar, no call.
+    again = []
+    cmtlab.sweep(_long_sweep(6), jobs=2, out=tmp_path / "o", progress=again.append)
+    assert again == []
+
+
+def test_an_interrupt_stops_a_sweep_and_keeps_the_runs_it_finished(tmp_path):
+    # 400 runs of 600 simulated seconds: far longer than the half second before the
+    # interrupt. SIGINT is what Ctrl-C and a notebook's "interrupt kernel" send.
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        cmtlab.sweep(_long_sweep(400), jobs=2, out=tmp_path / "o", progress=False)
+    timer.join()
+    kept = list((tmp_path / "o" / "runs").glob("*.json"))
+    assert 0 < len(kept) < 400, len(kept)

@@ -173,6 +173,26 @@ fn a_rerun_skips_finished_runs() {
 }
 
 #[test]
+fn a_cancelled_sweep_starts_no_run_and_says_so() {
+    let d = tmp("cancel");
+    let plan = Plan::load(&write_sweep(&d, SWEEP)).unwrap();
+    let out = d.join("o");
+    let opts = RunOptions {
+        jobs: 2,
+        shard: None,
+        out: out.clone(),
+    };
+    let cancel = std::sync::atomic::AtomicBool::new(true);
+    let err = cmt_lab::sweep::run_plan_until(&plan, &opts, &|_, _| {}, &cancel).unwrap_err();
+    assert!(err.to_string().contains("interrupted"), "{err}");
+    assert_eq!(std::fs::read_dir(out.join("runs")).unwrap().count(), 0);
+    // Not cancelled, the same call runs everything.
+    cancel.store(false, std::sync::atomic::Ordering::Relaxed);
+    let o = cmt_lab::sweep::run_plan_until(&plan, &opts, &|_, _| {}, &cancel).unwrap();
+    assert_eq!((o.ran, o.complete), (18, true));
+}
+
+#[test]
 fn bad_sweep_files_name_the_problem() {
     let cases = [
         (SWEEP.replace("seeds = 3", "seeds = 0"), "seeds"),

@@ -2,7 +2,7 @@
 //! interrupted or sharded sweep resumes where it stopped.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -75,6 +75,9 @@ fn simulate(plan: &Plan, r: &RunSpec) -> Result<RunRecord, String> {
     })
 }
 
+/// The error of a sweep stopped by its `cancel` flag.
+pub const INTERRUPTED: &str = "interrupted: the runs finished so far are kept, and a rerun resumes";
+
 /// Whether `old` (a plan.json) is `plan` but for the build that planned it (and so the
 /// run ids, which include the build's source hash).
 fn same_sweep_other_build(old: &[u8], plan: &Plan) -> bool {
@@ -95,6 +98,18 @@ pub fn run_plan(
     plan: &Plan,
     opts: &RunOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<RunOutcome, LabError> {
+    run_plan_until(plan, opts, progress, &AtomicBool::new(false))
+}
+
+/// [`run_plan`], stopping once `cancel` is set: no run starts after that, the runs
+/// under way finish and are written (so the sweep resumes where it stopped), and the
+/// call returns [`INTERRUPTED`].
+pub fn run_plan_until(
+    plan: &Plan,
+    opts: &RunOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
 ) -> Result<RunOutcome, LabError> {
     let out = opts.out.display().to_string();
     let io = |e: std::io::Error| LabError::at(&out, format!("cannot write: {e}"));
@@ -134,6 +149,9 @@ pub fn run_plan(
         .map_err(|e| LabError::at(&out, e))?;
     pool.install(|| {
         todo.par_iter().try_for_each(|r| {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(LabError(INTERRUPTED.into()));
+            }
             let rec = simulate(plan, r)
                 .map_err(|e| LabError(format!("run {} ({}): {e}", r.index, r.id)))?;
             let bytes = serde_json::to_vec(&rec).map_err(|e| LabError::at(&out, e))?;
