@@ -60,6 +60,20 @@ pub struct RenoPath {
     pub initial_window: f64,
 }
 
+impl RenoPath {
+    /// The per-packet rate at which loss episodes start (never above the loss `p`; `p`
+    /// when not given) and how many packets above W/2 a cycle starts (1 when the window
+    /// grows during recovery, else 0).
+    fn cycle_inputs(&self, p: f64) -> (f64, f64) {
+        let e = if self.episode_rate > 0.0 {
+            self.episode_rate.min(p)
+        } else {
+            p
+        };
+        (e, if self.grows_in_recovery { 1.0 } else { 0.0 })
+    }
+}
+
 /// Padhye et al.'s expected length of a timeout sequence in units of the first RTO
 /// (each further loss of the retransmission doubles the wait, up to 64 ×).
 fn backoff(p: f64) -> f64 {
@@ -105,12 +119,7 @@ pub fn reno_rate(m: &RenoPath) -> f64 {
     if p >= 1.0 {
         return 0.0;
     }
-    let e = if m.episode_rate > 0.0 {
-        m.episode_rate.min(p)
-    } else {
-        p
-    };
-    let g = if m.grows_in_recovery { 1.0 } else { 0.0 };
+    let (e, g) = m.cycle_inputs(p);
     let w = cycle_window(e, g);
     let p_r = m.retransmission_loss.clamp(0.0, p);
     let lost_per_episode = p / e + p * w;
@@ -143,12 +152,7 @@ pub fn startup_excess(m: &RenoPath, max_window: f64) -> f64 {
     if p <= 0.0 || p >= 1.0 || m.rtt_s <= 0.0 {
         return 0.0;
     }
-    let e = if m.episode_rate > 0.0 {
-        m.episode_rate.min(p)
-    } else {
-        p
-    };
-    let g = if m.grows_in_recovery { 1.0 } else { 0.0 };
+    let (e, g) = m.cycle_inputs(p);
     let steady = reno_rate(m) / m.mss_bytes * m.rtt_s;
     let w0 = m.initial_window.max(1.0);
     let cap = max_window.max(w0);

@@ -184,40 +184,29 @@ impl<O: Observer> Association<O> {
         Some(Transmit { path, packet })
     }
 
-    /// Candidate destinations for retransmissions: ACTIVE paths, or every path when none
-    /// is active (RFC 9260 §6.4.1: keep trying rather than stall).
+    /// Candidate destinations for retransmissions: ACTIVE paths — and under the ns-2.35
+    /// profile, for the policies ns-2 lets pick one (RTX_TO_SAME, RTX_LOSSRATE: they skip
+    /// only INACTIVE destinations), potentially-failed ones too — or every path when
+    /// there is none (RFC 9260 §6.4.1: keep trying rather than stall).
     fn rtx_candidates(&self) -> Vec<PathId> {
-        let active: Vec<PathId> = (0..self.paths.len())
-            .filter(|&i| self.paths[i].state == PathState::Active)
+        let pf_too = self.ns2() && self.rtx_policy.ns2_allows_pf();
+        let admitted: Vec<PathId> = (0..self.paths.len())
+            .filter(|&i| match self.paths[i].state {
+                PathState::Active => true,
+                PathState::PotentiallyFailed => pf_too,
+                PathState::Inactive => false,
+            })
             .map(PathId)
             .collect();
-        if active.is_empty() {
+        if admitted.is_empty() {
             (0..self.paths.len()).map(PathId).collect()
         } else {
-            active
-        }
-    }
-
-    /// ns-2.35's candidates for RTX_TO_SAME and RTX_LOSSRATE: every path that is not
-    /// INACTIVE, or every path when all are.
-    fn ns2_pf_candidates(&self) -> Vec<PathId> {
-        let alive: Vec<PathId> = (0..self.paths.len())
-            .filter(|&i| self.paths[i].state != PathState::Inactive)
-            .map(PathId)
-            .collect();
-        if alive.is_empty() {
-            (0..self.paths.len()).map(PathId).collect()
-        } else {
-            alive
+            admitted
         }
     }
 
     pub(super) fn choose_rtx_dest(&mut self, now: Time, original: PathId, tsn: u64) -> PathId {
-        let candidates = if self.ns2() && self.rtx_policy.ns2_allows_pf() {
-            self.ns2_pf_candidates()
-        } else {
-            self.rtx_candidates()
-        };
+        let candidates = self.rtx_candidates();
         if candidates.len() == 1 {
             return candidates[0];
         }
@@ -360,6 +349,7 @@ impl<O: Observer> Association<O> {
         self.set_blocked(now, false);
         self.refresh_views_for_new_data(reuse);
         let ctx = sched_context(&self.views, &self.snd, self.rounds.adverts, now, (len, max));
+        let available = ctx.chunks_available;
         if std::mem::take(&mut self.sched_begin) {
             self.sched.begin(&ctx);
         }
@@ -369,7 +359,7 @@ impl<O: Observer> Association<O> {
             return None;
         }
         // A position past the data there is names no chunk: nothing for that path now.
-        if at >= self.snd.chunks_available(max) {
+        if at >= available {
             self.stats.refused_choices += 1;
             return None;
         }

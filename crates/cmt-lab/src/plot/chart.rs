@@ -418,13 +418,27 @@ fn draw_title<DB: DrawingBackend>(
     Ok(plot.split_vertically(top).1)
 }
 
+/// A legend entry's words beside its symbol at row `y`, wrapped to the panel; returns
+/// the next entry's row.
+fn legend_words<DB: DrawingBackend>(
+    panel: &DrawingArea<DB, Shift>,
+    words: &str,
+    mut y: i32,
+) -> Result<i32, DrawingAreaErrorKind<DB::ErrorType>> {
+    let font = ("sans-serif", 15).into_font();
+    for line in wrap(words, LEGEND_CHARS) {
+        panel.draw(&Text::new(line, (46, y - 8), font.clone()))?;
+        y += 18;
+    }
+    Ok(y + 6)
+}
+
 /// The legend panel: one row per series (colour, dash and marker as drawn), the paper's
 /// values, then what the error bars and dashed lines are.
 fn draw_legend<DB: DrawingBackend>(
     chart: &Chart,
     panel: &DrawingArea<DB, Shift>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let font = ("sans-serif", 15).into_font();
     let small = ("sans-serif", 13).into_font();
     let mut y = 40;
     let named = chart.series.len() > 1 || chart.series.iter().any(|s| !s.name.is_empty());
@@ -454,20 +468,12 @@ fn draw_legend<DB: DrawingBackend>(
                 panel.draw(&marker::<DB>(i, (23, y), color))?;
             }
         }
-        for line in wrap(&s.name, LEGEND_CHARS) {
-            panel.draw(&Text::new(line, (46, y - 8), font.clone()))?;
-            y += 18;
-        }
-        y += 6;
+        y = legend_words(panel, &s.name, y)?;
     }
     for marks in &chart.paper {
         let color = marks.color(chart.style);
         panel.draw(&Cross::new((23, y), 7, color.stroke_width(3)))?;
-        for line in wrap(&marks.label, LEGEND_CHARS) {
-            panel.draw(&Text::new(line, (46, y - 8), font.clone()))?;
-            y += 18;
-        }
-        y += 6;
+        y = legend_words(panel, &marks.label, y)?;
     }
     y += 8;
     let mut notes = Vec::new();

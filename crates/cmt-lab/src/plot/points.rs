@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::chart::Point;
 use crate::aggregate::Aggregate;
-use crate::stats::{ci95_half_width, mean};
+use crate::stats::{mean, paired};
 use crate::sweep::{plain, Plan, ReportSpec};
 
 /// Series key (the values of the axes that are neither x nor fixed) → points.
@@ -73,10 +73,8 @@ fn relative_change(
         .filter_map(|(seed, a)| base.get(seed).map(|b| (a - b, *b)))
         .unzip();
     let scale = 100.0 / mean(&bases).filter(|m| *m != 0.0)?;
-    Some((
-        mean(&diffs)? * scale,
-        ci95_half_width(&diffs, plan.ci).map(|h| h * scale.abs()),
-    ))
+    let d = paired(&diffs, plan.ci)?;
+    Some((d.mean * scale, d.ci.map(|h| h * scale.abs())))
 }
 
 #[cfg(test)]

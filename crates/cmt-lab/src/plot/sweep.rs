@@ -72,13 +72,17 @@ fn y_label(r: &ReportSpec) -> String {
         return label;
     };
     let metric = label.split(" (").next().unwrap_or(&label);
-    let words = r
-        .labels
-        .get(base)
-        .and_then(|l| l.as_str())
-        .or_else(|| algorithm_words(r.group.as_deref().unwrap_or(""), base))
-        .unwrap_or(base);
+    let group = r.group.as_deref().unwrap_or("");
+    let words = value_words(group, base, &r.labels).unwrap_or_else(|| base.clone());
     format!("change in {metric} against {words} (%)")
+}
+
+/// An axis value in words: as the report's `labels` table says, else an algorithm's name.
+fn value_words(axis: &str, value: &str, labels: &toml::Table) -> Option<String> {
+    match labels.get(value).and_then(|l| l.as_str()) {
+        Some(words) => Some(words.to_string()),
+        None => algorithm_words(axis, value).map(str::to_string),
+    }
 }
 
 /// An algorithm's name in words, for the axes that name one; `None` for other values.
@@ -130,11 +134,13 @@ fn legend_label(plan: &Plan, skip: &[usize], key: &[usize], labels: &toml::Table
         .map(|((_, axis), &v)| {
             let (label, scale) = axis_label(&axis.key);
             let raw = plain(&axis.values[v]);
-            let named = labels.get(&raw).and_then(|l| l.as_str());
-            let value = match (named, numeric(&axis.values[v])) {
-                (Some(words), _) => words.to_string(),
+            let value = match (
+                value_words(&axis.key, &raw, labels),
+                numeric(&axis.values[v]),
+            ) {
+                (Some(words), _) => words,
                 (None, Some(x)) if scale != 1.0 => format!("{} %", x * scale),
-                _ => algorithm_words(&axis.key, &raw).map_or(raw, str::to_string),
+                _ => raw,
             };
             (label, value)
         })

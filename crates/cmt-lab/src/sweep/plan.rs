@@ -404,10 +404,6 @@ fn check_reports(f: &SweepFile, axes: &[Axis], label: &str) -> Result<(), LabErr
 /// axis has.
 fn check_paper(r: &super::spec::ReportSpec, axes: &[Axis]) -> Result<(), String> {
     let x_axis = axes.iter().find(|a| a.key == r.x).expect("checked above");
-    let group = r
-        .group
-        .as_ref()
-        .and_then(|g| axes.iter().find(|a| &a.key == g));
     for p in r.paper.tables() {
         for (x, _) in &p.points {
             let text = x.to_string();
@@ -427,8 +423,7 @@ fn check_paper(r: &super::spec::ReportSpec, axes: &[Axis]) -> Result<(), String>
             }
         }
         if let Some(name) = &p.series {
-            let known = group.is_some_and(|g| g.values.iter().any(|v| super::plain(v) == *name));
-            if !known {
+            if !group_has(r, axes, name) {
                 return Err(format!(
                     "paper series `{name}` is not a value of its group axis"
                 ));
@@ -438,15 +433,18 @@ fn check_paper(r: &super::spec::ReportSpec, axes: &[Axis]) -> Result<(), String>
     Ok(())
 }
 
+/// Whether `name` is a value (as written, unquoted) of report `r`'s group axis.
+fn group_has(r: &super::spec::ReportSpec, axes: &[Axis], name: &str) -> bool {
+    axes.iter()
+        .find(|a| Some(&a.key) == r.group.as_ref())
+        .is_some_and(|g| g.values.iter().any(|v| super::plain(v) == name))
+}
+
 /// A report's legend words are text and name values of its group axis, as does its
 /// `relative_to` baseline.
 fn check_labels(r: &super::spec::ReportSpec, axes: &[Axis]) -> Result<(), String> {
-    let group = r
-        .group
-        .as_ref()
-        .and_then(|g| axes.iter().find(|a| &a.key == g));
     if let Some(base) = &r.relative_to {
-        if !group.is_some_and(|g| g.values.iter().any(|v| super::plain(v) == *base)) {
+        if !group_has(r, axes, base) {
             return Err(format!(
                 "relative_to `{base}` is not a value of its group axis"
             ));
@@ -456,7 +454,7 @@ fn check_labels(r: &super::spec::ReportSpec, axes: &[Axis]) -> Result<(), String
         if !words.is_str() {
             return Err(format!("label for `{value}` must be text, not {words}"));
         }
-        if !group.is_some_and(|g| g.values.iter().any(|v| super::plain(v) == *value)) {
+        if !group_has(r, axes, value) {
             return Err(format!(
                 "labels name `{value}`, which is not a value of its group axis"
             ));
