@@ -178,13 +178,7 @@ def _fingerprint(cls: type) -> str:
     walk = _Fingerprint()
     walk.add(f"python {sys.version_info[0]}.{sys.version_info[1]}")
     for klass in cls.__mro__:
-        if klass is object:
-            continue
-        walk.add(f"class {klass.__qualname__}")
-        for name in sorted(klass.__dict__):
-            if name in ("__dict__", "__weakref__", "__module__", "__doc__", "__qualname__"):
-                continue
-            walk.value(klass.__dict__[name], f"{klass.__name__}.{name}")
+        walk.klass(klass)
     if walk.unknown is not None:
         warnings.warn(
             f"cmtlab: scheduler class {cls.__name__}: cannot fingerprint {walk.unknown}; "
@@ -234,18 +228,24 @@ class _Fingerprint:
         elif isinstance(v, types.ModuleType):
             self.add(f"module {v.__name__}")
         elif isinstance(v, type):
-            if v.__module__ == "builtins" or id(v) in self.seen:
-                self.add(f"type {v.__qualname__}")
-            else:
-                self.seen.add(id(v))
-                self.add(f"type {v.__qualname__}")
-                for name in sorted(v.__dict__):
-                    if name not in ("__dict__", "__weakref__", "__module__", "__doc__"):
-                        self.value(v.__dict__[name], f"{v.__qualname__}.{name}")
+            self.klass(v)
         elif isinstance(v, types.BuiltinFunctionType):
             self.add(f"builtin {getattr(v, '__module__', '')}.{v.__qualname__}")
         elif self.unknown is None:
             self.unknown = f"{where} ({type(v).__name__})"
+
+    def klass(self, v: type):
+        """A class: its name, and (once; not for classes written in C, such as
+        ``object`` or ``int``) every attribute it defines. A class built by ``exec`` also
+        says its module is ``builtins``, so the test is CPython's heap-type flag."""
+        self.add(f"type {v.__qualname__}")
+        heap_type = bool(v.__flags__ & (1 << 9))
+        if not heap_type or id(v) in self.seen:
+            return
+        self.seen.add(id(v))
+        for name in sorted(v.__dict__):
+            if name not in ("__dict__", "__weakref__", "__module__", "__doc__", "__qualname__"):
+                self.value(v.__dict__[name], f"{v.__name__}.{name}")
 
     def function(self, f, where: str):
         if id(f) in self.seen:

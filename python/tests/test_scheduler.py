@@ -228,3 +228,25 @@ def test_a_class_holding_what_cannot_be_fingerprinted_is_never_reused():
 
 def test_the_package_says_its_version():
     assert cmtlab.__version__ == cmtlab.build_info()["version"]
+
+
+HELPED = """
+class Rule:
+    PATH = {path}
+
+class Helped:
+    def select(self, paths):
+        return Rule.PATH if paths[Rule.PATH].can_send else None
+"""
+
+
+def test_a_helper_class_the_scheduler_uses_is_part_of_its_fingerprint():
+    # Both classes built by exec (their module reads as `builtins`): a change in the
+    # helper alone must change the build hash.
+    hashes = []
+    for path in (0, 1, 0):
+        scope = {}
+        exec(HELPED.format(path=path), scope)
+        cmtlab.register_scheduler("helped", scope["Helped"], replace=True)
+        hashes.append(cmtlab.build_info()["source"])
+    assert hashes[0] != hashes[1] and hashes[0] == hashes[2]
