@@ -82,6 +82,7 @@ impl PathView {
                 PathState::Active => "active",
                 PathState::PotentiallyFailed => "potentially-failed",
                 PathState::Inactive => "inactive",
+                PathState::Standby => "standby",
             },
             cwnd: p.cwnd,
             ssthresh: p.ssthresh,

@@ -17,6 +17,11 @@ pub enum PathState {
     PotentiallyFailed,
     /// Failed: error count above Path.Max.Retrans.
     Inactive,
+    /// A backup path held in reserve: reachable (it is probed like any idle path) but
+    /// given no data while a regular path is ACTIVE — MPTCP's backup flag (RFC 8684
+    /// §3.3.8). Only views show it; the path itself is ACTIVE, and is shown so once no
+    /// regular path is.
+    Standby,
 }
 
 /// What schedulers and retransmission policies may read about a path.

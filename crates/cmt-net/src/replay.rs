@@ -174,6 +174,7 @@ pub async fn replay(b: &Built, dir: &Path) -> Result<Replayed, String> {
             .iter()
             .map(|p| Some(b.links[p.links[0]].rate_bps as f64 / 8.0))
             .collect(),
+        backups: b.paths.iter().map(|p| p.backup).collect(),
         ..Options::default()
     };
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;

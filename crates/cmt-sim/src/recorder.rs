@@ -11,6 +11,9 @@ use cmt_core::{Duration, Event, Observer, PathState, SendKind, Time};
 pub struct PathCounters {
     /// DATA packets sent (first transmissions and retransmissions).
     pub sent_packets: u64,
+    /// User bytes of the DATA chunks sent (first transmissions, retransmissions and
+    /// copies).
+    pub sent_bytes: u64,
     /// DATA packets retransmitted.
     pub retransmissions: u64,
     /// Scheduler copies of chunks sent on another path (redundant, JAPS).
@@ -264,10 +267,14 @@ impl Recorder {
     fn sender_event(&mut self, now: Time, e: &Event) {
         match *e {
             Event::DataSent {
-                path, kind, tsn, ..
+                path,
+                kind,
+                tsn,
+                bytes,
             } => {
                 let p = &mut self.paths[path.0];
                 p.sent_packets += 1;
+                p.sent_bytes += bytes as u64;
                 match kind {
                     SendKind::New => {
                         self.first_sent.insert(tsn, now);

@@ -33,6 +33,13 @@ pub struct PathSummary {
     pub name: String,
     /// DATA packets sent (including retransmissions).
     pub sent_packets: u64,
+    /// User bytes sent on this path: first transmissions, retransmissions and copies
+    /// (what a metered path is paid for, headers aside).
+    #[serde(default)]
+    pub sent_bytes: u64,
+    /// A backup path (`paths[].backup`): data only while no regular path is active.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backup: bool,
     /// DATA packets dropped by the network.
     pub lost_packets: u64,
     /// DATA packets retransmitted on this path.
@@ -260,6 +267,8 @@ impl Summary {
                 .map(|(p, c)| PathSummary {
                     name: p.name.clone(),
                     sent_packets: c.sent_packets,
+                    sent_bytes: c.sent_bytes,
+                    backup: p.backup,
                     lost_packets: c.lost_packets,
                     retransmissions: c.retransmissions,
                     copies: c.copies,
@@ -393,6 +402,7 @@ pub const METRICS: &[&str] = &[
 /// Per-path metric fields (see [`METRICS`]).
 pub const PATH_METRICS: &[&str] = &[
     "sent_packets",
+    "sent_bytes",
     "lost_packets",
     "retransmissions",
     "copies",
@@ -425,6 +435,7 @@ impl Summary {
             let p = self.paths.iter().find(|p| p.name == path)?;
             return Some(match field {
                 "sent_packets" => p.sent_packets as f64,
+                "sent_bytes" => p.sent_bytes as f64,
                 "lost_packets" => p.lost_packets as f64,
                 "retransmissions" => p.retransmissions as f64,
                 "copies" => p.copies as f64,

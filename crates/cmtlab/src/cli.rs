@@ -100,6 +100,11 @@ enum Command {
         /// The receiver's addresses, in the same order, e.g. `127.0.0.1:9899,127.0.0.2:9899`.
         #[arg(long, value_delimiter = ',', required = true)]
         remote: Vec<String>,
+        /// Backup paths, each named by its `--local` entry (address or interface) or
+        /// its `--remote` address: they carry data only while no other path works
+        /// (MPTCP's backup flag), e.g. a metered LTE interface `--backup wwan0`.
+        #[arg(long, value_delimiter = ',')]
+        backup: Vec<String>,
         #[command(flatten)]
         algs: net::AlgArgs,
     },
@@ -172,8 +177,9 @@ pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
             file,
             local,
             remote,
+            backup,
             algs,
-        } => net::send(&file, &local, &remote, &algs),
+        } => net::send(&file, &local, &remote, &backup, &algs),
         Command::Recv {
             listen,
             out,

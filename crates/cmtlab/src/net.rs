@@ -281,7 +281,8 @@ fn write_summary(out: Option<Output>, v: &serde_json::Value) -> Result<(), Strin
     }
 }
 
-fn print(r: &Report, role: &str) {
+/// The final report; `backups` marks the paths `--backup` named.
+fn print(r: &Report, role: &str, backups: &[bool]) {
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!();
     }
@@ -298,6 +299,11 @@ fn print(r: &Report, role: &str) {
             .get(i)
             .map(|(l, r)| format!(" ({l} → {r})"))
             .unwrap_or_default();
+        let route = if backups.get(i) == Some(&true) {
+            format!("{route} [backup]")
+        } else {
+            route
+        };
         sayln!(
             "  path {i}{route}: sent {} DATA packets, {} bytes, {} retransmissions; received {} DATA packets",
             p.sent_packets, p.sent_bytes, p.retransmissions, p.received_data_packets
@@ -347,15 +353,53 @@ fn cpu_line(start: cpu_time::ProcessTime, bytes: u64) -> String {
     )
 }
 
-pub fn send(file: &Path, local: &[String], remote: &[String], a: &AlgArgs) -> Result<(), String> {
-    let (local, remote) = (parse_locals(local)?, parse(remote, "remote")?);
+/// Which paths `--backup` names: each entry must be one of the `--local` entries as
+/// written, the address one stands for (with or without its port), or a `--remote`
+/// address (with or without its port).
+fn parse_backups(
+    list: &[String],
+    local_entries: &[String],
+    local: &[SocketAddr],
+    remote: &[SocketAddr],
+) -> Result<Vec<bool>, String> {
+    let n = local.len().min(remote.len());
+    let mut backups = vec![false; n];
+    for e in list.iter().map(|e| e.trim()) {
+        let names = |i: usize| {
+            let (l, r) = (local[i], remote[i]);
+            local_entries.get(i).is_some_and(|x| x.trim() == e)
+                || [l, r]
+                    .iter()
+                    .any(|a| a.to_string() == e || a.ip().to_string() == e)
+        };
+        let i = (0..n).find(|&i| names(i)).ok_or_else(|| {
+            format!("--backup: `{e}` is none of the paths' --local entries or --remote addresses")
+        })?;
+        backups[i] = true;
+    }
+    if !backups.is_empty() && backups.iter().all(|&b| b) {
+        return Err("--backup: every path is a backup; leave at least one regular path".into());
+    }
+    Ok(backups)
+}
+
+pub fn send(
+    file: &Path,
+    local_entries: &[String],
+    remote: &[String],
+    backup: &[String],
+    a: &AlgArgs,
+) -> Result<(), String> {
+    let (local, remote) = (parse_locals(local_entries)?, parse(remote, "remote")?);
+    let backups = parse_backups(backup, local_entries, &local, &remote)?;
     let summary = open_summary(a)?;
     let cpu = cpu_time::ProcessTime::now();
     let r = runtime()?.block_on(async {
-        let o = abort_on_signals(options(a)?)?;
+        let mut o = abort_on_signals(options(a)?)?;
+        o.backups = backups.clone();
         Ok::<_, String>(transfer::send_file(&local, &remote, file, &o).await?)
     })?;
-    print(&r, "sent");
+    print(&r, "sent", &backups);
     sayln!("{}", cpu_line(cpu, r.bytes));
     write_summary(summary, &summary_json(&r, "send", a))
 }
@@ -377,7 +421,7 @@ pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Res
         o.peers = peers;
         Ok::<_, String>(transfer::receive(&listen, out, &o).await?)
     })?;
-    print(&r, "received");
+    print(&r, "received", &[]);
     sayln!("{}", cpu_line(cpu, r.bytes));
     write_summary(summary, &summary_json(&r, "recv", a))
 }
@@ -406,7 +450,32 @@ pub fn relay(paths: &[String], seed: u64) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_locals;
+    use super::{parse_backups, parse_locals};
+
+    #[test]
+    fn backup_entries_name_a_path_by_its_local_entry_or_either_address() {
+        let entries = ["lo".to_string(), "127.0.1.2:0".to_string()];
+        let local = [
+            "127.0.0.1:0".parse().unwrap(),
+            "127.0.1.2:0".parse().unwrap(),
+        ];
+        let remote = [
+            "127.0.2.1:9899".parse().unwrap(),
+            "127.0.2.2:9899".parse().unwrap(),
+        ];
+        let b = |list: &[&str]| {
+            let list: Vec<String> = list.iter().map(|x| x.to_string()).collect();
+            parse_backups(&list, &entries, &local, &remote)
+        };
+        assert_eq!(b(&[]).unwrap(), [false, false]);
+        assert_eq!(b(&["lo"]).unwrap(), [true, false]);
+        assert_eq!(b(&["127.0.2.2"]).unwrap(), [false, true]);
+        assert_eq!(b(&["127.0.2.2:9899"]).unwrap(), [false, true]);
+        let e = b(&["wlan0"]).unwrap_err();
+        assert!(e.starts_with("--backup: `wlan0`"), "{e}");
+        let e = b(&["lo", "127.0.1.2"]).unwrap_err();
+        assert!(e.contains("every path is a backup"), "{e}");
+    }
 
     #[test]
     fn local_entries_may_name_an_interface_with_an_optional_port() {

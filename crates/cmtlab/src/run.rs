@@ -174,8 +174,8 @@ fn table(s: &Summary) -> String {
         t += &format!("  {k:<24}{v}\n");
     }
     t += &format!(
-        "\n  {:<16}{:>10}{:>10}{:>10}{:>10}{:>14}\n",
-        "path", "sent", "lost", "loss %", "rtx", "goodput Mb/s"
+        "\n  {:<16}{:>10}{:>10}{:>10}{:>10}{:>10}{:>14}\n",
+        "path", "sent", "MB sent", "lost", "loss %", "rtx", "goodput Mb/s"
     );
     for p in &s.paths {
         let loss = if p.sent_packets > 0 {
@@ -186,9 +186,20 @@ fn table(s: &Summary) -> String {
         } else {
             "–".to_string()
         };
+        let name = if p.backup {
+            format!("{} (backup)", p.name)
+        } else {
+            p.name.clone()
+        };
         t += &format!(
-            "  {:<16}{:>10}{:>10}{:>10}{:>10}{:>14.3}\n",
-            p.name, p.sent_packets, p.lost_packets, loss, p.retransmissions, p.goodput_mbps
+            "  {:<16}{:>10}{:>10.2}{:>10}{:>10}{:>10}{:>14.3}\n",
+            name,
+            p.sent_packets,
+            p.sent_bytes as f64 / 1e6,
+            p.lost_packets,
+            loss,
+            p.retransmissions,
+            p.goodput_mbps
         );
     }
     t

@@ -2,7 +2,8 @@
 //! processes in private network namespaces joined by three veth pairs shaped with tbf
 //! (20, 10 and 5 Mbit/s both ways): the first path's link down for good, every link
 //! down for 10 s, a path blackholed (packets dropped silently, link up) and healed, a
-//! link flapping, a NAT giving a path a new source port (`failover/nat.rs`). Each must complete with the file intact and both ends exiting 0; the
+//! link flapping, a NAT giving a path a new source port (`failover/nat.rs`), a backup
+//! path taking over and handing back (`failover/backup.rs`). Each must complete with the file intact and both ends exiting 0; the
 //! receiver's per-packet trace gives the in-order stall (the longest gap between two
 //! deliveries) and each path's silence (the longest gap between two arrivals on it),
 //! which are held to bounds derived from the timers (docs/algorithms.md §1.7, D31):
@@ -301,6 +302,8 @@ fn a_flapping_link(env: &Env) -> Result<String, String> {
     ))
 }
 
+#[path = "failover/backup.rs"]
+mod backup;
 #[path = "failover/nat.rs"]
 mod nat;
 #[path = "failover/resume.rs"]
@@ -312,6 +315,7 @@ const TESTS: &[Test<Env>] = &[
     ("a_blackholed_path_heals", a_blackholed_path_heals),
     ("a_flapping_link", a_flapping_link),
     ("a_nat_rebinding", nat::a_nat_rebinding),
+    ("a_backup_path_takes_over", backup::a_backup_path_takes_over),
     (
         "killed_at_random_points_and_resumed",
         resume::killed_at_random_points_and_resumed,

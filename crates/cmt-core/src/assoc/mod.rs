@@ -3,6 +3,7 @@
 //! Read first: RFC 9260 §6 (data transfer), §7 (congestion control), §8 (fault
 //! management); docs/algorithms.md §1.
 
+mod backup;
 mod input;
 mod loss;
 mod on_path;
@@ -480,15 +481,17 @@ impl<O: Observer> Association<O> {
     }
 
     fn refresh_views(&mut self) {
-        self.views.clear();
+        let mut views = std::mem::take(&mut self.views);
+        views.clear();
         let (max_burst, now, mtu) = (self.burst_limit, self.now, self.cfg.mtu as u64);
         let hold = self.hold_marked();
-        self.views.extend(
+        views.extend(
             self.paths
                 .iter()
                 .enumerate()
-                .map(|(i, p)| p.view(PathId(i), max_burst, now, mtu, hold)),
+                .map(|(i, p)| self.reserve(p.view(PathId(i), max_burst, now, mtu, hold))),
         );
+        self.views = views;
     }
 
     /// The views for a scheduling decision: only the path that just sent is looked at
@@ -499,7 +502,7 @@ impl<O: Observer> Association<O> {
         };
         let (max_burst, mtu) = (self.burst_limit, self.cfg.mtu as u64);
         let view = self.paths[id].view(id, max_burst, at, mtu, self.hold_marked());
-        self.views[id.0] = view;
+        self.views[id.0] = self.reserve(view);
         #[cfg(debug_assertions)]
         {
             let kept = self.views.clone();

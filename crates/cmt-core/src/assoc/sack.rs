@@ -56,6 +56,9 @@ pub(super) struct PathAck {
     pba_bytes: u64,
     /// Some chunk last sent on the path was newly acked (SFR).
     pub(super) saw_new_ack: bool,
+    /// Some chunk newly acked was still outstanding on the path — in flight, not
+    /// abandoned to a retransmission — so the path carried it recently.
+    pub(super) saw_outstanding_ack: bool,
     /// Highest TSN newly acked on the path (SFR's per-path HTNA).
     pub(super) highest: u64,
     /// Lowest TSN newly acked on the path (DAC).
@@ -108,6 +111,7 @@ impl AckScratch {
                 newly_bytes: 0,
                 pba_bytes: 0,
                 saw_new_ack: false,
+                saw_outstanding_ack: false,
                 highest: cum,
                 lowest: u64::MAX,
                 new_pseudo: false,
@@ -128,6 +132,7 @@ fn newly_acked(
     now: Time,
     tsn: u64,
     c: &TxChunk,
+    outstanding: bool,
     rtt_events: &mut Vec<(PathId, u64)>,
 ) {
     let d = c.path.0;
@@ -135,6 +140,7 @@ fn newly_acked(
     let a = &mut s.path[d];
     a.newly_bytes += c.size();
     a.saw_new_ack = true;
+    a.saw_outstanding_ack |= outstanding;
     a.highest = a.highest.max(tsn);
     a.lowest = a.lowest.min(tsn);
     if a.earliest == Some(tsn) {
@@ -237,7 +243,7 @@ impl<O: Observer> Association<O> {
                 // ns-2 `SendBufferDequeueUpTo`: Max.Burst applies from the first
                 // cumulative ack of a chunk no longer eligible for fast retransmission.
                 self.burst_trigger |= c.fast_done || c.tx_count > 1;
-                newly_acked(&mut self.paths, s, now, tsn, c, rtts);
+                newly_acked(&mut self.paths, s, now, tsn, c, in_flight, rtts);
                 // CUC: a newly cum-acked TSN that was never gap-acked counts as progress,
                 // and the path's expected pseudo-cumacks must be looked for again.
                 s.path[d].new_pseudo = true;
@@ -401,6 +407,7 @@ impl<O: Observer> Association<O> {
                 // gap-acked data is non-renegable, so the sender's copy can go now.
                 c.payload = crate::packet::Payload::Synthetic(c.len);
             }
+            let outstanding = c.in_flight;
             if c.in_flight {
                 c.in_flight = false;
                 self.paths[d].out.flight -= size;
@@ -409,7 +416,15 @@ impl<O: Observer> Association<O> {
                 self.snd.rtx_marked.remove(&tsn);
                 self.unmark_acked(d, size, s);
             }
-            newly_acked(&mut self.paths, s, now, tsn, &self.snd.chunks[idx], rtts);
+            newly_acked(
+                &mut self.paths,
+                s,
+                now,
+                tsn,
+                &self.snd.chunks[idx],
+                outstanding,
+                rtts,
+            );
             self.snd.htna_ns2 = self.snd.htna_ns2.max(tsn);
             // ns-2 `ProcessGapAckBlocks` adds gap-acked bytes to partial_bytes_acked
             // from the path's new pseudo-cumack on (TSN order), or with CUC off once
@@ -497,9 +512,17 @@ impl<O: Observer> Association<O> {
 
     /// Error counters and PF/INACTIVE recovery for paths that got new acks (RFC 9260
     /// §8.2; docs/algorithms.md §1.6 (b): PF → ACTIVE when a TSN transmitted once is acked).
+    ///
+    /// Under the RFC profile only an ack of a chunk still outstanding on the path counts
+    /// (RFC 9260 §8.3 speaks of "an outstanding TSN"): a chunk a timeout marked for
+    /// retransmission may have arrived before the path failed, its SACK lost with the
+    /// path, and be acked later through another path — that proves nothing about the
+    /// path now (decision D32). ns-2.35 counts any newly acked chunk last sent there.
     fn update_paths_after_ack(&mut self, now: Time, s: &AckScratch) {
+        let ns2 = self.ns2();
         for i in 0..self.paths.len() {
-            if !s.path[i].saw_new_ack {
+            let a = &s.path[i];
+            if !(a.saw_outstanding_ack || ns2 && a.saw_new_ack) {
                 continue;
             }
             self.paths[i].losses.error_count = 0;

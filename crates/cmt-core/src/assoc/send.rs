@@ -184,17 +184,18 @@ impl<O: Observer> Association<O> {
         Some(Transmit { path, packet })
     }
 
-    /// Candidate destinations for retransmissions: ACTIVE paths — and under the ns-2.35
-    /// profile, for the policies ns-2 lets pick one (RTX_TO_SAME, RTX_LOSSRATE: they skip
-    /// only INACTIVE destinations), potentially-failed ones too — or every path when
-    /// there is none (RFC 9260 §6.4.1: keep trying rather than stall).
+    /// Candidate destinations for retransmissions: ACTIVE paths not held in reserve as
+    /// backups — and under the ns-2.35 profile, for the policies ns-2 lets pick one
+    /// (RTX_TO_SAME, RTX_LOSSRATE: they skip only INACTIVE destinations),
+    /// potentially-failed ones too — or every path when there is none (RFC 9260
+    /// §6.4.1: keep trying rather than stall).
     fn rtx_candidates(&self) -> Vec<PathId> {
         let pf_too = self.ns2() && self.rtx_policy.ns2_allows_pf();
         let admitted: Vec<PathId> = (0..self.paths.len())
             .filter(|&i| match self.paths[i].state {
-                PathState::Active => true,
+                PathState::Active => !self.standby(i),
                 PathState::PotentiallyFailed => pf_too,
-                PathState::Inactive => false,
+                PathState::Inactive | PathState::Standby => false,
             })
             .map(PathId)
             .collect();
@@ -251,7 +252,7 @@ impl<O: Observer> Association<O> {
             };
             let ns2 = self.ns2();
             if ns2
-                || (self.paths[dest].state != PathState::Active
+                || ((self.paths[dest].state != PathState::Active || self.standby(dest.0))
                     && self.rtx_candidates().iter().all(|&c| c != dest))
             {
                 // ns-2 (`RtxMarkedChunks`, `SelectRtxDest`) chooses the destination

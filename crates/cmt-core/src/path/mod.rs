@@ -97,6 +97,8 @@ pub(crate) struct Path {
     pub(crate) capacity: Option<f64>,
     /// When a packet of the peer's last arrived on this path.
     pub(crate) heard: Option<Time>,
+    /// A backup path: carries data only while no regular path is ACTIVE.
+    pub(crate) backup: bool,
 }
 
 impl Path {
@@ -114,6 +116,7 @@ impl Path {
             rev: RevSender::default(),
             capacity: None,
             heard: None,
+            backup: false,
         }
     }
 

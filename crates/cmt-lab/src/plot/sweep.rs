@@ -27,6 +27,7 @@ pub fn metric_label(m: &str) -> String {
         "o3_tsn_peak" => Some("peak O3-TSN (TSNs)"),
         "loss_rate" => Some("packet loss rate (lost / sent DATA packets)"),
         "sent_packets" => Some("DATA packets sent"),
+        "sent_bytes" => Some("user bytes sent"),
         _ => None,
     };
     if let Some(l) = named {

@@ -59,6 +59,10 @@ pub struct Options {
     /// to the scheduler as the simulator does, e.g. for JAPS's `bandwidth = "oracle"`);
     /// empty: unknown.
     pub capacities: Vec<Option<f64>>,
+    /// Sender: path i is a backup path when `backups[i]` (missing: regular). A backup
+    /// path carries data only while no regular path is ACTIVE (docs/algorithms.md §1.8);
+    /// heartbeats probe it meanwhile.
+    pub backups: Vec<bool>,
     /// RFC 4895 authentication with a pre-shared endpoint key (`--key FILE`): every
     /// chunk that can change the association's state must then carry an AUTH chunk
     /// ([`cmt_core::auth::CHANGES_STATE`]), and a peer that does not support it is
@@ -176,6 +180,7 @@ impl Default for Options {
             rto_min_s: 0.2,
             peers: Vec::new(),
             capacities: Vec::new(),
+            backups: Vec::new(),
             auth: None,
             allow_unconfirmed: false,
             resume: false,

@@ -99,6 +99,9 @@ pub(super) async fn send_from(
     for (i, c) in o.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
     }
+    for (i, &b) in o.backups.iter().enumerate().take(n) {
+        assoc.set_backup(PathId(i), b);
+    }
     let piece = assoc.max_payload() as usize * 64;
     if confirm {
         // Between cmtlab ends the stream says where in the file it starts.

@@ -44,6 +44,8 @@ pub struct BuiltPath {
     pub name: String,
     /// Link indexes in forward order.
     pub links: Vec<usize>,
+    /// A backup path (`paths[].backup`).
+    pub backup: bool,
 }
 
 /// A scenario ready to simulate.
@@ -422,6 +424,7 @@ fn build_paths(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltPath>, Buil
         paths.push(BuiltPath {
             name: p.name.clone(),
             links: idx,
+            backup: p.backup,
         });
     }
     Ok(paths)

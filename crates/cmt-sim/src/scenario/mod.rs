@@ -353,6 +353,9 @@ pub struct PathSpec {
     pub name: String,
     /// Links from sender to receiver; the return direction uses the same links reversed.
     pub links: Vec<String>,
+    /// A backup path: it carries data only while no regular path is ACTIVE.
+    #[serde(default)]
+    pub backup: bool,
 }
 
 /// A field error while building: the dotted key and what is wrong with it.

@@ -202,6 +202,7 @@ fn main_endpoints(
     let mut sender = Association::new(cfg.clone(), n, algs(), ia, probe(Role::Sender))?;
     for (p, path) in built.paths.iter().enumerate() {
         sender.set_destination_capacity(PathId(p), path_capacity(built, &path.links));
+        sender.set_backup(PathId(p), path.backup);
     }
     if built.oracle_loss {
         for (p, path) in built.paths.iter().enumerate() {

@@ -1,0 +1,51 @@
+//! Backup paths: a path marked backup carries no data — neither new data nor
+//! retransmissions, nor a redundant scheduler's copies — while a regular path is
+//! ACTIVE, and is used like any other path once none is (every regular path
+//! potentially failed or inactive). Its heartbeats go on meanwhile, so its state and RTT
+//! are known when it is needed. This is the backup flag of MPTCP (RFC 8684 §3.3.8,
+//! MP_PRIO) and the "handover" mode of iOS's multipath service; SCTP has no such flag —
+//! RFC 9260 only names a primary path — so the rule is ours (docs/algorithms.md, decision
+//! D32).
+
+use super::Association;
+use crate::event::Observer;
+use crate::view::{PathId, PathState, PathView};
+
+impl<O: Observer> Association<O> {
+    /// Marks path `path` as a backup (`true`) or a regular path (`false`); paths start
+    /// regular. May change at any time (as MPTCP's MP_PRIO does); data already in
+    /// flight on a path that becomes backup is acknowledged or recovered as usual.
+    pub fn set_backup(&mut self, path: PathId, backup: bool) {
+        self.views_but = None;
+        if let Some(p) = self.paths.get_mut(path.0) {
+            p.backup = backup;
+        }
+    }
+
+    /// Whether path `path` is a backup path.
+    pub fn is_backup(&self, path: PathId) -> bool {
+        self.paths.get(path.0).is_some_and(|p| p.backup)
+    }
+
+    /// Whether path `i` is held in reserve now: a backup path that is ACTIVE while some
+    /// regular path is ACTIVE too.
+    pub(super) fn standby(&self, i: usize) -> bool {
+        let p = &self.paths[i];
+        p.backup
+            && p.state == PathState::Active
+            && self
+                .paths
+                .iter()
+                .any(|r| !r.backup && r.state == PathState::Active)
+    }
+
+    /// `view` as schedulers and policies see it: a path held in reserve shows
+    /// [`PathState::Standby`] and cannot send.
+    pub(super) fn reserve(&self, mut view: PathView) -> PathView {
+        if self.paths[view.id.0].backup && self.standby(view.id.0) {
+            view.state = PathState::Standby;
+            view.can_send = false;
+        }
+        view
+    }
+}
