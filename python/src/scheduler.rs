@@ -83,6 +83,8 @@ impl PathView {
                 PathState::PotentiallyFailed => "potentially-failed",
                 PathState::Inactive => "inactive",
                 PathState::Standby => "standby",
+                PathState::Unconfirmed => "unconfirmed",
+                PathState::Removed => "removed",
             },
             cwnd: p.cwnd,
             ssthresh: p.ssthresh,

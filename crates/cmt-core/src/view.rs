@@ -17,6 +17,12 @@ pub enum PathState {
     PotentiallyFailed,
     /// Failed: error count above Path.Max.Retrans.
     Inactive,
+    /// An address not verified yet (RFC 9260 §5.4): probed with a HEARTBEAT at once and
+    /// given no data until the HEARTBEAT-ACK carrying its nonce returns.
+    Unconfirmed,
+    /// An address the endpoint no longer has — a deleted interface (RFC 5061 DEL-IP): it
+    /// carries nothing and is not probed until it is added again.
+    Removed,
     /// A backup path held in reserve: reachable (it is probed like any idle path) but
     /// given no data while a regular path is ACTIVE — MPTCP's backup flag (RFC 8684
     /// §3.3.8). Only views show it; the path itself is ACTIVE, and is shown so once no

@@ -99,6 +99,8 @@ pub struct Recorder {
     /// Per background flow totals.
     pub flows: Vec<FlowCounters>,
     cwnd: Vec<u64>,
+    /// Each path's latest reachability state (failures and recoveries are transitions).
+    state: Vec<PathState>,
     prev_tsn: Option<u64>,
     /// Peak |O3-TSN|.
     pub o3_peak: u64,
@@ -149,6 +151,7 @@ impl Recorder {
             paths: vec![PathCounters::default(); paths],
             flows: Vec::new(),
             cwnd: vec![initial_cwnd; paths],
+            state: vec![PathState::Active; paths],
             prev_tsn: None,
             o3_peak: 0,
             first_tsn: None,
@@ -311,11 +314,15 @@ impl Recorder {
             }
             Event::AssociationFailed => self.failed = true,
             Event::PathStateChanged { path, state } => {
+                // A failure is a step to potentially failed or inactive; a recovery the
+                // way back to ACTIVE. An address added, verified or removed is neither.
+                let failed = |s| matches!(s, PathState::PotentiallyFailed | PathState::Inactive);
+                let before = std::mem::replace(&mut self.state[path.0], state);
                 let p = &mut self.paths[path.0];
-                if state == PathState::Active {
-                    p.recoveries += 1;
-                } else {
+                if failed(state) {
                     p.failures += 1;
+                } else if state == PathState::Active && failed(before) {
+                    p.recoveries += 1;
                 }
             }
             _ => {}

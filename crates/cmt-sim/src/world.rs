@@ -215,14 +215,7 @@ impl Simulation {
                     }
                     None => self.emit_background(f),
                 },
-                Ev::LinkEvent(i) => {
-                    let e = self.built.events[i].clone();
-                    for l in e.links.iter().map(|&l| LinkDir(l)) {
-                        for pkt in self.links[l].change(&e.change) {
-                            self.dropped(pkt, DropCause::Down, l);
-                        }
-                    }
-                }
+                Ev::LinkEvent(i) => self.apply_event(i),
                 Ev::Arrive(l) => {
                     let pkt = self.next_arrival(l);
                     self.arrive(pkt)
@@ -255,6 +248,26 @@ impl Simulation {
         }
         progress(1.0);
         self.ending.unwrap_or(Ending::DurationElapsed)
+    }
+
+    /// Scenario event `i`: a link changes (packets a link going down held are dropped),
+    /// or the sender learns that a path's address was added or removed.
+    fn apply_event(&mut self, i: usize) {
+        let e = self.built.events[i].clone();
+        for l in e.links.iter().map(|&l| LinkDir(l)) {
+            for pkt in self.links[l].change(&e.change) {
+                self.dropped(pkt, DropCause::Down, l);
+            }
+        }
+        if let Some((path, added)) = e.path {
+            let (now, assoc) = (self.now, &mut self.ends[EndpointId::SENDER].assoc);
+            if added {
+                assoc.add_path(now, PathId(path));
+            } else {
+                assoc.remove_path(now, PathId(path));
+            }
+            self.flush(EndpointId::SENDER);
+        }
     }
 
     /// [`run`](Self::run), for a caller that wants a result: an error with the message

@@ -4,6 +4,7 @@
 //! management); docs/algorithms.md §1.
 
 mod backup;
+mod churn;
 mod input;
 mod loss;
 mod on_path;
@@ -282,7 +283,7 @@ impl<O: Observer> Association<O> {
                     p.timers.hb_due = Some(Time::ZERO + timers::hb_period(&cfg, &p, &mut rng));
                 }
                 if cfg.confirm_paths && i > 0 {
-                    p.state = PathState::PotentiallyFailed;
+                    p.state = PathState::Unconfirmed;
                     p.timers.hb_due = Some(Time::ZERO);
                 }
                 p

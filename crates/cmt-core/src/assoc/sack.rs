@@ -522,7 +522,7 @@ impl<O: Observer> Association<O> {
         let ns2 = self.ns2();
         for i in 0..self.paths.len() {
             let a = &s.path[i];
-            if !(a.saw_outstanding_ack || ns2 && a.saw_new_ack) {
+            if !(a.saw_outstanding_ack || ns2 && a.saw_new_ack) || !self.paths[i].carries_data() {
                 continue;
             }
             self.paths[i].losses.error_count = 0;

@@ -187,22 +187,32 @@ impl<O: Observer> Association<O> {
     /// Candidate destinations for retransmissions: ACTIVE paths not held in reserve as
     /// backups — and under the ns-2.35 profile, for the policies ns-2 lets pick one
     /// (RTX_TO_SAME, RTX_LOSSRATE: they skip only INACTIVE destinations),
-    /// potentially-failed ones too — or every path when there is none (RFC 9260
-    /// §6.4.1: keep trying rather than stall).
+    /// potentially-failed ones too — or, when there is none, every path with a
+    /// verified address (RFC 9260 §6.4.1: keep trying rather than stall).
     fn rtx_candidates(&self) -> Vec<PathId> {
         let pf_too = self.ns2() && self.rtx_policy.ns2_allows_pf();
         let admitted: Vec<PathId> = (0..self.paths.len())
             .filter(|&i| match self.paths[i].state {
                 PathState::Active => !self.standby(i),
                 PathState::PotentiallyFailed => pf_too,
-                PathState::Inactive | PathState::Standby => false,
+                PathState::Inactive
+                | PathState::Standby
+                | PathState::Unconfirmed
+                | PathState::Removed => false,
             })
             .map(PathId)
             .collect();
-        if admitted.is_empty() {
+        if !admitted.is_empty() {
+            return admitted;
+        }
+        let present: Vec<PathId> = (0..self.paths.len())
+            .filter(|&i| self.paths[i].carries_data())
+            .map(PathId)
+            .collect();
+        if present.is_empty() {
             (0..self.paths.len()).map(PathId).collect()
         } else {
-            admitted
+            present
         }
     }
 
@@ -263,6 +273,9 @@ impl<O: Observer> Association<O> {
                 self.snd.chunks[i].rtx = Some((kind, dest));
             }
             let p = &self.paths[dest];
+            if !p.carries_data() {
+                continue; // no verified address to send it to: wait for one
+            }
             let exempt = (ns2 || kind == SendKind::FastRetransmit) && self.snd.fast_exempt[dest.0];
             if p.out.flight >= p.cc.cwnd() && !exempt {
                 continue;

@@ -115,6 +115,9 @@ impl<O: Observer> Association<O> {
     }
 
     fn count_error(&mut self, now: Time, id: PathId) {
+        if !self.paths[id].carries_data() {
+            return; // an address being verified, or gone: not a path failure
+        }
         let p = &mut self.paths[id];
         p.losses.error_count += 1;
         let (errors, state) = (p.losses.error_count, p.state);
@@ -167,12 +170,13 @@ impl<O: Observer> Association<O> {
         self.obs.event(now, &Event::Timeout { path: id, rto });
         self.cwnd_event(now, id);
         self.count_error(now, id);
-        self.mark_in_flight(now, id);
+        self.mark_in_flight(now, id, true);
     }
 
     /// Copies on path `id` are given up (their originals are retransmitted if lost);
-    /// every chunk in flight on it is marked for retransmission.
-    fn mark_in_flight(&mut self, now: Time, id: PathId) {
+    /// every chunk in flight on it is marked for retransmission — as lost after a
+    /// timeout (`lost`), or moved off a path that is gone.
+    pub(super) fn mark_in_flight(&mut self, now: Time, id: PathId, lost: bool) {
         let copies: u64 = self.paths[id].out.copies.drain(..).map(|(_, s)| s).sum();
         self.paths[id].out.flight -= copies;
         let in_flight: Vec<u64> = self
@@ -186,7 +190,9 @@ impl<O: Observer> Association<O> {
             let c = &mut self.snd.chunks[i];
             c.in_flight = false;
             self.paths[id].out.flight -= c.size();
-            self.paths[id].losses.sample(true);
+            if lost {
+                self.paths[id].losses.sample(true);
+            }
             let dest = self.choose_rtx_dest(now, id, tsn);
             self.snd.chunks[i].rtx = Some((SendKind::TimeoutRetransmit, dest));
             self.snd.rtx_marked.insert(tsn);
@@ -196,7 +202,7 @@ impl<O: Observer> Association<O> {
 
     fn on_heartbeat_due(&mut self, now: Time, id: PathId) {
         let p = &self.paths[id];
-        if !self.cfg.heartbeats || p.timers.hb_pending.is_some() {
+        if !self.cfg.heartbeats || p.timers.hb_pending.is_some() || p.state == PathState::Removed {
             self.paths[id].timers.hb_due = None;
             return;
         }
@@ -236,11 +242,12 @@ impl<O: Observer> Association<O> {
         self.back_off(id);
         self.count_error(now, id);
         let p = &self.paths[id];
-        self.paths[id].timers.hb_due = Some(if p.state == PathState::Active {
-            now + hb_period(&self.cfg, p, &mut self.rng)
-        } else {
-            now // PF and INACTIVE paths are probed every (backed-off) RTO
-        });
+        self.paths[id].timers.hb_due = match p.state {
+            PathState::Removed => None,
+            PathState::Active => Some(now + hb_period(&self.cfg, p, &mut self.rng)),
+            // PF, INACTIVE and unconfirmed paths are probed every (backed-off) RTO.
+            _ => Some(now),
+        };
     }
 
     pub(super) fn on_heartbeat_ack(&mut self, now: Time, info: HeartbeatInfo) {

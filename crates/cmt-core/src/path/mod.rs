@@ -102,6 +102,12 @@ pub(crate) struct Path {
 }
 
 impl Path {
+    /// Whether data may be sent to this path's address at all: it is verified and
+    /// still there (neither unconfirmed nor removed), whatever its reachability.
+    pub(crate) fn carries_data(&self) -> bool {
+        !matches!(self.state, PathState::Unconfirmed | PathState::Removed)
+    }
+
     pub(crate) fn new(rtt: RttEstimator, cc: Box<dyn CongestionControl>) -> Self {
         Path {
             state: PathState::Active,

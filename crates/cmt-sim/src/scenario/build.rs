@@ -35,6 +35,9 @@ pub struct BuiltEvent {
     pub links: Vec<usize>,
     /// What changes.
     pub change: LinkChange,
+    /// A path event instead: the path's index and whether its address is added
+    /// (`true`) or removed.
+    pub path: Option<(usize, bool)>,
 }
 
 /// A validated path: indexes into the link list, sender to receiver.
@@ -46,6 +49,8 @@ pub struct BuiltPath {
     pub links: Vec<usize>,
     /// A backup path (`paths[].backup`).
     pub backup: bool,
+    /// Its address exists at the start (`paths[].present`).
+    pub present: bool,
 }
 
 /// A scenario ready to simulate.
@@ -401,6 +406,13 @@ fn build_paths(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltPath>, Buil
             "at least one path is required".into(),
         ));
     }
+    if s.paths.iter().all(|p| !p.present) {
+        return Err(BuildError::new(
+            "paths".into(),
+            "every path is absent at the start (`present = false`): the association needs one"
+                .into(),
+        ));
+    }
     let mut paths = Vec::with_capacity(s.paths.len());
     for (i, p) in s.paths.iter().enumerate() {
         if s.paths[..i].iter().any(|q| q.name == p.name) {
@@ -425,6 +437,7 @@ fn build_paths(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltPath>, Buil
             name: p.name.clone(),
             links: idx,
             backup: p.backup,
+            present: p.present,
         });
     }
     Ok(paths)

@@ -1,5 +1,6 @@
 //! `[[events]]`: scheduled changes of links — failures and recoveries, fades,
-//! handovers — and flapping, a failure that repeats.
+//! handovers — and flapping, a failure that repeats; and of paths — an address added
+//! or removed, as when an interface comes up or goes away.
 
 use cmt_core::Duration;
 
@@ -21,7 +22,10 @@ pub(super) fn build_events(
 ) -> Result<Vec<BuiltEvent>, BuildError> {
     let mut events = Vec::with_capacity(s.events.len());
     for (i, e) in s.events.iter().enumerate() {
-        let first = build_event(i, e, links)?;
+        let first = match &e.path {
+            Some(name) => path_event(i, e, name, s)?,
+            None => build_event(i, e, links)?,
+        };
         if first.at > end {
             return Err(BuildError::new(
                 format!("events[{i}].at"),
@@ -44,7 +48,13 @@ pub(super) fn build_events(
 /// Event `i`: a link (and direction) and what changes at a time.
 fn build_event(i: usize, e: &EventSpec, links: &[BuiltLink]) -> Result<BuiltEvent, BuildError> {
     let f = |k: &str| format!("events[{i}].{k}");
-    let link = link_index(links, &e.link, || f("link"))?;
+    let Some(name) = &e.link else {
+        return Err(BuildError::new(
+            format!("events[{i}]"),
+            "names neither a link (`link = …`) nor a path (`path = …`)".into(),
+        ));
+    };
+    let link = link_index(links, name, || f("link"))?;
     let dirs = match e.direction.as_deref() {
         None | Some("both") => vec![2 * link, 2 * link + 1],
         Some("forward") => vec![2 * link],
@@ -104,6 +114,7 @@ fn build_event(i: usize, e: &EventSpec, links: &[BuiltLink]) -> Result<BuiltEven
         at: field(&f("at"), parse_duration(&e.at))?,
         links: dirs,
         change,
+        path: None,
     })
 }
 
@@ -139,6 +150,7 @@ fn flaps(i: usize, flap: &FlapSpec, first: BuiltEvent) -> Result<Vec<BuiltEvent>
             down: Some(down),
             ..LinkChange::default()
         },
+        path: None,
     };
     let mut out = Vec::with_capacity(2 * cycles as usize);
     for k in 0..cycles {
@@ -146,4 +158,49 @@ fn flaps(i: usize, flap: &FlapSpec, first: BuiltEvent) -> Result<Vec<BuiltEvent>
         out.push(state(at(k, down), false));
     }
     Ok(out)
+}
+
+/// Event `i` on path `name`: its address added or removed, and nothing else.
+fn path_event(i: usize, e: &EventSpec, name: &str, s: &Scenario) -> Result<BuiltEvent, BuildError> {
+    let f = |k: &str| format!("events[{i}].{k}");
+    let path = s.paths.iter().position(|p| p.name == name).ok_or_else(|| {
+        let known: Vec<&str> = s.paths.iter().map(|p| p.name.as_str()).collect();
+        BuildError::new(
+            f("path"),
+            format!("unknown path `{name}` (paths: {})", known.join(", ")),
+        )
+    })?;
+    if e.link.is_some()
+        || e.direction.is_some()
+        || e.rate.is_some()
+        || e.delay.is_some()
+        || e.loss.is_some()
+        || e.flap.is_some()
+    {
+        return Err(BuildError::new(
+            format!("events[{i}]"),
+            "a path event gives `state = \"added\"` or `\"removed\"` only (a link's changes \
+             are separate events)"
+                .into(),
+        ));
+    }
+    let added = match e.state.as_deref() {
+        Some("added") => true,
+        Some("removed") => false,
+        other => {
+            return Err(BuildError::new(
+                f("state"),
+                format!(
+                    "{} (a path event needs `added` or `removed`)",
+                    other.map_or("missing".to_string(), |o| format!("`{o}`"))
+                ),
+            ))
+        }
+    };
+    Ok(BuiltEvent {
+        at: field(&f("at"), parse_duration(&e.at))?,
+        links: Vec::new(),
+        change: LinkChange::default(),
+        path: Some((path, added)),
+    })
 }

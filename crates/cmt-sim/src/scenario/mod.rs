@@ -128,8 +128,12 @@ pub struct TrafficSpec {
 pub struct EventSpec {
     /// When, e.g. "30s".
     pub at: Raw,
-    /// Link name.
-    pub link: String,
+    /// Link name (a link event).
+    #[serde(default)]
+    pub link: Option<String>,
+    /// Path name (a path event: its address `"added"` or `"removed"`, as `state`).
+    #[serde(default)]
+    pub path: Option<String>,
     /// "both" (default), "forward" or "reverse".
     #[serde(default)]
     pub direction: Option<String>,
@@ -345,6 +349,10 @@ fn one() -> f64 {
     1.0
 }
 
+fn yes() -> bool {
+    true
+}
+
 /// `[[paths]]`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -356,6 +364,10 @@ pub struct PathSpec {
     /// A backup path: it carries data only while no regular path is ACTIVE.
     #[serde(default)]
     pub backup: bool,
+    /// Whether the path's address exists when the run starts (`false`: an event with
+    /// `state = "added"` brings it in).
+    #[serde(default = "yes")]
+    pub present: bool,
 }
 
 /// A field error while building: the dotted key and what is wrong with it.

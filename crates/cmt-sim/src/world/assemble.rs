@@ -203,6 +203,9 @@ fn main_endpoints(
     for (p, path) in built.paths.iter().enumerate() {
         sender.set_destination_capacity(PathId(p), path_capacity(built, &path.links));
         sender.set_backup(PathId(p), path.backup);
+        if !path.present {
+            sender.remove_path(Time::ZERO, PathId(p));
+        }
     }
     if built.oracle_loss {
         for (p, path) in built.paths.iter().enumerate() {
