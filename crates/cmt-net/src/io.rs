@@ -228,6 +228,19 @@ impl Sockets {
         self.locals.clone()
     }
 
+    /// Replaces socket `i` with one bound to `ip` on the endpoint's port (the address
+    /// of an interface changed); returns the new local address. On an error socket `i`
+    /// stays as it was.
+    pub fn rebind(&mut self, i: usize, ip: std::net::IpAddr) -> std::io::Result<SocketAddr> {
+        let a = SocketAddr::new(ip, self.sctp_port());
+        let s = Udp::bind(a)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot bind {a}: {e}")))?;
+        let local = s.local_addr()?;
+        self.sockets[i] = s;
+        self.locals[i] = local;
+        Ok(local)
+    }
+
     /// Time since the sockets were bound, as the core's clock.
     pub fn now(&self) -> Time {
         Time::from_nanos(self.start.elapsed().as_nanos() as u64)

@@ -15,6 +15,7 @@
 //! Timers and pacing run at sub-millisecond precision
 //! ([`io::sleep_precisely_until`]).
 
+pub mod ifwatch;
 pub mod io;
 pub mod limit;
 pub mod relay;

@@ -94,7 +94,9 @@ enum Command {
         /// The file.
         file: PathBuf,
         /// Local addresses, one per path, e.g. `127.0.1.1:0,127.0.1.2:0`, or interface
-        /// names (`wlan0,eth1`: each one's first IPv4 address).
+        /// names (`wlan0,eth1`: each one's first IPv4 address). A path named by its
+        /// interface follows it: it stops carrying data the moment the interface loses
+        /// its address and is used again, verified, when it gets one.
         #[arg(long, value_delimiter = ',', required = true)]
         local: Vec<String>,
         /// The receiver's addresses, in the same order, e.g. `127.0.0.1:9899,127.0.0.2:9899`.

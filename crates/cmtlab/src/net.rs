@@ -189,6 +189,20 @@ fn parse_locals(list: &[String]) -> Result<Vec<SocketAddr>, String> {
         .collect()
 }
 
+/// The interface each `--local` entry names, if it names one (`wlan0`, `eth1:5000`):
+/// those paths follow their interface's address during the transfer.
+fn interface_names(list: &[String]) -> Vec<Option<String>> {
+    list.iter()
+        .map(|e| {
+            let e = e.trim();
+            if e.parse::<SocketAddr>().is_ok() {
+                return None;
+            }
+            Some(e.rsplit_once(':').map_or(e, |(n, _)| n).to_string())
+        })
+        .collect()
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -397,6 +411,7 @@ pub fn send(
     let r = runtime()?.block_on(async {
         let mut o = abort_on_signals(options(a)?)?;
         o.backups = backups.clone();
+        o.interfaces = interface_names(local_entries);
         Ok::<_, String>(transfer::send_file(&local, &remote, file, &o).await?)
     })?;
     print(&r, "sent", &backups);
@@ -484,6 +499,9 @@ mod tests {
         // Loopback is "lo" on Linux and carries 127.0.0.1.
         assert_eq!(v(&["lo"]).unwrap()[0].to_string(), "127.0.0.1:0");
         assert_eq!(v(&["lo:5000"]).unwrap()[0].to_string(), "127.0.0.1:5000");
+        let names =
+            super::interface_names(&["lo".into(), "eth1:5000".into(), "127.0.0.1:0".into()]);
+        assert_eq!(names, [Some("lo".into()), Some("eth1".into()), None]);
         let e = v(&["wlan9"]).unwrap_err();
         assert!(e.contains("`wlan9`") && e.contains("lo"), "{e}");
         let e = v(&["lo:port"]).unwrap_err();

@@ -3,7 +3,8 @@
 //! (20, 10 and 5 Mbit/s both ways): the first path's link down for good, every link
 //! down for 10 s, a path blackholed (packets dropped silently, link up) and healed, a
 //! link flapping, a NAT giving a path a new source port (`failover/nat.rs`), a backup
-//! path taking over and handing back (`failover/backup.rs`). Each must complete with the file intact and both ends exiting 0; the
+//! path taking over and handing back (`failover/backup.rs`), an interface losing its
+//! address and getting another (`failover/interfaces.rs`). Each must complete with the file intact and both ends exiting 0; the
 //! receiver's per-packet trace gives the in-order stall (the longest gap between two
 //! deliveries) and each path's silence (the longest gap between two arrivals on it),
 //! which are held to bounds derived from the timers (docs/algorithms.md §1.7, D31):
@@ -118,12 +119,24 @@ impl Env {
 
     /// Starts a transfer of `mb` MB over the first `n` paths from local `port`.
     fn start_from(&self, name: &str, n: usize, mb: usize, port: u16) -> Transfer {
+        self.start_with(name, n, mb, |data| self.sender(n, port, data, &[]))
+    }
+
+    /// Starts a transfer of `mb` MB over the first `n` paths, the sender started by
+    /// `sender` with the source file's path.
+    fn start_with(
+        &self,
+        name: &str,
+        n: usize,
+        mb: usize,
+        sender: impl FnOnce(&Path) -> Proc,
+    ) -> Transfer {
         let out = self.dir.join(format!("{name}.bin"));
         let trace = self.dir.join(format!("{name}.csv"));
         let data = self.dir.join(format!("{name}.src"));
         source(&data, mb);
         let rx = self.receiver(n, &out, &["--trace", &trace.display().to_string()]);
-        let tx = self.sender(n, port, &data, &[]);
+        let tx = sender(&data);
         Transfer {
             rx,
             tx,
@@ -304,6 +317,8 @@ fn a_flapping_link(env: &Env) -> Result<String, String> {
 
 #[path = "failover/backup.rs"]
 mod backup;
+#[path = "failover/interfaces.rs"]
+mod interfaces;
 #[path = "failover/nat.rs"]
 mod nat;
 #[path = "failover/resume.rs"]
@@ -316,6 +331,10 @@ const TESTS: &[Test<Env>] = &[
     ("a_flapping_link", a_flapping_link),
     ("a_nat_rebinding", nat::a_nat_rebinding),
     ("a_backup_path_takes_over", backup::a_backup_path_takes_over),
+    (
+        "an_interface_loses_and_gets_an_address",
+        interfaces::an_interface_loses_and_gets_an_address,
+    ),
     (
         "killed_at_random_points_and_resumed",
         resume::killed_at_random_points_and_resumed,

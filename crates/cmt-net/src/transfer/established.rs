@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 
-use cmt_core::{Association, Packet, Time};
+use cmt_core::{Association, Packet, PathId, Time};
 
 use super::error::TransferError;
 use super::options::Options;
@@ -15,6 +15,7 @@ use super::routes::Routes;
 use super::session::{
     abort, admit, deliver, finish_trace, flush, flush_and_check, next, until, Ticker, Wake,
 };
+use crate::ifwatch::AddrWatch;
 use crate::io::{Arrival, Sockets};
 use crate::trust::Trust;
 
@@ -48,6 +49,8 @@ pub(super) struct Established {
     pub(super) rejected: u64,
     /// When the established phase began.
     pub(super) start: Time,
+    /// The interfaces paths follow (none on the receiver).
+    pub(super) watch: AddrWatch,
 }
 
 impl Established {
@@ -99,7 +102,7 @@ pub(super) async fn run<E: End>(
             return Ok(());
         }
         let wake = until(ticker.wake(s.assoc.poll_timeout(), o), o.deadline(s.start));
-        match next(socks, wake, o).await {
+        match next(socks, wake, o, Some(&mut s.watch)).await {
             Wake::Packet(Arrival {
                 local,
                 from,
@@ -109,6 +112,7 @@ pub(super) async fn run<E: End>(
             }) => on_packet(socks, s, end, (local, from, authenticated), p).await?,
             Wake::Packet(Arrival { packet: Err(_), .. }) => s.rejected += 1,
             Wake::Timer => s.assoc.handle_timeout(socks.now()),
+            Wake::Interfaces => follow_interfaces(socks, s),
             Wake::Abort => {
                 return Err(match abort(socks, &mut s.assoc, &s.routes).await {
                     Ok(()) => TransferError::Aborted,
@@ -149,4 +153,20 @@ async fn on_packet<E: End>(
     }
     end.after_packets(&mut s.assoc);
     Ok(())
+}
+
+/// Paths follow their interfaces: one that lost its address is removed at once (its
+/// data in flight goes to the others); one that has an address again, or another one,
+/// gets a socket bound to it and is added, to carry data once a HEARTBEAT verified it.
+fn follow_interfaces(socks: &mut Sockets, s: &mut Established) {
+    let now = socks.now();
+    for c in s.watch.changes() {
+        let id = PathId(c.path);
+        s.assoc.remove_path(now, id);
+        let Some(ip) = c.addr else { continue };
+        if socks.local_addrs()[c.path].ip() != ip && socks.rebind(c.path, ip).is_err() {
+            continue; // not bindable (yet): the next change tries again
+        }
+        s.assoc.add_path(now, id);
+    }
 }

@@ -63,6 +63,11 @@ pub struct Options {
     /// path carries data only while no regular path is ACTIVE (docs/algorithms.md §1.8);
     /// heartbeats probe it meanwhile.
     pub backups: Vec<bool>,
+    /// Sender: the interface path i's local address was named by (`--local wlan0`),
+    /// if it was. Such paths follow their interface ([`crate::ifwatch`]): removed the
+    /// moment it loses its address, bound to its new address and verified when it gets
+    /// one (docs/algorithms.md §1.9).
+    pub interfaces: Vec<Option<String>>,
     /// RFC 4895 authentication with a pre-shared endpoint key (`--key FILE`): every
     /// chunk that can change the association's state must then carry an AUTH chunk
     /// ([`cmt_core::auth::CHANGES_STATE`]), and a peer that does not support it is
@@ -181,6 +186,7 @@ impl Default for Options {
             peers: Vec::new(),
             capacities: Vec::new(),
             backups: Vec::new(),
+            interfaces: Vec::new(),
             auth: None,
             allow_unconfirmed: false,
             resume: false,

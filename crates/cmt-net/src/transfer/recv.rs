@@ -103,6 +103,7 @@ pub async fn receive_on(
         peer_vtag,
         rejected,
         start,
+        watch: crate::ifwatch::AddrWatch::new(Vec::new()),
     };
     let mut end = Receiving {
         sink,
@@ -159,8 +160,9 @@ async fn accept(
     let mut rejected = 0u64;
     let setup_deadline = o.deadline(socks.now());
     loop {
-        let a = match next(socks, Some(setup_deadline), o).await {
+        let a = match next(socks, Some(setup_deadline), o, None).await {
             Wake::Packet(a) => a,
+            Wake::Interfaces => continue,
             Wake::Timer => {
                 let why = format!("no sender associated within {} s", o.timeout_s);
                 return Err(Setup(why));

@@ -21,6 +21,7 @@ use super::{
         start_trace, until, Wake,
     },
 };
+use crate::ifwatch::AddrWatch;
 use crate::io::{Arrival, Sockets};
 use crate::resume::{Header, Offer};
 use crate::source::Source;
@@ -122,6 +123,7 @@ pub(super) async fn send_from(
         peer_vtag,
         rejected,
         start: socks.now(),
+        watch: watch_interfaces(o, &socks.local_addrs(), n),
     };
     let total = src.len();
     let mut end = Sending {
@@ -217,7 +219,7 @@ async fn connect(
                 .await
                 .map_err(|e| Setup(e.to_string()))?;
         }
-        match next(socks, until(conn.poll_timeout(), setup_deadline), o).await {
+        match next(socks, until(conn.poll_timeout(), setup_deadline), o, None).await {
             Wake::Packet(Arrival { packet: Ok(p), .. }) => match conn.handle_packet(&p) {
                 Ok(Some(est)) => return Ok((est, rejected)),
                 Ok(None) if !socks.is_authenticating() => {
@@ -228,6 +230,7 @@ async fn connect(
             },
             Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
             Wake::Abort => return Err(Setup("aborted before the association was set up".into())),
+            Wake::Interfaces => {}
             Wake::Timer => conn
                 .handle_timeout(socks.now())
                 .map_err(|e| Setup(format!("setup failed: {e}")))?,
@@ -276,4 +279,17 @@ impl End for Sending {
             self.digest = Some(d);
         }
     }
+}
+
+/// The interfaces the first `n` paths were named by, with the addresses they were
+/// bound to.
+fn watch_interfaces(o: &Options, locals: &[SocketAddr], n: usize) -> AddrWatch {
+    let watched = o
+        .interfaces
+        .iter()
+        .take(n)
+        .enumerate()
+        .filter_map(|(i, name)| Some((i, name.clone()?, Some(locals.get(i)?.ip()))))
+        .collect();
+    AddrWatch::new(watched)
 }

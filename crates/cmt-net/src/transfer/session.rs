@@ -20,6 +20,7 @@ use super::{
     report::{Counters, PathCount},
     routes::Routes,
 };
+use crate::ifwatch::AddrWatch;
 use crate::io::{Arrival, Sockets};
 use crate::trust::Trust;
 use cmt_sim::packet_trace::PacketTrace;
@@ -205,12 +206,26 @@ pub(super) enum Wake {
     Timer,
     /// The user asked to abort.
     Abort,
+    /// The watched interfaces' addresses may have changed.
+    Interfaces,
 }
 
-/// Waits for the next arrival, the association's next timer or the user's abort.
-pub(super) async fn next(socks: &mut Sockets, timer: Option<Time>, o: &Options) -> Wake {
+/// Waits for the next arrival, the association's next timer, the user's abort or —
+/// with a `watch` — a change of the watched interfaces.
+pub(super) async fn next(
+    socks: &mut Sockets,
+    timer: Option<Time>,
+    o: &Options,
+    watch: Option<&mut AddrWatch>,
+) -> Wake {
     let deadline = timer.map(|t| socks.instant(t));
     tokio::select! {
+        _ = async {
+            match watch {
+                Some(w) => w.changed().await,
+                None => std::future::pending().await,
+            }
+        } => Wake::Interfaces,
         a = socks.recv() => Wake::Packet(a),
         _ = async {
             match deadline {

@@ -7,27 +7,17 @@
 
 use std::time::Duration;
 
-use super::{source, Env, Transfer, ONE_PATH_STALL};
+use super::{Env, ONE_PATH_STALL};
 use cmt_interop::harness::check;
 
 /// How long after path 0's return the backup may still deliver (module doc).
 const DRAIN: f64 = 0.3;
 
 pub(super) fn a_backup_path_takes_over(env: &Env) -> Result<String, String> {
-    let out = env.dir.join("backup.bin");
-    let trace = env.dir.join("backup.csv");
-    let data = env.dir.join("backup.src");
-    source(&data, 16);
-    let rx = env.receiver(2, &out, &["--trace", &trace.display().to_string()]);
     let backup = env.paths[1].1.to_string();
-    let tx = env.sender(2, 0, &data, &["--backup", &backup]);
-    let t = Transfer {
-        rx,
-        tx,
-        out,
-        trace,
-        data,
-    };
+    let t = env.start_with("backup", 2, 16, |data| {
+        env.sender(2, 0, data, &["--backup", &backup])
+    });
     t.wait_stored(3)?;
     env.link(0, false)?;
     std::thread::sleep(Duration::from_secs(4));
