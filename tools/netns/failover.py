@@ -99,6 +99,25 @@ def rebind(i, on):
                    capture_output=True, text=True)
 
 
+def readdress(i, on):
+    """Path i's interface loses its address (on) and later gets another one, as a phone
+    joining another network on the same radio. Kernel MPTCP's in-kernel path manager is
+    told of the new address as mptcpd or NetworkManager would (an endpoint with the
+    subflow flag); cmtlab names the interface in --local and follows it by itself."""
+    if on:
+        sh("ip", "-n", S, "addr", "del", f"10.{i}.0.1/24", "dev", f"s{i}")
+    else:
+        sh("ip", "-n", S, "addr", "add", f"10.{i}.0.11/24", "dev", f"s{i}")
+        sh("ip", "-n", S, "mptcp", "endpoint", "add", f"10.{i}.0.11", "dev", f"s{i}", "subflow")
+
+
+def restore_address(i):
+    sh("ip", "-n", S, "addr", "del", f"10.{i}.0.11/24", "dev", f"s{i}", check=False)
+    sh("ip", "-n", S, "addr", "add", f"10.{i}.0.1/24", "dev", f"s{i}", check=False)
+    sh("ip", "-n", S, "mptcp", "endpoint", "flush", check=False)
+    sh("ip", "-n", S, "mptcp", "endpoint", "add", "10.2.0.1", "dev", "s2", "subflow")
+
+
 # Faults: (name, paths affected, duration or None for good, apply(on) function).
 def faults():
     def both(f):
@@ -115,10 +134,12 @@ def faults():
         ("every path down 30 s", [1, 2], 30, both(down)),
         ("every path down 120 s", [1, 2], 120, both(down)),
         (REBIND, [1], None, lambda on: rebind(1, on)),
+        (READDRESS, [1], 5, lambda on: readdress(1, on)),
     ]
 
 
 REBIND = "a NAT gives path 1 a new source port"
+READDRESS = "path 1's address deleted, another one added 5 s later"
 
 
 class Sampler(threading.Thread):
@@ -165,7 +186,9 @@ def run_fault(stack, fault, data, mb):
             os.remove(f)
     sampler = Sampler()
     sampler.start()
-    rx, tx, timeline = start(stack, data, out)
+    # cmtlab follows interfaces it was given by name; the other rows keep addresses.
+    local = f"s1:{SPORT},s2:{SPORT}" if name == READDRESS else f"10.1.0.1:{SPORT},10.2.0.1:{SPORT}"
+    rx, tx, timeline = start(stack, data, out, local)
     time.sleep(3)
     t_fault = time.time()
     if apply == "flap":
@@ -184,6 +207,8 @@ def run_fault(stack, fault, data, mb):
     sampler.stop = True
     if dur is None:
         apply(False)
+    if name == READDRESS:
+        restore_address(paths[0])
     ok = rxo.returncode == 0 and txo.returncode == 0 and sha(out) == sha(data)
     times = timeline()
     stall = max((b - a for a, b in zip(times, times[1:])), default=None)
@@ -197,14 +222,14 @@ def run_fault(stack, fault, data, mb):
     return ok, stall, back, goodput
 
 
-def start(stack, data, out):
+def start(stack, data, out, local):
     if stack == "cmtlab":
         trace = "/tmp/failover-trace.csv"
         rx = subprocess.Popen(["ip", "netns", "exec", R, BIN, "recv", "--listen", "10.1.0.2:9899,10.2.0.2:9899",
                                "--out", out, "--trace", trace, "--timeout", "600"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)
-        tx = subprocess.Popen(["ip", "netns", "exec", S, BIN, "send", "--local", f"10.1.0.1:{SPORT},10.2.0.1:{SPORT}",
+        tx = subprocess.Popen(["ip", "netns", "exec", S, BIN, "send", "--local", local,
                                "--remote", "10.1.0.2:9899,10.2.0.2:9899", "--timeout", "600", data],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
