@@ -74,7 +74,9 @@ fn a_removed_path_hands_its_data_over_at_once() {
     let (sim, bin) = run(CHURN, &[]);
     // The stream stalls for at most one round trip of the remaining path — 80 ms of
     // propagation and up to 50 queued packets at 10 Mbit/s (60 ms) — plus 200 ms: the
-    // chunks lost with WiFi are resent over LTE at the removal, not after a timeout.
+    // chunks lost with WiFi are resent over LTE one LTE round trip after the removal
+    // (the wait for SACKs of what had arrived) and arrive in one more one-way delay and
+    // queue (≤ 0.1 s), not after a timeout.
     let s = stall(&sim, bin, 9.5, 12.0);
     eprintln!("in-order stall across the removal: {s:.2} s");
     assert!(s <= 0.34, "in-order stall {s} s across the removal");

@@ -2,8 +2,10 @@
 //! one. The embedder says so — the simulator from a scenario's events, the runtime when
 //! the machine's addresses change — and the association follows at once rather than
 //! through timeouts: a removed path stops carrying data immediately and what was in
-//! flight on it is retransmitted on the others (RFC 5061 §5.2's DEL-IP, which asks the
-//! sender to move outstanding data off a deleted address); an added path is verified
+//! flight on it is retransmitted on the others one round trip later, once the SACKs
+//! for what reached the peer had time to come back on the other paths (RFC 5061
+//! §5.2's DEL-IP asks the sender to move outstanding data off a deleted address, not
+//! to wait for its T3 timer); an added path is verified
 //! first (RFC 9260 §5.4: a HEARTBEAT with a nonce) and carries data only after that,
 //! starting from the initial window and a fresh RTO like a new association's path.
 //! Paths keep their index for the whole association: a removed one stays in the table,
@@ -30,14 +32,42 @@ impl<O: Observer> Association<O> {
             return false;
         }
         self.views_but = None;
-        // First out of the candidates, so nothing is moved back onto it.
+        // Out of the candidates first, so nothing is moved back onto it.
         self.set_state(now, id, PathState::Removed);
-        self.mark_in_flight(now, id, false);
+        let grace = self.handover_grace(id);
         let p = &mut self.paths[id];
         p.timers = Timers::default();
         p.sending.rtt_probe = None;
+        if p.out.flight > 0 {
+            p.timers.t3 = Some(now + grace);
+        }
         self.new_opportunity();
         true
+    }
+
+    /// How long a removed path's chunks in flight wait before they are resent on the
+    /// others: the largest SRTT of the paths that remain (the removed path's RTO when
+    /// none has one yet). Some of them reached the peer just before the address went
+    /// away and only their SACKs were lost with it; within that round trip the SACKs the
+    /// peer sends on the other paths acknowledge them. Resending them at once would
+    /// send them twice and, worse, their acks would then be taken for acks of copies
+    /// sent on the new path, with TSNs above that path's own chunks in flight: CMT's
+    /// split fast retransmit would count those as missing and retransmit them
+    /// spuriously, cutting the new path's window (measured: 45 spurious fast
+    /// retransmissions on the failover study's second path; decision D33).
+    fn handover_grace(&self, removed: PathId) -> crate::time::Duration {
+        (0..self.paths.len())
+            .filter(|&i| i != removed.0 && self.paths[i].carries_data())
+            .filter_map(|i| self.paths[i].rtt.srtt())
+            .max()
+            .unwrap_or_else(|| self.paths[removed].rtt.rto())
+    }
+
+    /// A removed path's grace is over ([`remove_path`](Self::remove_path)): what is still
+    /// in flight on it is marked for retransmission on the other paths, as moved, not
+    /// lost (no window cut, no error counted).
+    pub(super) fn on_removed_path_timer(&mut self, now: Time, id: PathId) {
+        self.mark_in_flight(now, id, false);
     }
 
     /// Path `id`'s address is there (again). The path is verified with a HEARTBEAT now

@@ -205,6 +205,8 @@ impl<O: Observer> Association<O> {
         for (i, p) in self.paths.iter_mut().enumerate() {
             if p.out.flight == 0 {
                 p.timers.t3 = None;
+            } else if p.state == PathState::Removed {
+                // Its timer is the removal's grace (`remove_path`): acks do not move it.
             } else if s.path[i].restart_t3 || p.timers.t3.is_none() {
                 p.timers.t3 = Some(now + p.rtt.rto());
             }

@@ -145,6 +145,9 @@ impl<O: Observer> Association<O> {
         if self.paths[id].out.flight == 0 {
             return;
         }
+        if self.paths[id].state == PathState::Removed {
+            return self.on_removed_path_timer(now, id);
+        }
         let (mtu, min_ssthresh) = (self.cfg.cwnd_unit(), self.cfg.min_ssthresh());
         let ns2 = self.ns2();
         let p = &mut self.paths[id];
