@@ -120,6 +120,29 @@ fn an_added_path_is_verified_and_then_carries_data() {
 }
 
 #[test]
+fn a_path_removed_and_added_back_at_once_strands_nothing() {
+    // WiFi's link and address go at 10 s and come back 20 ms later — before the
+    // removal's round-trip wait is over. What WiFi had in flight (dropped with the
+    // link) must still be resent at once on LTE, not left until a timeout of the
+    // re-added path: the same stall bound as a plain removal.
+    let text = CHURN
+        .replace(
+            "at = \"20s\"\npath = \"wifi2\"",
+            "at = \"10.02s\"\npath = \"wifi\"",
+        )
+        .replace("duration = \"30s\"", "duration = \"20s\"")
+        + "[[events]]\nat = \"10.02s\"\nlink = \"wifi\"\nstate = \"up\"\n";
+    let (sim, bin) = run(&text, &[]);
+    let s = stall(&sim, bin, 9.5, 12.0);
+    assert!(
+        s <= 0.34,
+        "in-order stall {s} s across the removal and return"
+    );
+    // And WiFi, verified again, carries data.
+    assert!(arrived(&sim, bin, 0, 11.0, 20.0) > 1_000_000);
+}
+
+#[test]
 fn path_events_are_checked() {
     let bad = |from: &str, to: &str, want: &str| {
         let e = load_str(&CHURN.replace(from, to), "t", None, &[])

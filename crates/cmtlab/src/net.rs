@@ -166,25 +166,16 @@ fn parse_locals(list: &[String]) -> Result<Vec<SocketAddr>, String> {
                 ),
                 None => (e, 0),
             };
-            let mine: Vec<std::net::IpAddr> = ifaces
-                .iter()
-                .filter(|i| i.name == name)
-                .map(|i| i.ip())
-                .collect();
-            let ip = mine
-                .iter()
-                .find(|a| a.is_ipv4())
-                .or_else(|| mine.first())
-                .ok_or_else(|| {
-                    let mut names: Vec<&str> = ifaces.iter().map(|i| i.name.as_str()).collect();
-                    names.dedup();
-                    format!(
-                        "--local: `{e}` is neither an address like 127.0.1.1:0 nor an interface \
+            let ip = cmt_net::ifwatch::address_of(&ifaces, name).ok_or_else(|| {
+                let mut names: Vec<&str> = ifaces.iter().map(|i| i.name.as_str()).collect();
+                names.dedup();
+                format!(
+                    "--local: `{e}` is neither an address like 127.0.1.1:0 nor an interface \
                          with an address (interfaces: {})",
-                        names.join(", ")
-                    )
-                })?;
-            Ok(SocketAddr::new(*ip, port))
+                    names.join(", ")
+                )
+            })?;
+            Ok(SocketAddr::new(ip, port))
         })
         .collect()
 }

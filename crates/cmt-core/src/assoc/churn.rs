@@ -19,9 +19,9 @@ use crate::time::Time;
 use crate::view::{PathId, PathState};
 
 impl<O: Observer> Association<O> {
-    /// Path `id`'s address is gone. Its data in flight is marked for retransmission on
-    /// the other paths at once, its timers stop, and it is neither used nor probed until
-    /// [`add_path`](Self::add_path). Returns whether anything changed (`false` for an
+    /// Path `id`'s address is gone. It is neither used nor probed from now until
+    /// [`add_path`](Self::add_path), its timers stop, and its data in flight is marked
+    /// for retransmission on the other paths one round trip later. Returns whether anything changed (`false` for an
     /// unknown or already removed path).
     pub fn remove_path(&mut self, now: Time, id: PathId) -> bool {
         if self
@@ -83,6 +83,11 @@ impl<O: Observer> Association<O> {
             return false;
         }
         self.views_but = None;
+        // Back before its grace ran out: what it still had in flight is moved now (the
+        // new address starts afresh and is not verified yet).
+        if self.paths[id].out.flight > 0 {
+            self.on_removed_path_timer(now, id);
+        }
         let (cfg, initial) = (&self.cfg, self.cfg.initial_cwnd());
         let p = &mut self.paths[id];
         p.rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
