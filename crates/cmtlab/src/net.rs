@@ -235,7 +235,8 @@ fn show(done: u64, paths: &[cmt_net::transfer::PathCount]) {
 }
 
 /// The summary in the simulator's summary.json vocabulary.
-fn summary_json(r: &Report, role: &str, a: &AlgArgs) -> serde_json::Value {
+/// The `--summary` JSON of a transfer; `backups` marks the paths `--backup` named.
+fn summary_json(r: &Report, role: &str, a: &AlgArgs, backups: &[bool]) -> serde_json::Value {
     serde_json::json!({
         "scenario": format!("real {role}"),
         "scheduler": a.scheduler,
@@ -261,6 +262,7 @@ fn summary_json(r: &Report, role: &str, a: &AlgArgs) -> serde_json::Value {
             "name": format!("path{i}"),
             "local": r.routes.get(i).map(|a| a.0.to_string()),
             "remote": r.routes.get(i).map(|a| a.1.to_string()),
+            "backup": backups.get(i) == Some(&true),
             "sent_packets": p.sent_packets,
             "sent_bytes": p.sent_bytes,
             "retransmissions": p.retransmissions,
@@ -407,7 +409,7 @@ pub fn send(
     })?;
     print(&r, "sent", &backups);
     sayln!("{}", cpu_line(cpu, r.bytes));
-    write_summary(summary, &summary_json(&r, "send", a))
+    write_summary(summary, &summary_json(&r, "send", a, &backups))
 }
 
 pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Result<(), String> {
@@ -429,7 +431,7 @@ pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Res
     })?;
     print(&r, "received", &[]);
     sayln!("{}", cpu_line(cpu, r.bytes));
-    write_summary(summary, &summary_json(&r, "recv", a))
+    write_summary(summary, &summary_json(&r, "recv", a, &[]))
 }
 
 pub fn relay(paths: &[String], seed: u64) -> Result<(), String> {

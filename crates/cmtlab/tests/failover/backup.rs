@@ -15,8 +15,15 @@ const DRAIN: f64 = 0.3;
 
 pub(super) fn a_backup_path_takes_over(env: &Env) -> Result<String, String> {
     let backup = env.paths[1].1.to_string();
+    let summary = env.dir.join("backup-summary.json");
+    let summary_arg = summary.display().to_string();
     let t = env.start_with("backup", 2, 16, |data| {
-        env.sender(2, 0, data, &["--backup", &backup])
+        env.sender(
+            2,
+            0,
+            data,
+            &["--backup", &backup, "--summary", &summary_arg],
+        )
     });
     t.wait_stored(3)?;
     env.link(0, false)?;
@@ -38,6 +45,16 @@ pub(super) fn a_backup_path_takes_over(env: &Env) -> Result<String, String> {
     check(stall <= ONE_PATH_STALL, || {
         format!("in-order stall {stall:.2} s")
     })?;
+    // The sender's summary says which path is the backup and what each carried.
+    let text = std::fs::read_to_string(&summary).map_err(|e| format!("summary: {e}"))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let path = |i: usize, k: &str| json["paths"][i][k].clone();
+    check(
+        path(0, "backup") == false && path(1, "backup") == true,
+        || format!("backup flags in the summary: {text}"),
+    )?;
+    let carried = path(1, "sent_bytes").as_u64().unwrap_or(0);
+    check(carried > 0, || format!("the backup's sent_bytes: {text}"))?;
     let last = *standby.last().expect("not empty");
     check(last <= back + DRAIN, || {
         format!("the backup still carried data at {last:.2} s; path 0 was back at {back:.2} s")
