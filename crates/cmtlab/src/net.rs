@@ -149,14 +149,15 @@ fn parse(list: &[String], flag: &str) -> Result<Vec<SocketAddr>, String> {
 
 /// `--local` entries: an address (`127.0.1.1:0`), or an interface name with an optional
 /// port (`wlan0`, `eth1:5000`), which stands for the interface's first IPv4 address (its
-/// first IPv6 address when it has no IPv4 one).
-fn parse_locals(list: &[String]) -> Result<Vec<SocketAddr>, String> {
+/// first IPv6 address when it has no IPv4 one). Each comes with the interface it named,
+/// if it named one: those paths follow their interface's address during the transfer.
+fn parse_locals(list: &[String]) -> Result<Vec<(SocketAddr, Option<String>)>, String> {
     let ifaces = if_addrs::get_if_addrs().unwrap_or_default();
     list.iter()
         .map(|e| {
             let e = e.trim();
             if let Ok(a) = e.parse::<SocketAddr>() {
-                return Ok(a);
+                return Ok((a, None));
             }
             let (name, port) = match e.rsplit_once(':') {
                 Some((n, p)) => (
@@ -175,21 +176,7 @@ fn parse_locals(list: &[String]) -> Result<Vec<SocketAddr>, String> {
                     names.join(", ")
                 )
             })?;
-            Ok(SocketAddr::new(ip, port))
-        })
-        .collect()
-}
-
-/// The interface each `--local` entry names, if it names one (`wlan0`, `eth1:5000`):
-/// those paths follow their interface's address during the transfer.
-fn interface_names(list: &[String]) -> Vec<Option<String>> {
-    list.iter()
-        .map(|e| {
-            let e = e.trim();
-            if e.parse::<SocketAddr>().is_ok() {
-                return None;
-            }
-            Some(e.rsplit_once(':').map_or(e, |(n, _)| n).to_string())
+            Ok((SocketAddr::new(ip, port), Some(name.to_string())))
         })
         .collect()
 }
@@ -397,14 +384,16 @@ pub fn send(
     backup: &[String],
     a: &AlgArgs,
 ) -> Result<(), String> {
-    let (local, remote) = (parse_locals(local_entries)?, parse(remote, "remote")?);
+    let (local, interfaces): (Vec<SocketAddr>, Vec<Option<String>>) =
+        parse_locals(local_entries)?.into_iter().unzip();
+    let remote = parse(remote, "remote")?;
     let backups = parse_backups(backup, local_entries, &local, &remote)?;
     let summary = open_summary(a)?;
     let cpu = cpu_time::ProcessTime::now();
     let r = runtime()?.block_on(async {
         let mut o = abort_on_signals(options(a)?)?;
         o.backups = backups.clone();
-        o.interfaces = interface_names(local_entries);
+        o.interfaces = interfaces.clone();
         Ok::<_, String>(transfer::send_file(&local, &remote, file, &o).await?)
     })?;
     print(&r, "sent", &backups);
@@ -488,13 +477,17 @@ mod tests {
     #[test]
     fn local_entries_may_name_an_interface_with_an_optional_port() {
         let v = |s: &[&str]| parse_locals(&s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
-        assert_eq!(v(&["127.0.1.1:0"]).unwrap()[0].to_string(), "127.0.1.1:0");
+        assert_eq!(v(&["127.0.1.1:0"]).unwrap()[0].0.to_string(), "127.0.1.1:0");
         // Loopback is "lo" on Linux and carries 127.0.0.1.
-        assert_eq!(v(&["lo"]).unwrap()[0].to_string(), "127.0.0.1:0");
-        assert_eq!(v(&["lo:5000"]).unwrap()[0].to_string(), "127.0.0.1:5000");
-        let names =
-            super::interface_names(&["lo".into(), "eth1:5000".into(), "127.0.0.1:0".into()]);
-        assert_eq!(names, [Some("lo".into()), Some("eth1".into()), None]);
+        assert_eq!(v(&["lo"]).unwrap()[0].0.to_string(), "127.0.0.1:0");
+        assert_eq!(v(&["lo:5000"]).unwrap()[0].0.to_string(), "127.0.0.1:5000");
+        // The interface an entry named is kept (those paths follow it); an address names none.
+        let names: Vec<_> = v(&["lo", "lo:5000", "127.0.0.1:0"])
+            .unwrap()
+            .into_iter()
+            .map(|x| x.1)
+            .collect();
+        assert_eq!(names, [Some("lo".into()), Some("lo".into()), None]);
         let e = v(&["wlan9"]).unwrap_err();
         assert!(e.contains("`wlan9`") && e.contains("lo"), "{e}");
         let e = v(&["lo:port"]).unwrap_err();

@@ -42,7 +42,7 @@ impl<O: Observer> Association<O> {
     /// `view` as schedulers and policies see it: a path held in reserve shows
     /// [`PathState::Standby`] and cannot send.
     pub(super) fn reserve(&self, mut view: PathView) -> PathView {
-        if self.paths[view.id.0].backup && self.standby(view.id.0) {
+        if self.standby(view.id.0) {
             view.state = PathState::Standby;
             view.can_send = false;
         }

@@ -63,13 +63,6 @@ impl<O: Observer> Association<O> {
             .unwrap_or_else(|| self.paths[removed].rtt.rto())
     }
 
-    /// A removed path's grace is over ([`remove_path`](Self::remove_path)): what is still
-    /// in flight on it is marked for retransmission on the other paths, as moved, not
-    /// lost (no window cut, no error counted).
-    pub(super) fn on_removed_path_timer(&mut self, now: Time, id: PathId) {
-        self.mark_in_flight(now, id, false);
-    }
-
     /// Path `id`'s address is there (again). The path is verified with a HEARTBEAT now
     /// and carries data from its HEARTBEAT-ACK on, with the initial window and RTO
     /// (without heartbeats it is taken as verified at once). Returns whether anything
@@ -86,7 +79,7 @@ impl<O: Observer> Association<O> {
         // Back before its grace ran out: what it still had in flight is moved now (the
         // new address starts afresh and is not verified yet).
         if self.paths[id].out.flight > 0 {
-            self.on_removed_path_timer(now, id);
+            self.mark_in_flight(now, id, false);
         }
         let (cfg, initial) = (&self.cfg, self.cfg.initial_cwnd());
         let p = &mut self.paths[id];

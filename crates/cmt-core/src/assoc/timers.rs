@@ -146,7 +146,9 @@ impl<O: Observer> Association<O> {
             return;
         }
         if self.paths[id].state == PathState::Removed {
-            return self.on_removed_path_timer(now, id);
+            // The removal's round-trip wait is over (`remove_path`): what is still in
+            // flight is moved to the other paths — not lost: no window cut, no error.
+            return self.mark_in_flight(now, id, false);
         }
         let (mtu, min_ssthresh) = (self.cfg.cwnd_unit(), self.cfg.min_ssthresh());
         let ns2 = self.ns2();
