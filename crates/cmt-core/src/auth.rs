@@ -107,11 +107,15 @@ pub struct AuthConfig {
     /// Chunk types the peer must authenticate (INIT, INIT ACK, SHUTDOWN COMPLETE and
     /// AUTH are left out whatever is asked, as RFC 4895 §3.2 requires).
     pub chunks: Vec<u8>,
+    /// Whether a peer that does not announce RFC 4895 is refused (with a key), or the
+    /// association goes on without authentication (offered only so that address
+    /// reconfiguration may be used, [`AuthConfig::for_reconfiguration`]).
+    pub required: bool,
 }
 
 /// Every chunk type an association may change state with, and that RFC 4895 §3.2
 /// allows to be listed: what [`AuthConfig::with_key`] requires authenticated.
-pub const CHANGES_STATE: [u8; 13] = [
+pub const CHANGES_STATE: [u8; 15] = [
     chunk_type::DATA,
     chunk_type::SACK,
     chunk_type::HEARTBEAT,
@@ -125,6 +129,8 @@ pub const CHANGES_STATE: [u8; 13] = [
     chunk_type::ROUND_INFO,
     chunk_type::RATE_ADVERT,
     chunk_type::FILE_DIGEST,
+    chunk_type::ASCONF,
+    chunk_type::ASCONF_ACK,
 ];
 
 impl AuthConfig {
@@ -136,6 +142,21 @@ impl AuthConfig {
         AuthConfig {
             key,
             chunks: CHANGES_STATE.to_vec(),
+            required: true,
+        }
+    }
+
+    /// No pre-shared key (an empty one, RFC 4895 §6.1), requiring only ASCONF and
+    /// ASCONF-ACK authenticated, as RFC 5061 §4.1.1 asks of address reconfiguration;
+    /// not required of the peer. The association key then comes from the two RANDOMs
+    /// alone: it proves that an ASCONF comes from whoever took part in the handshake,
+    /// not from a party that saw no INIT or INIT ACK — an on-path observer of the
+    /// handshake can still compute it (only `--key` protects against that).
+    pub fn for_reconfiguration() -> Self {
+        AuthConfig {
+            key: Vec::new(),
+            chunks: vec![chunk_type::ASCONF, chunk_type::ASCONF_ACK],
+            required: false,
         }
     }
 
@@ -150,6 +171,7 @@ impl std::fmt::Debug for AuthConfig {
         f.debug_struct("AuthConfig")
             .field("key", &format_args!("<{} bytes>", self.key.len()))
             .field("chunks", &self.chunks)
+            .field("required", &self.required)
             .finish()
     }
 }
@@ -350,6 +372,16 @@ impl Session {
             peer_requires: theirs.chunks.clone(),
             we_require: ours.chunks.clone(),
         })
+    }
+
+    /// Whether the peer requires chunks of type `t` authenticated.
+    pub fn peer_requires(&self, t: u8) -> bool {
+        self.peer_requires.contains(&t)
+    }
+
+    /// Whether we require chunks of type `t` authenticated.
+    pub fn we_require(&self, t: u8) -> bool {
+        self.we_require.contains(&t)
     }
 
     /// The algorithm we sign with.

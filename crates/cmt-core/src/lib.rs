@@ -27,6 +27,7 @@
 //!
 //! Algorithms follow `docs/algorithms.md` of the project; doc comments cite the section.
 
+pub mod addr_conf;
 pub mod assoc;
 pub mod auth;
 pub mod cc;

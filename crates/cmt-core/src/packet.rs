@@ -98,6 +98,10 @@ pub enum Chunk {
         /// `(path index at the sender, rate in bytes/s)`.
         rates: Vec<(u8, u32)>,
     },
+    /// Address reconfiguration request (RFC 5061 §4.1.1).
+    Asconf(crate::addr_conf::AsconfChunk),
+    /// Answer to an ASCONF (RFC 5061 §4.1.2).
+    AsconfAck(crate::addr_conf::AsconfAckChunk),
     /// A chunk the core does not interpret (extension chunks, kept verbatim).
     Unknown {
         /// Chunk type byte.

@@ -2,6 +2,7 @@
 //! random bytes, truncations, bit flips behind a valid checksum — makes the parser panic.
 
 use bytes::Bytes;
+use cmt_core::addr_conf::{AddrOp, AsconfAckChunk, AsconfChunk, AsconfParam, AsconfResponse};
 use cmt_core::packet::{DataFlags, GapBlock, HeartbeatInfo, InitChunk, InitParam, SackChunk};
 use cmt_core::wire::{decode, encode};
 use cmt_core::{Chunk, Packet, Payload};
@@ -40,6 +41,39 @@ fn init() -> impl Strategy<Value = InitChunk> {
                 }
             },
         )
+}
+
+fn address() -> impl Strategy<Value = std::net::IpAddr> {
+    prop_oneof![
+        any::<[u8; 4]>().prop_map(std::net::IpAddr::from),
+        any::<[u8; 16]>().prop_map(std::net::IpAddr::from),
+    ]
+}
+
+/// ASCONF and ASCONF-ACK (RFC 5061), with requests of every kind, unknown ones too.
+fn asconf() -> impl Strategy<Value = Chunk> {
+    let op = prop_oneof![
+        address().prop_map(AddrOp::Add),
+        address().prop_map(AddrOp::Delete),
+        address().prop_map(AddrOp::SetPrimary),
+        (0xC006u16..0xD000, prop::collection::vec(any::<u8>(), 0..12))
+            .prop_map(|(ptype, value)| AddrOp::Other { ptype, value }),
+    ];
+    let param = (any::<u32>(), op).prop_map(|(correlation, op)| AsconfParam { correlation, op });
+    let response = (any::<u32>(), prop::option::of(1u16..0xFFFF))
+        .prop_map(|(correlation, error)| AsconfResponse { correlation, error });
+    prop_oneof![
+        (any::<u32>(), address(), prop::collection::vec(param, 0..4)).prop_map(
+            |(serial, address, params)| Chunk::Asconf(AsconfChunk {
+                serial,
+                address,
+                params
+            })
+        ),
+        (any::<u32>(), prop::collection::vec(response, 0..4)).prop_map(|(serial, responses)| {
+            Chunk::AsconfAck(AsconfAckChunk { serial, responses })
+        }),
+    ]
 }
 
 fn chunk() -> impl Strategy<Value = Chunk> {
@@ -114,14 +148,17 @@ fn chunk() -> impl Strategy<Value = Chunk> {
             prop::collection::vec((any::<u8>(), any::<u32>()), 0..8)
         )
             .prop_map(|(seq, rates)| Chunk::RateAdvert { seq, rates }),
+        asconf(),
         // Unknown chunk types the core does not interpret (not the ones it does).
-        (0x40u8..0xB0, any::<u8>(), bytes(40)).prop_map(|(chunk_type, flags, value)| {
-            Chunk::Unknown {
-                chunk_type,
-                flags,
-                value,
-            }
-        }),
+        (0x40u8..0xB0, any::<u8>(), bytes(40))
+            .prop_filter("ASCONF-ACK is interpreted", |(t, _, _)| *t != 0x80)
+            .prop_map(|(chunk_type, flags, value)| {
+                Chunk::Unknown {
+                    chunk_type,
+                    flags,
+                    value,
+                }
+            }),
     ]
 }
 

@@ -89,6 +89,8 @@ impl<O: Observer> Association<O> {
             Chunk::ShutdownComplete { reflected: false } => self.on_shutdown_complete(now),
             Chunk::Heartbeat(info) => self.ctrl.push_back((path, Chunk::HeartbeatAck(info))),
             Chunk::HeartbeatAck(info) => self.on_heartbeat_ack(now, info),
+            Chunk::Asconf(c) => self.on_asconf(path, c),
+            Chunk::AsconfAck(a) => self.on_asconf_ack(now, a),
             Chunk::Abort {
                 cause,
                 reflected: false,

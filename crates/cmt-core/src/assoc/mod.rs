@@ -8,6 +8,7 @@ mod churn;
 mod input;
 mod loss;
 mod on_path;
+mod reconfig;
 mod recv;
 mod renege;
 mod sack;
@@ -18,6 +19,7 @@ mod timers;
 mod tsn_bits;
 mod tsn_runs;
 
+pub use reconfig::AddrRequest;
 pub use shutdown::Closing;
 
 use std::collections::VecDeque;
@@ -250,6 +252,8 @@ pub struct Association<O: Observer = ()> {
     shutdown_from: Option<PathId>,
     /// When a packet of the peer's last arrived (on any path), or the start.
     heard: Time,
+    /// Address reconfiguration (RFC 5061).
+    reconfig: reconfig::Reconfig,
 }
 
 impl<O: Observer> Association<O> {
@@ -323,6 +327,7 @@ impl<O: Observer> Association<O> {
             t2_path: PathId(0),
             shutdown_from: None,
             heard: Time::ZERO,
+            reconfig: reconfig::Reconfig::new(init.initial_tsn, init.peer_initial_tsn),
         })
     }
 

@@ -49,6 +49,7 @@ impl<O: Observer> Association<O> {
         take(self.rcv.sack_at);
         take(self.t2);
         take(self.cfg.outage.map(|o| self.heard + o.tolerance));
+        take(self.reconfig.deadline());
         for p in &self.paths {
             take(p.timers.t3);
             take(p.timers.hb_due);
@@ -85,6 +86,9 @@ impl<O: Observer> Association<O> {
             if rx.advert_due {
                 self.rcv.sack_now = true;
             }
+        }
+        if self.reconfig.deadline().is_some_and(|t| t <= now) {
+            self.on_asconf_timeout(now);
         }
         if self.rcv.sack_at.is_some_and(|t| t <= now) {
             self.rcv.sack_at = None;

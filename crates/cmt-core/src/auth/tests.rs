@@ -125,6 +125,7 @@ fn our_offer_never_lists_chunks_that_cannot_be_authenticated() {
     let cfg = AuthConfig {
         key: vec![1],
         chunks: vec![0, 1, 2, 14, 0x0F, 3, 0],
+        required: true,
     };
     assert_eq!(Offer::local([0; RANDOM_LEN], &cfg).chunks, vec![0, 3]);
 }

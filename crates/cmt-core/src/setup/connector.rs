@@ -176,7 +176,7 @@ impl Connector {
                         let (_, ext) = peer_info(ack);
                         let session = peer_offer(ack, &ext)
                             .and_then(|theirs| Session::new(&cfg.key, ours, &theirs));
-                        if session.is_none() {
+                        if session.is_none() && cfg.required {
                             self.state = State::Failed;
                             return Err(SetupError::AuthUnsupported);
                         }

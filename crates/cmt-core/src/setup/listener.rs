@@ -215,7 +215,8 @@ impl Listener {
         let (peer_addresses, peer_extensions) = peer_info(init);
         let ours = local_offer(&self.cfg, &mut self.rng);
         let theirs = peer_offer(init, &peer_extensions);
-        if ours.is_some() && theirs.is_none() {
+        let required = self.cfg.auth.as_ref().is_some_and(|a| a.required);
+        if required && theirs.is_none() {
             // Authentication is required and the peer cannot do it.
             return ListenOutcome::Reply(abort(init.initiate_tag, CAUSE_PROTOCOL_VIOLATION));
         }
@@ -284,7 +285,10 @@ impl Listener {
                     None => return ListenOutcome::Drop("cookie's authentication state unusable"),
                 }
             }
-            (Some(_), None) => return ListenOutcome::Drop("cookie without authentication"),
+            (Some(cfg), None) if cfg.required => {
+                return ListenOutcome::Drop("cookie without authentication")
+            }
+            (Some(_), None) => None,
         };
         let est = Established {
             init: AssocInit {

@@ -4,6 +4,9 @@
 
 use bytes::Bytes;
 
+use super::asconf::{
+    asconf_ack_len, asconf_len, parse_asconf, parse_asconf_ack, put_asconf, put_asconf_ack,
+};
 use super::chunk_type as t;
 use super::fields::{pad4, put_chunk, put_payload, put_u16, put_u32, Reader};
 use super::init::{init_len, parse_heartbeat, parse_init, put_heartbeat, put_init};
@@ -31,6 +34,8 @@ impl Chunk {
             Chunk::Abort { .. } => t::ABORT,
             Chunk::RoundInfo { .. } => t::ROUND_INFO,
             Chunk::RateAdvert { .. } => t::RATE_ADVERT,
+            Chunk::Asconf(_) => t::ASCONF,
+            Chunk::AsconfAck(_) => t::ASCONF_ACK,
             Chunk::Unknown { chunk_type, .. } => *chunk_type,
         }
     }
@@ -49,6 +54,8 @@ impl Chunk {
             Chunk::Abort { cause, .. } => abort_len(*cause),
             Chunk::RoundInfo { .. } => ROUND_INFO_LEN,
             Chunk::RateAdvert { rates, .. } => rate_advert_len(rates),
+            Chunk::Asconf(c) => asconf_len(c),
+            Chunk::AsconfAck(c) => asconf_ack_len(c),
             Chunk::Unknown { value, .. } => pad4(4 + value.len()),
         }
     }
@@ -86,6 +93,8 @@ pub(super) fn emit(out: &mut Vec<u8>, c: &Chunk) {
         Chunk::RateAdvert { seq, rates } => {
             put_chunk(out, t::RATE_ADVERT, 0, |o| emit_rate_advert(o, *seq, rates))
         }
+        Chunk::Asconf(c) => put_chunk(out, t::ASCONF, 0, |o| put_asconf(o, c)),
+        Chunk::AsconfAck(c) => put_chunk(out, t::ASCONF_ACK, 0, |o| put_asconf_ack(o, c)),
         Chunk::Unknown {
             chunk_type,
             flags,
@@ -130,6 +139,8 @@ pub(super) fn parse(ctype: u8, flags: u8, v: &[u8], at: usize) -> Result<Chunk, 
         t::ABORT => parse_abort(v, flags),
         t::ROUND_INFO => parse_round_info(&mut r)?,
         t::RATE_ADVERT => parse_rate_advert(&mut r)?,
+        t::ASCONF => Chunk::Asconf(parse_asconf(v, at)?),
+        t::ASCONF_ACK => Chunk::AsconfAck(parse_asconf_ack(v, at)?),
         _ => unknown(),
     })
 }

@@ -17,8 +17,9 @@
 //! | rate advert | 0xB1 | advert sequence (4), then per path: path (1), reserved (3), rate in bytes/s (4) |
 //!
 //! Layout: `fields` — big-endian fields and TLV areas; `chunks` — each chunk's
-//! `emit_*` / `parse_*` side by side; `init` — INIT / INIT ACK and HEARTBEAT values.
+//! `emit_*` / `parse_*` side by side; `init` — INIT / INIT ACK and HEARTBEAT values; `asconf` — ASCONF / ASCONF-ACK values.
 
+mod asconf;
 mod chunks;
 mod fields;
 mod init;
@@ -67,6 +68,10 @@ pub mod chunk_type {
     /// one answers what it stored with its SHUTDOWN ACK (or with an ABORT when the two
     /// differ).
     pub const FILE_DIGEST: u8 = 0xB2;
+    /// ASCONF (RFC 5061 §4.1.1; see [`crate::addr_conf`]).
+    pub const ASCONF: u8 = 0xC1;
+    /// ASCONF-ACK (RFC 5061 §4.1.2).
+    pub const ASCONF_ACK: u8 = 0x80;
 }
 
 /// Parameter types (RFC 9260 §3.2.1, RFC 5061 §4.2.7).
