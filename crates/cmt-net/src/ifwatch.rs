@@ -35,6 +35,16 @@ pub fn address_of(ifaces: &[if_addrs::Interface], name: &str) -> Option<IpAddr> 
         .copied()
 }
 
+/// Whether this network namespace has an interface called `name`, with an address or
+/// not (Linux: `/proc/net/dev` lists the namespace's interfaces; elsewhere `false`).
+pub fn interface_exists(name: &str) -> bool {
+    std::fs::read_to_string("/proc/net/dev").is_ok_and(|t| {
+        t.lines()
+            .filter_map(|l| l.split_once(':'))
+            .any(|(n, _)| n.trim() == name)
+    })
+}
+
 /// Watches the interfaces some paths were named by.
 pub struct AddrWatch {
     /// `(path, interface, its address at the last reading)`.

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use cmt_core::auth::Session;
-use cmt_core::wire::{decode, encode, WireError};
+use cmt_core::wire::{chunk_type, decode, encode, WireError};
 use cmt_core::{Packet, Time};
 
 mod capture;
@@ -154,6 +154,8 @@ impl Sockets {
         let decoded = decode(raw);
         let src_port = decoded.as_ref().map_or(0, |d| d.src_port);
         let mut authenticated = false;
+        // Only a session that covers every packet vouches for its source.
+        let vouches = self.is_authenticating();
         let packet = decoded.and_then(|d| {
             let mut p = d.packet;
             match self.auth.as_ref().map(|a| a.check(raw, &mut p)) {
@@ -166,7 +168,7 @@ impl Sockets {
                     })
                 }
                 Some(Ok(signed)) => {
-                    authenticated = signed;
+                    authenticated = signed && vouches;
                     Ok(p)
                 }
                 None => Ok(p),
@@ -189,15 +191,22 @@ impl Sockets {
     }
 
     /// From now on, signs what is sent and checks what arrives with `auth` (RFC 4895).
-    /// Returns the bytes an AUTH chunk adds to a packet, for the MTU budget.
+    /// Returns the bytes an AUTH chunk adds to a DATA packet, for the MTU budget (none
+    /// when the peer requires only control chunks authenticated, such as ASCONF).
     pub fn authenticate(&mut self, auth: Option<Session>) -> u32 {
         self.auth = auth;
-        self.auth.as_ref().map_or(0, |a| a.overhead() as u32)
+        self.auth
+            .as_ref()
+            .filter(|a| a.peer_requires(chunk_type::DATA))
+            .map_or(0, |a| a.overhead() as u32)
     }
 
-    /// Whether packets are signed and checked (RFC 4895).
+    /// Whether every packet of the association is signed and checked (RFC 4895 with a
+    /// pre-shared key; an association that authenticates only ASCONF is not).
     pub fn is_authenticating(&self) -> bool {
-        self.auth.is_some()
+        self.auth
+            .as_ref()
+            .is_some_and(|a| a.we_require(chunk_type::DATA))
     }
 
     /// Starts recording every datagram sent and received (IPv4 and IPv6) as pcap,

@@ -96,7 +96,9 @@ enum Command {
         /// Local addresses, one per path, e.g. `127.0.1.1:0,127.0.1.2:0`, or interface
         /// names (`wlan0,eth1`: each one's first IPv4 address). A path named by its
         /// interface follows it: it stops carrying data the moment the interface loses
-        /// its address and is used again, verified, when it gets one.
+        /// its address and is used again, verified, when it gets one; the receiver is
+        /// told of each change (RFC 5061 ADD-IP / DEL-IP). An interface may be without
+        /// an address at the start (all but the first): its path starts when it gets one.
         #[arg(long, value_delimiter = ',', required = true)]
         local: Vec<String>,
         /// The receiver's addresses, in the same order, e.g. `127.0.0.1:9899,127.0.0.2:9899`.

@@ -1,6 +1,6 @@
 //! `cmtlab send` / `cmtlab recv`: real transfers over UDP paths.
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 
 use cmt_net::transfer::{self, Options, Report};
@@ -167,15 +167,20 @@ fn parse_locals(list: &[String]) -> Result<Vec<(SocketAddr, Option<String>)>, St
                 ),
                 None => (e, 0),
             };
-            let ip = cmt_net::ifwatch::address_of(&ifaces, name).ok_or_else(|| {
-                let mut names: Vec<&str> = ifaces.iter().map(|i| i.name.as_str()).collect();
-                names.dedup();
-                format!(
-                    "--local: `{e}` is neither an address like 127.0.1.1:0 nor an interface \
-                         with an address (interfaces: {})",
-                    names.join(", ")
-                )
-            })?;
+            // An interface without an address yet: its path starts when it gets one.
+            let ip = match cmt_net::ifwatch::address_of(&ifaces, name) {
+                Some(ip) => ip,
+                None if cmt_net::ifwatch::interface_exists(name) => Ipv4Addr::UNSPECIFIED.into(),
+                None => {
+                    let mut names: Vec<&str> = ifaces.iter().map(|i| i.name.as_str()).collect();
+                    names.dedup();
+                    return Err(format!(
+                        "--local: `{e}` is neither an address like 127.0.1.1:0 nor an \
+                         interface (interfaces with an address: {})",
+                        names.join(", ")
+                    ));
+                }
+            };
             Ok((SocketAddr::new(ip, port), Some(name.to_string())))
         })
         .collect()

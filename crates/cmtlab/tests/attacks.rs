@@ -7,11 +7,13 @@
 //! * (with the key) the same announcing the digest of exactly what was acknowledged;
 //! * a forged ABORT to each end;
 //! * a tamperer that changes user data and fixes the CRC;
-//! * an injector that sends DATA from an address of its own and answers the probe.
+//! * an injector that sends DATA from an address of its own and answers the probe;
+//! * an unauthenticated ASCONF that adds the tap's address and deletes the sender's
+//!   (RFC 5061 requires ASCONF authenticated: refused with and without the key).
 //!
 //! What passes: `--out` keeps its old contents unless the whole file arrived; no end
 //! exits 0 unless both agree on length and SHA-256; with the key, the file arrives
-//! intact and the forgeries are counted as unauthenticated. Also: a restarted receiver
+//! intact and the forgeries are counted as unauthenticated (the ASCONF also without it). Also: a restarted receiver
 //! tells the old sender at once (RFC 9260 §8.4) and removes the killed one's temporary
 //! file; a flood from 10,000 spoofed sources leaves the receiver's memory bounded; a
 //! flood of spoofed INITs gets no more INIT ACK bytes than the listener's budget.
@@ -161,7 +163,8 @@ fn attack(env: &Env, attack: Attack, key: bool) -> Result<String, String> {
         !(codes.0 == Some(0) || codes.1 == Some(0)) || (codes == (Some(0), Some(0)) && whole),
         || format!("an end exited 0 without the whole file on both\n{}", said()),
     )?;
-    if key || attack == Attack::None {
+    // Address reconfiguration is authenticated with or without a key (an empty one).
+    if key || matches!(attack, Attack::None | Attack::Reconfigure) {
         check(codes == (Some(0), Some(0)) && whole, || {
             format!("the keyed transfer did not survive the forgery\n{}", said())
         })?;
@@ -227,6 +230,8 @@ case!(crc_fixing_tamperer_without_key, Attack::Tamper, false);
 case!(crc_fixing_tamperer_with_key, Attack::Tamper, true);
 case!(probe_answering_injector_without_key, Attack::Inject, false);
 case!(probe_answering_injector_with_key, Attack::Inject, true);
+case!(forged_asconf_without_key, Attack::Reconfigure, false);
+case!(forged_asconf_with_key, Attack::Reconfigure, true);
 
 const TESTS: &[Test<Env>] = &[
     ("a_relay_alone_delivers", a_relay_alone_delivers),
@@ -251,6 +256,8 @@ const TESTS: &[Test<Env>] = &[
         "probe_answering_injector_with_key",
         probe_answering_injector_with_key,
     ),
+    ("forged_asconf_without_key", forged_asconf_without_key),
+    ("forged_asconf_with_key", forged_asconf_with_key),
     (
         "a_restarted_receiver_tells_the_old_sender",
         floods::restarted_receiver,

@@ -168,6 +168,8 @@ impl Env {
 /// What the receiver's trace says: delivery times, and arrival times per path.
 struct Trace {
     deliveries: Vec<f64>,
+    /// Bytes delivered in order up to and including each delivery.
+    delivered: Vec<u64>,
     arrivals: Vec<Vec<f64>>,
 }
 
@@ -176,7 +178,9 @@ impl Trace {
         let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
         let mut t = Trace {
             deliveries: Vec::new(),
-            arrivals: vec![Vec::new(); 3],
+            delivered: Vec::new(),
+            // The three paths, and the slots a receiver keeps for addresses added later.
+            arrivals: vec![Vec::new(); 3 + cmt_net::transfer::SPARE_PATHS],
         };
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split(',').collect();
@@ -187,8 +191,15 @@ impl Trace {
                 continue;
             };
             match (f.get(4).copied(), f.get(5).copied()) {
-                (_, Some("deliver")) => t.deliveries.push(time),
-                (Some("data"), Some("arrive")) if path < 3 => t.arrivals[path].push(time),
+                (_, Some("deliver")) => {
+                    let bytes = f.get(8).and_then(|b| b.parse::<u64>().ok()).unwrap_or(0);
+                    let before = t.delivered.last().copied().unwrap_or(0);
+                    t.delivered.push(before + bytes);
+                    t.deliveries.push(time)
+                }
+                (Some("data"), Some("arrive")) if path < t.arrivals.len() => {
+                    t.arrivals[path].push(time)
+                }
                 _ => {}
             }
         }
@@ -200,6 +211,15 @@ impl Trace {
     }
 
     /// The in-order stall: the longest time without a delivery.
+    /// When `bytes` had been delivered in order.
+    fn delivered_at(&self, bytes: u64) -> Result<f64, String> {
+        let i = self.delivered.partition_point(|&b| b < bytes);
+        self.deliveries
+            .get(i)
+            .copied()
+            .ok_or_else(|| format!("fewer than {bytes} bytes delivered"))
+    }
+
     fn stall(&self) -> f64 {
         Self::longest_gap(&self.deliveries)
     }
@@ -334,6 +354,10 @@ const TESTS: &[Test<Env>] = &[
     (
         "an_interface_loses_and_gets_an_address",
         interfaces::an_interface_loses_and_gets_an_address,
+    ),
+    (
+        "an_interface_gets_its_first_address_mid_transfer",
+        interfaces::an_interface_gets_its_first_address_mid_transfer,
     ),
     (
         "killed_at_random_points_and_resumed",

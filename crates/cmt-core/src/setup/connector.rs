@@ -39,7 +39,8 @@ impl std::fmt::Display for SetupError {
             SetupError::BadInitAck => write!(f, "unusable INIT ACK (no cookie or a zero tag)"),
             SetupError::AuthUnsupported => write!(
                 f,
-                "the peer does not support SCTP authentication (RFC 4895), which the key requires"
+                "the peer does not support SCTP authentication (RFC 4895) of its DATA (it holds no \
+                 key), which the key requires"
             ),
         }
     }
@@ -174,7 +175,7 @@ impl Connector {
                 let auth = match (&self.cfg.auth, &self.offer) {
                     (Some(cfg), Some(ours)) => {
                         let (_, ext) = peer_info(ack);
-                        let session = peer_offer(ack, &ext)
+                        let session = peer_offer(&self.cfg, ack, &ext)
                             .and_then(|theirs| Session::new(&cfg.key, ours, &theirs));
                         if session.is_none() && cfg.required {
                             self.state = State::Failed;

@@ -214,7 +214,7 @@ impl Listener {
         }
         let (peer_addresses, peer_extensions) = peer_info(init);
         let ours = local_offer(&self.cfg, &mut self.rng);
-        let theirs = peer_offer(init, &peer_extensions);
+        let theirs = peer_offer(&self.cfg, init, &peer_extensions);
         let required = self.cfg.auth.as_ref().is_some_and(|a| a.required);
         if required && theirs.is_none() {
             // Authentication is required and the peer cannot do it.

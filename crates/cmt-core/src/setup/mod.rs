@@ -124,12 +124,17 @@ fn params(cfg: &SetupConfig, auth: Option<&Offer>) -> Vec<InitParam> {
     p
 }
 
-/// The peer's RFC 4895 announcement, if it supports AUTH and announced it completely.
-fn peer_offer(init: &InitChunk, extensions: &[u8]) -> Option<Offer> {
+/// The peer's RFC 4895 announcement, if it supports AUTH and announced it completely —
+/// and, when our configuration requires authentication (a pre-shared key), requires
+/// DATA authenticated itself: a peer that authenticates only control chunks (such as
+/// ASCONF, without a key) holds no key, and its DATA would fail our check.
+fn peer_offer(cfg: &SetupConfig, init: &InitChunk, extensions: &[u8]) -> Option<Offer> {
+    let required = cfg.auth.as_ref().is_some_and(|a| a.required);
     extensions
         .contains(&chunk_type::AUTH)
         .then(|| Offer::from_params(&init.params))
         .flatten()
+        .filter(|o| !required || o.chunks.contains(&chunk_type::DATA))
 }
 
 /// Our announcement, with a fresh RANDOM, when authentication is configured.

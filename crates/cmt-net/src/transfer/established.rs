@@ -6,10 +6,11 @@
 
 use std::net::SocketAddr;
 
-use cmt_core::{Association, Packet, PathId, Time};
+use cmt_core::{Association, Packet, Time};
 
 use super::error::TransferError;
 use super::options::Options;
+use super::reconfig::{self, Addresses};
 use super::report::{Counters, Report};
 use super::routes::Routes;
 use super::session::{
@@ -51,6 +52,8 @@ pub(super) struct Established {
     pub(super) start: Time,
     /// The interfaces paths follow (none on the receiver).
     pub(super) watch: AddrWatch,
+    /// Our addresses as the peer knows them (RFC 5061 reconfiguration).
+    pub(super) addrs: Addresses,
 }
 
 impl Established {
@@ -112,7 +115,7 @@ pub(super) async fn run<E: End>(
             }) => on_packet(socks, s, end, (local, from, authenticated), p).await?,
             Wake::Packet(Arrival { packet: Err(_), .. }) => s.rejected += 1,
             Wake::Timer => s.assoc.handle_timeout(socks.now()),
-            Wake::Interfaces => follow_interfaces(socks, s),
+            Wake::Interfaces => reconfig::follow_interfaces(socks, s),
             Wake::Abort => {
                 return Err(match abort(socks, &mut s.assoc, &s.routes).await {
                     Ok(()) => TransferError::Aborted,
@@ -141,7 +144,7 @@ async fn on_packet<E: End>(
     }
     let now = socks.now();
     if p.vtag != s.local_vtag {
-        deliver(&mut s.assoc, now, s.routes.path_of(local), p);
+        deliver(&mut s.assoc, now, s.routes.path_of(local, from), p);
         end.after_packets(&mut s.assoc);
         return Ok(());
     }
@@ -149,24 +152,12 @@ async fn on_packet<E: End>(
     let arrival = (local, from, authenticated);
     for (l, p) in admit(socks, &mut s.trust, arrival, p, peer.0, peer.1).await {
         end.heard(&mut s.routes, l, from);
-        deliver(&mut s.assoc, now, s.routes.path_of(l), p);
+        deliver(&mut s.assoc, now, s.routes.path_of(l, from), p);
     }
     end.after_packets(&mut s.assoc);
-    Ok(())
-}
-
-/// Paths follow their interfaces: one that lost its address is removed at once (its
-/// data in flight goes to the others); one that has an address again, or another one,
-/// gets a socket bound to it and is added, to carry data once a HEARTBEAT verified it.
-fn follow_interfaces(socks: &mut Sockets, s: &mut Established) {
-    let now = socks.now();
-    for c in s.watch.changes() {
-        let id = PathId(c.path);
-        s.assoc.remove_path(now, id);
-        let Some(ip) = c.addr else { continue };
-        if socks.local_addrs()[c.path].ip() != ip && socks.rebind(c.path, ip).is_err() {
-            continue; // not bindable (yet): the next change tries again
-        }
-        s.assoc.add_path(now, id);
+    if s.addrs.enabled {
+        reconfig::apply_requests(socks, s);
+        reconfig::take_results(socks, s);
     }
+    Ok(())
 }

@@ -11,6 +11,7 @@ mod digest;
 mod error;
 mod established;
 mod options;
+mod reconfig;
 mod recv;
 mod report;
 mod routes;
@@ -19,6 +20,7 @@ mod session;
 
 pub use error::TransferError;
 pub use options::Options;
+pub use reconfig::SPARE_PATHS;
 pub use recv::{receive, receive_on};
 pub use report::{Counters, PathCount, Report};
 pub use routes::pair_remotes;

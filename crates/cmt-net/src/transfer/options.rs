@@ -73,6 +73,11 @@ pub struct Options {
     /// ([`cmt_core::auth::CHANGES_STATE`]), and a peer that does not support it is
     /// refused. Both ends must hold the same key.
     pub auth: Option<cmt_core::auth::AuthConfig>,
+    /// Dynamic address reconfiguration (RFC 5061): announce ASCONF, tell the peer of our
+    /// address changes and follow its own (docs/algorithms.md §1.10). Used only when the
+    /// peer announces it and authenticates it (RFC 4895 — with `auth`'s key, or without
+    /// a key with an empty one for ASCONF alone). On by default.
+    pub reconfigure: bool,
     /// Transfer with a peer that does not confirm files (an SCTP stack other than
     /// cmtlab, which lacks the FILE-DIGEST exchange): the receiver then commits on the
     /// sender's SHUTDOWN without a digest to compare, and the sender succeeds without
@@ -188,6 +193,7 @@ impl Default for Options {
             backups: Vec::new(),
             interfaces: Vec::new(),
             auth: None,
+            reconfigure: true,
             allow_unconfirmed: false,
             resume: false,
             gso: crate::io::Gso::default(),

@@ -9,13 +9,14 @@ use cmt_core::setup::{
     CAUSE_PROTOCOL_VIOLATION, CAUSE_USER_INITIATED_ABORT,
 };
 use cmt_core::wire::chunk_type;
-use cmt_core::{Association, Chunk, Closing, Packet, Payload};
+use cmt_core::{Association, Chunk, Closing, Packet, PathId, Payload};
 
 use super::{
     digest::{compare_announced, digest_chunk, parse_digest},
     error::TransferError::{self, Ended, Invalid, Io, Setup},
     established::{self, End, Established},
     options::{overhead_of, Options},
+    reconfig::{self, Addresses, SPARE_PATHS},
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
     session::{
@@ -92,9 +93,18 @@ pub async fn receive_on(
             .map(|ip| SocketAddr::new(*ip, a.from.port())),
     );
     let trust = Trust::new(known, socks.is_authenticating());
-    let mut assoc = association(o, n, est.init, receiver_rates, overhead).map_err(Setup)?;
-    start_trace(&mut assoc, trace, &routes.addresses(&socks), false);
+    let reconfigure = reconfig::negotiated(o, &est);
+    // Slots for addresses the peer adds later, removed until then.
+    let spare = if reconfigure { SPARE_PATHS } else { 0 };
+    let mut assoc = association(o, n + spare, est.init, receiver_rates, overhead).map_err(Setup)?;
     let start = socks.now();
+    for i in n..n + spare {
+        assoc.remove_path(start, PathId(i));
+    }
+    if reconfigure {
+        assoc.enable_reconfiguration();
+    }
+    start_trace(&mut assoc, trace, &routes.addresses(&socks), false);
     let mut s = Established {
         assoc,
         routes,
@@ -104,6 +114,7 @@ pub async fn receive_on(
         rejected,
         start,
         watch: crate::ifwatch::AddrWatch::new(Vec::new()),
+        addrs: Addresses::new(reconfigure, listen.iter().map(|a| a.ip())),
     };
     let mut end = Receiving {
         sink,

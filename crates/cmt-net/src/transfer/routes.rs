@@ -38,16 +38,26 @@ impl Routes {
     /// makes `from` that path's remote address. An accepting side only guesses its
     /// remotes from the INIT; behind a relay or a NAT the peer's packets come from
     /// elsewhere, and answers must go back the way they came.
+    /// A source another path already goes to changes nothing (the peer added it).
     pub(super) fn latch(&mut self, local: usize, from: SocketAddr) {
         let Some(&k) = self.of_local.get(local) else {
             return;
         };
-        if self.paths[k].0 == local {
+        if self.paths[k].0 == local && !self.paths.iter().any(|p| p.1 == from) {
             self.paths[k].1 = from;
         }
     }
-    pub(super) fn path_of(&self, local: usize) -> PathId {
-        PathId(self.of_local.get(local).copied().unwrap_or(0))
+    /// The path of an arrival on `local` from `from`: the path between the two, else
+    /// the local socket's path.
+    pub(super) fn path_of(&self, local: usize, from: SocketAddr) -> PathId {
+        let k = self.paths.iter().position(|&p| p == (local, from));
+        PathId(k.unwrap_or_else(|| self.of_local.get(local).copied().unwrap_or(0)))
+    }
+    /// A new path from socket `local` to `remote` (a local socket may carry several);
+    /// returns its index.
+    pub(super) fn push(&mut self, local: usize, remote: SocketAddr) -> usize {
+        self.paths.push((local, remote));
+        self.paths.len() - 1
     }
 }
 
@@ -124,9 +134,9 @@ mod tests {
         let got = pair_remotes(&locals, 1, sa("192.0.2.7:7"), &[]);
         assert_eq!(got, vec![(1, sa("192.0.2.7:7"))]);
         let routes = Routes::new(2, got, 7);
-        assert_eq!(routes.path_of(1), PathId(0));
+        assert_eq!(routes.path_of(1, sa("192.0.2.7:7")), PathId(0));
         assert_eq!(
-            routes.path_of(0),
+            routes.path_of(0, sa("192.0.2.7:7")),
             PathId(0),
             "a spare socket reports to path 0"
         );

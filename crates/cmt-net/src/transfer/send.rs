@@ -14,6 +14,7 @@ use super::{
     error::TransferError::{self, Invalid, Setup, Unconfirmed},
     established::{self, End, Established},
     options::{overhead_of, Options},
+    reconfig::{self, Addresses},
     report::{Counters, Report},
     routes::Routes,
     session::{
@@ -72,12 +73,16 @@ pub(super) async fn send_from(
     }
     let overhead = overhead_of(locals);
     o.validate_for(overhead).map_err(Invalid)?;
-    let mut socks = Sockets::bind(locals)
+    let absent = absent_interfaces(locals, o)?;
+    let mut socks = Sockets::bind(&placeholders(locals, &absent))
         .await
         .map_err(|e| Invalid(e.to_string()))?;
     socks.set_gso(o.gso);
     let trace = open_outputs(&mut socks, o).map_err(Invalid)?;
-    let (est, rejected) = connect(&mut socks, remotes[0], o).await?;
+    let present: Vec<SocketAddr> = (socks.local_addrs().into_iter().zip(&absent))
+        .filter_map(|(a, &gone)| (!gone).then_some(a))
+        .collect();
+    let (est, rejected) = connect(&mut socks, &present, remotes[0], o).await?;
     let n = locals.len().min(remotes.len());
     // The peer's SCTP port is the one we addressed the INIT to.
     let routes = Routes::new(
@@ -95,7 +100,14 @@ pub(super) async fn send_from(
     };
     let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     let overhead = overhead + socks.authenticate(est.auth.clone());
+    let reconfigure = reconfig::negotiated(o, &est);
     let mut assoc = association(o, n, est.init, receiver_rates, overhead).map_err(Setup)?;
+    if reconfigure {
+        assoc.enable_reconfiguration();
+    }
+    for (i, _) in absent.iter().enumerate().filter(|(_, &gone)| gone) {
+        assoc.remove_path(socks.now(), PathId(i));
+    }
     start_trace(&mut assoc, trace, &routes.addresses(&socks), true);
     for (i, c) in o.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
@@ -123,7 +135,8 @@ pub(super) async fn send_from(
         peer_vtag,
         rejected,
         start: socks.now(),
-        watch: watch_interfaces(o, &socks.local_addrs(), n),
+        watch: watch_interfaces(o, &socks.local_addrs(), &absent),
+        addrs: Addresses::new(reconfigure, present.iter().map(|a| a.ip())),
     };
     let total = src.len();
     let mut end = Sending {
@@ -187,16 +200,18 @@ async fn resume_at(
     Err(refuse(socks, routes, est, &why).await)
 }
 
-/// The handshake from socket 0 to `remote`: INIT … COOKIE ACK, within the time limit.
+/// The handshake from socket 0 to `remote`, announcing the addresses `announce`:
+/// INIT … COOKIE ACK, within the time limit.
 /// Authentication, when configured, starts with the INIT ACK (so the COOKIE ECHO is
 /// signed and the COOKIE ACK checked, RFC 4895 §6.2). Also returns the datagrams that
 /// did not parse.
 async fn connect(
     socks: &mut Sockets,
+    announce: &[SocketAddr],
     remote: SocketAddr,
     o: &Options,
 ) -> Result<(SetupDone, u64), TransferError> {
-    let mut conn = Connector::new(setup_config(o, &socks.local_addrs()), rand::random());
+    let mut conn = Connector::new(setup_config(o, announce), rand::random());
     let mut rejected = 0u64;
     let setup_deadline = o.deadline(Time::ZERO);
     loop {
@@ -281,15 +296,54 @@ impl End for Sending {
     }
 }
 
-/// The interfaces the first `n` paths were named by, with the addresses they were
-/// bound to.
-fn watch_interfaces(o: &Options, locals: &[SocketAddr], n: usize) -> AddrWatch {
+/// The interfaces the paths were named by, with the addresses they were bound to (none
+/// for an interface without one yet).
+fn watch_interfaces(o: &Options, locals: &[SocketAddr], absent: &[bool]) -> AddrWatch {
     let watched = o
         .interfaces
         .iter()
-        .take(n)
+        .take(absent.len())
         .enumerate()
-        .filter_map(|(i, name)| Some((i, name.clone()?, Some(locals.get(i)?.ip()))))
+        .filter_map(|(i, name)| {
+            let bound = (!absent[i]).then(|| locals.get(i).map(|a| a.ip()));
+            Some((i, name.clone()?, bound.flatten()))
+        })
         .collect();
     AddrWatch::new(watched)
+}
+
+/// Which local entries are interfaces without an address yet (an unspecified address
+/// with an interface name): their paths start removed and are added when the interface
+/// gets an address (told to the peer with ADD-IP). The first path starts the
+/// association, so it needs an address now.
+fn absent_interfaces(locals: &[SocketAddr], o: &Options) -> Result<Vec<bool>, TransferError> {
+    let absent: Vec<bool> = (0..locals.len())
+        .map(|i| {
+            locals[i].ip().is_unspecified() && o.interfaces.get(i).is_some_and(Option::is_some)
+        })
+        .collect();
+    if absent.first() == Some(&true) {
+        return Err(Invalid(
+            "the first local interface has no address: the association starts on it".into(),
+        ));
+    }
+    Ok(absent)
+}
+
+/// The addresses to bind: an absent interface's socket waits on the loopback address
+/// of its family (it sends nothing until rebound).
+fn placeholders(locals: &[SocketAddr], absent: &[bool]) -> Vec<SocketAddr> {
+    let loopback = |a: &SocketAddr| -> std::net::IpAddr {
+        if a.is_ipv4() {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        }
+    };
+    (0..locals.len())
+        .map(|i| match absent[i] {
+            true => SocketAddr::new(loopback(&locals[i]), locals[i].port()),
+            false => locals[i],
+        })
+        .collect()
 }

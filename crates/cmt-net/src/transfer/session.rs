@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 
+use cmt_core::auth::AuthConfig;
 use cmt_core::cc;
 use cmt_core::params::Params;
 use cmt_core::rev::RevConfig;
@@ -83,19 +84,21 @@ pub(super) fn association(
 }
 
 pub(super) fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
+    let mut extensions = vec![chunk_type::FILE_DIGEST];
+    if o.receiver_rates {
+        extensions.splice(0..0, [chunk_type::ROUND_INFO, chunk_type::RATE_ADVERT]);
+    }
+    let mut auth = o.auth.clone();
+    if o.reconfigure {
+        extensions.extend([chunk_type::ASCONF, chunk_type::ASCONF_ACK]);
+        // RFC 5061 §4.1.1: no reconfiguration without authentication.
+        auth.get_or_insert_with(AuthConfig::for_reconfiguration);
+    }
     SetupConfig {
         rbuf: o.rbuf,
         addresses: locals.iter().map(|a| a.ip()).collect(),
-        extensions: if o.receiver_rates {
-            vec![
-                chunk_type::ROUND_INFO,
-                chunk_type::RATE_ADVERT,
-                chunk_type::FILE_DIGEST,
-            ]
-        } else {
-            vec![chunk_type::FILE_DIGEST]
-        },
-        auth: o.auth.clone(),
+        extensions,
+        auth,
         ..SetupConfig::default()
     }
 }

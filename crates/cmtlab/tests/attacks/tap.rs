@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use cmt_core::addr_conf::{AddrOp, AsconfChunk, AsconfParam};
 use cmt_core::packet::{DataChunk, DataFlags};
 use cmt_core::wire::{checksum, chunk_type, decode, encode};
 use cmt_core::{Chunk, Packet, Payload};
@@ -35,6 +36,10 @@ pub(crate) enum Attack {
     /// DATA ahead of the sender from an address of the tap's own, with the receiver's
     /// address probes answered.
     Inject,
+    /// An ASCONF (RFC 5061) without an AUTH chunk to the receiver: ADD-IP for an
+    /// address of the tap's own, then DEL-IP for the sender's — a hijack of the path,
+    /// twice (the second with the next serial, in case the first was skipped).
+    Reconfigure,
 }
 
 /// DATA bytes forwarded before the attack.
@@ -265,6 +270,29 @@ async fn strike(
             seen.lock().unwrap().forged += 2;
         }
         Attack::Inject => inject(back.local_addr().expect("bound").ip(), target, seen).await,
+        Attack::Reconfigure => {
+            let ours = back.local_addr().expect("bound").ip();
+            let tx_first = seen.lock().unwrap().tx_initial_tsn.unwrap_or(0);
+            for serial in [tx_first, tx_first.wrapping_add(1)] {
+                let params = vec![
+                    AsconfParam {
+                        correlation: 1,
+                        op: AddrOp::Add(std::net::IpAddr::from([10, 66, 0, 1])),
+                    },
+                    AsconfParam {
+                        correlation: 2,
+                        op: AddrOp::Delete(ours),
+                    },
+                ];
+                let c = Chunk::Asconf(AsconfChunk {
+                    serial,
+                    address: ours,
+                    params,
+                });
+                let _ = back.send_to(&to_rx(vec![c]), target).await;
+            }
+            seen.lock().unwrap().forged += 2;
+        }
     }
 }
 

@@ -1,12 +1,18 @@
 //! Paths that follow their interfaces: the sender names its local addresses by
-//! interface (`--local cmt0,cmt1`); mid-transfer path 0's interface loses its address,
-//! and 3 s later gets another one (10.77.0.1 → 10.77.0.11, as a phone joining another
-//! network on the same radio). The sender must notice at once (netlink), move path 0's
-//! data to path 1 without a timeout — in-order stall at most one round trip of path 1
-//! (tbf queues of 50 ms each way) plus 200 ms: 0.3 s — and, once the new address is
-//! there, bind it, verify it with a HEARTBEAT and carry data on it again within 1 s;
-//! the receiver follows the new source after its own probe.
-
+//! interface (`--local cmt0,cmt1`).
+//!
+//! * Readdressed: mid-transfer path 0's interface loses its address, and 3 s later gets
+//!   another one (10.77.0.1 → 10.77.0.11, as a phone joining another network on the
+//!   same radio). The sender must notice at once (netlink), move path 0's data to path
+//!   1 without a timeout — in-order stall at most one round trip of path 1 (tbf queues
+//!   of 50 ms each way) plus 200 ms: 0.3 s — tell the receiver (DEL-IP for the old
+//!   address, ADD-IP for the new one, RFC 5061), and once the new address is there
+//!   carry data from it within 1 s. The receiver must follow the ADD-IP: the new
+//!   address's data arrives on a path it added (one of its spare slots), not on the old
+//!   path, which carries nothing after the removal.
+//! * A new interface: path 1's interface has no address when the transfer starts
+//!   (the INIT lists only path 0's); 2 MB in it gets one, and within 1 s data must
+//!   arrive from it on a path the receiver added for the ADD-IP.
 use std::time::Duration;
 
 use super::procs::spawn;
@@ -21,10 +27,10 @@ const NEW_ADDRESS_SILENCE: f64 = 1.0;
 /// How long path 0 has no address.
 const GAP: f64 = 3.0;
 
-pub(super) fn an_interface_loses_and_gets_an_address(env: &Env) -> Result<String, String> {
-    let (old, new) = ("10.77.0.1/24", "10.77.0.11/24");
+/// A transfer of `mb` MB whose sender names its paths by interface, cmt0 and cmt1.
+fn by_interfaces(env: &Env, name: &str, mb: usize) -> super::Transfer {
     let remotes = env.list(2, false, PORT);
-    let t = env.start_with("iface", 2, 24, |data| {
+    env.start_with(name, 2, mb, |data| {
         let args = [
             "send",
             "--local",
@@ -36,7 +42,12 @@ pub(super) fn an_interface_loses_and_gets_an_address(env: &Env) -> Result<String
             &data.display().to_string(),
         ];
         spawn(&env.bin, &args.map(String::from))
-    });
+    })
+}
+
+pub(super) fn an_interface_loses_and_gets_an_address(env: &Env) -> Result<String, String> {
+    let (old, new) = ("10.77.0.1/24", "10.77.0.11/24");
+    let t = by_interfaces(env, "iface", 24);
     let changed = (|| {
         t.wait_stored(3)?;
         netns::ip(&["addr", "del", old, "dev", "cmt0"])?;
@@ -49,15 +60,62 @@ pub(super) fn an_interface_loses_and_gets_an_address(env: &Env) -> Result<String
     let _ = netns::ip(&["addr", "add", old, "dev", "cmt0"]);
     changed?;
     let trace = trace?;
-    let (stall, silence) = (trace.stall(), trace.silence(0));
+    let stall = trace.stall();
     check(stall <= REMOVAL_STALL, || {
         format!("in-order stall {stall:.2} s when path 0 lost its address")
     })?;
-    check(silence <= GAP + NEW_ADDRESS_SILENCE, || {
-        format!("path 0 silent {silence:.2} s for a {GAP} s gap")
+    // Receiver paths: 0 and 1 from the handshake, 2.. added by ADD-IP.
+    let old_last = trace.arrivals[0].last().copied().unwrap_or(0.0);
+    let new_first = first_added(&trace, 2)?;
+    check(new_first - old_last <= GAP + NEW_ADDRESS_SILENCE, || {
+        format!(
+            "no data from cmt0 for {:.2} s for a {GAP} s gap",
+            new_first - old_last
+        )
     })?;
     Ok(format!(
-        "completed; in-order stall {stall:.2} s at the removal; path 0 silent {silence:.2} s \
-         across the {GAP} s without an address"
+        "completed; in-order stall {stall:.2} s at the removal; cmt0's data back {:.2} s \
+         after its old address went ({GAP} s without one), on a path the receiver added",
+        new_first - old_last
+    ))
+}
+
+/// When the first data arrived on a path the receiver added for an ADD-IP (its paths
+/// from `handshake` on: those before pair the addresses the INIT listed).
+fn first_added(trace: &super::Trace, handshake: usize) -> Result<f64, String> {
+    trace.arrivals[handshake..]
+        .iter()
+        .filter_map(|a| a.first().copied())
+        .reduce(f64::min)
+        .ok_or_else(|| "no data arrived on a path the receiver added (ADD-IP not followed)".into())
+}
+
+pub(super) fn an_interface_gets_its_first_address_mid_transfer(
+    env: &Env,
+) -> Result<String, String> {
+    let addr = "10.77.1.1/24";
+    netns::ip(&["addr", "del", addr, "dev", "cmt1"])?;
+    let t = by_interfaces(env, "new-iface", 16);
+    let added = (|| {
+        t.wait_stored(2)?;
+        netns::ip(&["addr", "add", addr, "dev", "cmt1"])
+    })();
+    let trace = t.finish();
+    // Put the namespace back for the tests after this one, whatever happened.
+    let _ = netns::ip(&["addr", "add", addr, "dev", "cmt1"]);
+    // A failed end says more than a wait that timed out.
+    let trace = trace?;
+    added?;
+    // In the receiver's clock the address came after 2 MB had been delivered (the
+    // test waits for them in the file first), so this overstates the delay a little.
+    // The INIT listed only cmt0's address: the receiver's path 1 on is what it added.
+    let first = first_added(&trace, 1)?;
+    let after = first - trace.delivered_at(2 << 20)?;
+    check(after <= NEW_ADDRESS_SILENCE, || {
+        format!("cmt1 carried its first data {after:.2} s after 2 MB had arrived")
+    })?;
+    Ok(format!(
+        "completed; cmt1's first data at most {after:.2} s after its address was added, on a \
+         path the receiver added"
     ))
 }

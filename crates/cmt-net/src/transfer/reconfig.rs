@@ -1,0 +1,196 @@
+//! Address changes told to the peer and learned from it (RFC 5061 ADD-IP / DEL-IP /
+//! SET-PRIMARY, with the core's ASCONF bookkeeping, docs/algorithms.md §1.10).
+//!
+//! * Our side: a path whose interface loses its address is removed at once and the
+//!   peer is told to delete the address; one that gets an address is rebound to it and
+//!   the peer told to add it — the path carries data only after the peer's ASCONF-ACK
+//!   accepted it (RFC 5061 §5.1) and a HEARTBEAT verified it. Without reconfiguration
+//!   (a peer that does not support it) the path is added at once and the peer follows
+//!   its packets' new source after a probe, as before.
+//! * The peer's side: its ADD-IP makes a new path from the local address sharing the
+//!   longest prefix with the new address (one of [`SPARE_PATHS`] slots kept for it, or
+//!   the slot of a path deleted earlier to the same address), verified before it carries
+//!   data; its DEL-IP removes every path to that address at once. Deleting the address
+//!   the request came from, or the last one, is refused with RFC 5061's error causes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{IpAddr, SocketAddr};
+
+use cmt_core::addr_conf::{asconf_cause, AddrOp, AsconfResponse};
+use cmt_core::assoc::AddrRequest;
+use cmt_core::setup::Established as SetupDone;
+use cmt_core::wire::chunk_type;
+use cmt_core::{PathId, PathState};
+
+use super::established::Established;
+use super::options::Options;
+use super::routes::common_prefix;
+use crate::io::Sockets;
+
+/// Path slots an accepting side keeps for addresses its peer adds later.
+pub const SPARE_PATHS: usize = 4;
+
+/// Our addresses as the peer knows them, and those waiting for its answer.
+#[derive(Debug, Default)]
+pub(super) struct Addresses {
+    /// Reconfiguration was negotiated.
+    pub(super) enabled: bool,
+    /// Addresses of ours the peer knows (the handshake's, then those it accepted).
+    announced: BTreeSet<IpAddr>,
+    /// Added addresses waiting for the peer's answer, with their path.
+    pending: BTreeMap<IpAddr, PathId>,
+}
+
+impl Addresses {
+    pub(super) fn new(enabled: bool, announced: impl IntoIterator<Item = IpAddr>) -> Self {
+        Addresses {
+            enabled,
+            announced: announced.into_iter().collect(),
+            pending: BTreeMap::new(),
+        }
+    }
+}
+
+/// Whether both ends may reconfigure: we offered it, the peer announced ASCONF and
+/// ASCONF-ACK, and both require them authenticated (RFC 5061 §4.1.1).
+pub(super) fn negotiated(o: &Options, est: &SetupDone) -> bool {
+    let both = [chunk_type::ASCONF, chunk_type::ASCONF_ACK];
+    o.reconfigure
+        && both.iter().all(|t| est.peer_extensions.contains(t))
+        && est
+            .auth
+            .as_ref()
+            .is_some_and(|s| both.iter().all(|&t| s.peer_requires(t) && s.we_require(t)))
+}
+
+/// Paths follow their interfaces: one that lost its address is removed at once (its
+/// data in flight goes to the others); one that has an address again, or another one,
+/// gets a socket bound to it, and is added — after the peer accepted the address, when
+/// reconfiguration is in use.
+pub(super) fn follow_interfaces(socks: &mut Sockets, s: &mut Established) {
+    let now = socks.now();
+    for c in s.watch.changes() {
+        let id = PathId(c.path);
+        let old = socks.local_addrs()[c.path].ip();
+        s.assoc.remove_path(now, id);
+        let mut ops = Vec::new();
+        if let Some(ip) = c.addr {
+            if old != ip && socks.rebind(c.path, ip).is_err() {
+                continue; // not bindable (yet): the next change tries again
+            }
+            if s.addrs.enabled && !s.addrs.announced.contains(&ip) {
+                s.addrs.pending.insert(ip, id);
+                ops.push(AddrOp::Add(ip));
+            } else {
+                s.assoc.add_path(now, id);
+            }
+        }
+        let locals = socks.local_addrs();
+        let still_used = |a: IpAddr| {
+            (0..locals.len()).any(|i| i != c.path && locals[i].ip() == a) || c.addr == Some(a)
+        };
+        if s.addrs.enabled && s.addrs.announced.contains(&old) && !still_used(old) {
+            s.addrs.announced.remove(&old);
+            ops.push(AddrOp::Delete(old));
+        }
+        // Named by an address the peer knows and that is still ours.
+        let lookup = locals
+            .iter()
+            .map(|a| a.ip())
+            .find(|a| s.addrs.announced.contains(a));
+        if let (Some(lookup), false) = (lookup, ops.is_empty()) {
+            s.assoc.reconfigure(now, lookup, ops);
+        }
+    }
+}
+
+/// The peer's answers to our requests: an accepted address's path is added.
+pub(super) fn take_results(socks: &Sockets, s: &mut Established) {
+    let now = socks.now();
+    for (op, result) in s.assoc.take_address_results() {
+        let AddrOp::Add(ip) = op else { continue };
+        let Some(id) = s.addrs.pending.remove(&ip) else {
+            continue;
+        };
+        if result.is_ok() && socks.local_addrs()[id.0].ip() == ip {
+            s.addrs.announced.insert(ip);
+            s.assoc.add_path(now, id);
+        }
+    }
+}
+
+/// Applies the peer's requests in order and answers each.
+pub(super) fn apply_requests(socks: &Sockets, s: &mut Established) {
+    for req in s.assoc.take_address_requests() {
+        let responses = req
+            .params
+            .iter()
+            .filter_map(|p| {
+                let error = apply(socks, s, &req, &p.op)?;
+                Some(AsconfResponse {
+                    correlation: p.correlation,
+                    error: Some(error),
+                })
+            })
+            .collect();
+        s.assoc.answer_address_request(req.serial, responses);
+    }
+}
+
+/// One request: `None` when applied, else the error cause it is refused with.
+fn apply(socks: &Sockets, s: &mut Established, req: &AddrRequest, op: &AddrOp) -> Option<u16> {
+    let now = socks.now();
+    let port = s.routes.paths.get(req.path.0).map_or(0, |r| r.1.port());
+    let live = |s: &Established, i: usize| s.assoc.path(PathId(i)).state != PathState::Removed;
+    match op {
+        AddrOp::Add(ip) => {
+            // Unicast only; the wildcard form ("the packet's source") is not supported.
+            if !crate::limit::is_unicast(*ip) {
+                return Some(asconf_cause::NO_AUTHORIZATION);
+            }
+            let to = |i: usize, s: &Established| s.routes.paths[i].1.ip() == *ip;
+            if (0..s.routes.paths.len()).any(|i| to(i, s) && live(s, i)) {
+                return None; // known already
+            }
+            let locals = socks.local_addrs();
+            let Some(local) = nearest_local(&locals, *ip) else {
+                return Some(asconf_cause::RESOURCE_SHORTAGE);
+            };
+            let remote = SocketAddr::new(*ip, port);
+            let id = match (0..s.routes.paths.len()).find(|&i| to(i, s)) {
+                Some(i) => i,
+                None if s.routes.paths.len() < s.assoc.num_paths() => s.routes.push(local, remote),
+                None => return Some(asconf_cause::RESOURCE_SHORTAGE),
+            };
+            s.routes.paths[id] = (local, remote);
+            s.assoc.add_path(now, PathId(id));
+            None
+        }
+        AddrOp::Delete(ip) => {
+            let doomed: Vec<usize> = (0..s.routes.paths.len())
+                .filter(|&i| s.routes.paths[i].1.ip() == *ip && live(s, i))
+                .collect();
+            if doomed.contains(&req.path.0) {
+                return Some(asconf_cause::DELETE_SOURCE_ADDRESS);
+            }
+            let left = (0..s.routes.paths.len()).filter(|&i| live(s, i) && !doomed.contains(&i));
+            if !doomed.is_empty() && left.count() == 0 {
+                return Some(asconf_cause::DELETE_LAST_ADDRESS);
+            }
+            for i in doomed {
+                s.assoc.remove_path(now, PathId(i));
+            }
+            None
+        }
+        // Every path carries data under CMT: a preferred one changes nothing.
+        AddrOp::SetPrimary(_) => None,
+        AddrOp::Other { .. } => Some(asconf_cause::UNRECOGNIZED_PARAMETER),
+    }
+}
+
+/// The local socket whose address shares the longest prefix with `ip` (same family).
+fn nearest_local(locals: &[SocketAddr], ip: IpAddr) -> Option<usize> {
+    (0..locals.len())
+        .filter(|&i| locals[i].is_ipv4() == ip.is_ipv4())
+        .max_by_key(|&i| (common_prefix(locals[i].ip(), ip), usize::MAX - i))
+}
