@@ -92,6 +92,20 @@ pub struct AsconfResponse {
     pub correlation: u32,
     /// `None`: success; `Some(cause)`: refused with that error cause.
     pub error: Option<u16>,
+    /// With a refusal: the refused request, copied into the error cause as RFC 5061
+    /// §5.2 asks (peers read it to tell which request failed).
+    pub refused: Option<AddrOp>,
+}
+
+impl AsconfResponse {
+    /// A refusal of `request` with error cause `cause`.
+    pub fn refusal(request: &AsconfParam, cause: u16) -> Self {
+        AsconfResponse {
+            correlation: request.correlation,
+            error: Some(cause),
+            refused: Some(request.op.clone()),
+        }
+    }
 }
 
 /// The ASCONF-ACK chunk (type 0x80, RFC 5061 §4.1.2).

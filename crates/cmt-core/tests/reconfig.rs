@@ -66,10 +66,7 @@ fn a_request_is_handed_over_once_and_its_verdicts_come_back_in_order() {
     assert_eq!(got_ops, ops);
     assert_ne!(req.params[0].correlation, req.params[1].correlation);
     // The delete is refused (it is the source); the add is not mentioned: it succeeded.
-    let refuse = AsconfResponse {
-        correlation: req.params[1].correlation,
-        error: Some(asconf_cause::DELETE_SOURCE_ADDRESS),
-    };
+    let refuse = AsconfResponse::refusal(&req.params[1], asconf_cause::DELETE_SOURCE_ADDRESS);
     p.b.answer_address_request(req.serial, vec![refuse]);
     p.drive(at(2.0), |p| !p.a.reconfiguration_pending());
     assert_eq!(

@@ -59,9 +59,15 @@ fn asconf() -> impl Strategy<Value = Chunk> {
         (0xC006u16..0xD000, prop::collection::vec(any::<u8>(), 0..12))
             .prop_map(|(ptype, value)| AddrOp::Other { ptype, value }),
     ];
-    let param = (any::<u32>(), op).prop_map(|(correlation, op)| AsconfParam { correlation, op });
-    let response = (any::<u32>(), prop::option::of(1u16..0xFFFF))
-        .prop_map(|(correlation, error)| AsconfResponse { correlation, error });
+    let param =
+        (any::<u32>(), op.clone()).prop_map(|(correlation, op)| AsconfParam { correlation, op });
+    // A refusal may copy the refused request; a success copies nothing.
+    let refusal = prop::option::of((1u16..0xFFFF, prop::option::of(op)));
+    let response = (any::<u32>(), refusal).prop_map(|(correlation, r)| AsconfResponse {
+        correlation,
+        error: r.as_ref().map(|x| x.0),
+        refused: r.and_then(|x| x.1),
+    });
     prop_oneof![
         (any::<u32>(), address(), prop::collection::vec(param, 0..4)).prop_map(
             |(serial, address, params)| Chunk::Asconf(AsconfChunk {

@@ -144,20 +144,58 @@ impl Socket {
         if rest.is_empty() {
             return Ok(());
         }
-        let mut list: Vec<sys::sockaddr_in> = rest
+        let rest: Vec<_> = rest
             .iter()
-            .map(|a| sockaddr(SocketAddrV4::new(*a.ip(), first.port())))
+            .map(|a| SocketAddrV4::new(*a.ip(), first.port()))
             .collect();
+        self.bindx(&rest, sys::SCTP_BINDX_ADD_ADDR)
+    }
+
+    /// Adds `a` to the bound addresses of a socket bound to specific addresses: with an
+    /// association up and the peer supporting it, usrsctp tells the peer with an ASCONF
+    /// ADD-IP (RFC 5061).
+    pub fn add_address(&self, a: SocketAddrV4) -> io::Result<()> {
+        self.bindx(&[a], sys::SCTP_BINDX_ADD_ADDR)
+    }
+
+    /// Removes `a` from the bound addresses (an ASCONF DEL-IP to the peer, as above).
+    pub fn remove_address(&self, a: SocketAddrV4) -> io::Result<()> {
+        self.bindx(&[a], sys::SCTP_BINDX_REM_ADDR)
+    }
+
+    fn bindx(&self, addrs: &[SocketAddrV4], flag: u32) -> io::Result<()> {
+        let mut list: Vec<sys::sockaddr_in> = addrs.iter().map(|a| sockaddr(*a)).collect();
         // SAFETY: `list` holds `len` packed sockaddr_in.
         let rc = unsafe {
             sys::usrsctp_bindx(
                 self.0,
                 list.as_mut_ptr() as *mut sys::sockaddr,
                 list.len() as i32,
-                sys::SCTP_BINDX_ADD_ADDR as i32,
+                flag as i32,
             )
         };
         check("bindx", rc)
+    }
+
+    /// Makes the peer's address `a` the primary destination of the (one-to-one)
+    /// socket's association: what usrsctp sends to by default, ASCONFs included.
+    pub fn set_primary(&self, a: SocketAddrV4) -> io::Result<()> {
+        // SAFETY: all-zero is a valid sctp_setprim (association id 0: the socket's own).
+        let mut p: sys::sctp_setprim = unsafe { zeroed() };
+        let sin = sockaddr(a);
+        // SAFETY: a sockaddr_in fits in the sockaddr_storage it is written into.
+        unsafe {
+            std::ptr::write_unaligned(
+                &mut p.ssp_addr as *mut sys::sockaddr_storage as *mut sys::sockaddr_in,
+                sin,
+            )
+        };
+        self.setsockopt(
+            "set primary address",
+            sys::IPPROTO_SCTP,
+            sys::SCTP_PRIMARY_ADDR,
+            &p,
+        )
     }
 
     /// The UDP port the peer's encapsulation socket uses (RFC 6951), for associations

@@ -25,6 +25,8 @@ use cmt_net::io::Sockets;
 use cmt_net::transfer::{receive_on, send, Options, Report};
 use sha2::{Digest, Sha256};
 
+#[path = "usrsctp/asconf.rs"]
+mod asconf;
 #[path = "usrsctp/auth.rs"]
 mod auth;
 use auth::require_auth;
@@ -170,18 +172,33 @@ fn they_receive(
     })
 }
 
-/// usrsctp connects to `to` (with CMT when `cmt`; with RFC 4895 authentication of DATA
-/// and SACK under `key` when given) and sends `data`, then shuts down — or, when
-/// `abort`, closes with an ABORT. Reports the peer addresses it saw.
+/// How usrsctp sends to us in [`they_send`] / [`we_receive`].
+#[derive(Clone, Default)]
+struct TheirSend {
+    /// Close with an ABORT instead of a graceful SHUTDOWN.
+    abort: bool,
+    /// usrsctp's CMT on.
+    cmt: bool,
+    /// RFC 4895 authentication of DATA and SACK under this key, both ways.
+    key: Option<Vec<u8>>,
+    /// Bound to its first address only at the start, usrsctp adds its second address
+    /// after a third of the data and removes its first after two thirds (`usrsctp_bindx`:
+    /// ASCONF ADD-IP, then DEL-IP, RFC 5061).
+    handover: bool,
+    /// Our receiver captures its packets here.
+    capture: Option<std::path::PathBuf>,
+}
+
+/// usrsctp connects to `to` and sends `data` as `how` says, then shuts down (or
+/// aborts). Reports the peer addresses it saw.
 fn they_send(
     env: &Env,
     to: SocketAddrV4,
     data: Vec<u8>,
-    abort: bool,
-    cmt: bool,
-    key: Option<Vec<u8>>,
+    how: TheirSend,
 ) -> tokio::sync::oneshot::Receiver<std::io::Result<Vec<SocketAddrV4>>> {
     let mine = env.their_addrs(THEIR_CLIENT_PORT);
+    let second_of_ours = env.paths.get(1).map_or(*to.ip(), |p| p.0);
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {
         let r = (|| {
@@ -189,15 +206,30 @@ fn they_send(
             // Options before bind: this usrsctp hangs setting the UDP port of a bound
             // socket.
             s.set_remote_udp_port(to.port())?;
-            s.set_cmt(cmt)?;
-            if let Some(k) = &key {
+            s.set_cmt(how.cmt)?;
+            if let Some(k) = &how.key {
                 require_auth(&s, k)?;
             }
-            s.bind_all(&mine)?;
-            s.connect(to)?;
-            s.send_all(&data)?;
+            if how.handover {
+                s.bind_all(&mine[..1])?;
+                s.connect(to)?;
+                let third = data.len() / 3;
+                s.send_all(&data[..third])?;
+                s.add_address(mine[1])?;
+                s.send_all(&data[third..2 * third])?;
+                // Its first network going away: our second address becomes its primary
+                // destination, so the DEL-IP leaves from the address that stays (RFC
+                // 5061 §5.3 F8: a request to delete its own source is refused).
+                s.set_primary(SocketAddrV4::new(second_of_ours, to.port()))?;
+                s.remove_address(mine[0])?;
+                s.send_all(&data[2 * third..])?;
+            } else {
+                s.bind_all(&mine)?;
+                s.connect(to)?;
+                s.send_all(&data)?;
+            }
             let peers = s.peer_addresses()?;
-            if abort {
+            if how.abort {
                 s.set_abort_on_close()?;
             } else {
                 // SHUTDOWN once all is acknowledged; usrsctp completes it after close.
@@ -227,24 +259,22 @@ fn we_receive(
     paths: usize,
     out: &std::path::Path,
     d: &[u8],
-    abort: bool,
-    cmt: bool,
-    key: Option<&[u8]>,
+    how: TheirSend,
 ) -> Result<FromThem, String> {
     env.rt.block_on(async {
         let locals: Vec<SocketAddr> = (0..paths).map(|i| env.ours(i)).collect();
         let socks = Sockets::bind(&locals).await.map_err(|e| e.to_string())?;
         let mut us = tokio::spawn({
             let o = Options {
-                auth: key.map(|k| AuthConfig::with_key(k.to_vec())),
+                auth: how.key.clone().map(AuthConfig::with_key),
+                pcap: how.capture.clone(),
                 ..env.options()
             };
             let out = out.to_path_buf();
             async move { receive_on(socks, &out, &o).await }
         });
         let started = Instant::now();
-        let key = key.map(<[u8]>::to_vec);
-        let mut them = they_send(env, env.ours_v4(0), d.to_vec(), abort, cmt, key);
+        let mut them = they_send(env, env.ours_v4(0), d.to_vec(), how);
         let usrsctp_result = |t: Result<std::io::Result<_>, _>| match t {
             Ok(Ok(peers)) => Ok(peers),
             Ok(Err(e)) => Err(format!("usrsctp: {e}")),
@@ -306,7 +336,7 @@ fn we_connect_and_send_10_mb_then_shut_down(env: &Env) -> Result<String, String>
 fn they_connect_and_send_10_mb_then_shut_down(env: &Env) -> Result<String, String> {
     let d = data(40_503, 10_000_000);
     let out = env.dir.join("from-usrsctp.bin");
-    let r = we_receive(env, 1, &out, &d, false, false, None)?.ours?;
+    let r = we_receive(env, 1, &out, &d, TheirSend::default())?.ours?;
     check(r.sha256 == sha(&d), || "SHA-256 differs".into())?;
     check(std::fs::read(&out).map_err(|e| e.to_string())? == d, || {
         "file differs".into()
@@ -320,7 +350,11 @@ fn they_connect_and_send_10_mb_then_shut_down(env: &Env) -> Result<String, Strin
 
 fn they_abort_mid_transfer(env: &Env) -> Result<String, String> {
     let out = env.dir.join("aborted.bin");
-    let got = we_receive(env, 1, &out, &data(7, 2_000_000), true, false, None)?;
+    let abort = TheirSend {
+        abort: true,
+        ..TheirSend::default()
+    };
+    let got = we_receive(env, 1, &out, &data(7, 2_000_000), abort)?;
     let (err, took) = (got.ours.err(), got.took);
     check(
         err.as_deref()
@@ -600,15 +634,11 @@ fn multihomed_cmt_both_ways(env: &Env) -> Result<String, String> {
         balanced(&sent, "our DATA packets per path")?;
         // usrsctp → us: its CMT over both of our addresses.
         let d = data(97, 10_000_000);
-        let got = we_receive(
-            env,
-            2,
-            &env.dir.join("multihomed.bin"),
-            &d,
-            false,
-            true,
-            None,
-        )?;
+        let cmt = TheirSend {
+            cmt: true,
+            ..TheirSend::default()
+        };
+        let got = we_receive(env, 2, &env.dir.join("multihomed.bin"), &d, cmt)?;
         let (rr, peers) = (got.ours?, got.peers);
         check(rr.sha256 == sha(&d), || {
             "data differs (usrsctp → us)".into()
@@ -621,7 +651,14 @@ fn multihomed_cmt_both_ways(env: &Env) -> Result<String, String> {
         // Control: the same transfer with usrsctp's CMT off keeps its data on the
         // primary path (so the split above is CMT's doing, not our pairing's).
         let d = data(98, 2_000_000);
-        let off = we_receive(env, 2, &env.dir.join("cmt-off.bin"), &d, false, false, None)?.ours?;
+        let off = we_receive(
+            env,
+            2,
+            &env.dir.join("cmt-off.bin"),
+            &d,
+            TheirSend::default(),
+        )?;
+        let off = off.ours?;
         let single: Vec<u64> = off.paths.iter().map(|p| p.received_data_packets).collect();
         check(off.sha256 == sha(&d), || "data differs (CMT off)".into())?;
         check(
@@ -667,6 +704,14 @@ const TESTS: &[Test<Env>] = &[
         an_unknown_extension_chunk_is_skipped_by_the_peer,
     ),
     ("multihomed_cmt_both_ways", multihomed_cmt_both_ways),
+    (
+        "usrsctp_moves_to_another_address_and_we_follow",
+        asconf::usrsctp_moves_to_another_address_and_we_follow,
+    ),
+    (
+        "we_move_to_another_address_and_usrsctp_follows",
+        asconf::we_move_to_another_address_and_usrsctp_follows,
+    ),
     // Last: usrsctp's listener keeps the key and the required chunks it is given.
     (
         "authenticated_both_ways_with_a_shared_key",

@@ -184,6 +184,13 @@ impl Trust {
         }
     }
 
+    /// Trusts `a` from now on (the peer named it in an authenticated ADD-IP, RFC 5061):
+    /// returns the packets held for it, to deliver.
+    pub fn confirm(&mut self, a: SocketAddr) -> Vec<(usize, Packet)> {
+        self.confirmed.insert(a);
+        self.remove(a).map(|p| p.held).unwrap_or_default()
+    }
+
     /// An echo of a probe from `from`: confirms it when the nonce is the one sent there.
     fn on_echo(&mut self, from: SocketAddr, nonce: u64) -> Outcome {
         if self.pending.get(&from).is_some_and(|p| p.nonce == nonce) {

@@ -136,17 +136,50 @@ pub(super) fn parse_asconf(v: &[u8], at: usize) -> Result<AsconfChunk, WireError
     })
 }
 
+/// The request parameter as it is copied into an error cause: type, length,
+/// correlation id, value.
+fn request_tlv(correlation: u32, op: &AddrOp) -> Vec<u8> {
+    let (t, v) = op_parts(op);
+    let mut value = correlation.to_be_bytes().to_vec();
+    value.extend_from_slice(&v);
+    let mut out = Vec::with_capacity(4 + value.len());
+    put_param(&mut out, t, &value);
+    out.resize(super::fields::pad4(out.len()), 0);
+    out
+}
+
 fn response_value(r: &AsconfResponse) -> (u16, Vec<u8>) {
     let mut v = r.correlation.to_be_bytes().to_vec();
     match r.error {
         None => (ap::SUCCESS, v),
         Some(cause) => {
-            // The cause without the refused parameter (RFC 5061 §4.2.4 lets the
-            // sender include it; the correlation id already names the request).
+            // One error cause: code, length, the refused request's parameter.
+            let copied = r
+                .refused
+                .as_ref()
+                .map(|op| request_tlv(r.correlation, op))
+                .unwrap_or_default();
             v.extend_from_slice(&cause.to_be_bytes());
-            v.extend_from_slice(&4u16.to_be_bytes());
+            v.extend_from_slice(&(4 + copied.len() as u16).to_be_bytes());
+            v.extend_from_slice(&copied);
             (ap::ERROR_CAUSE, v)
         }
+    }
+}
+
+/// The request copied into an error cause (`v`: the cause's content), if it parses.
+fn copied_request(v: &[u8], at: usize) -> Option<AddrOp> {
+    let [(t, value, off)] = tlvs(v, at, "").ok()?.try_into().ok()?;
+    let rest = value.get(4..)?;
+    let address = single_address(rest, off + 8).ok();
+    match t {
+        ap::ADD_IP => address.map(AddrOp::Add),
+        ap::DEL_IP => address.map(AddrOp::Delete),
+        ap::SET_PRIMARY => address.map(AddrOp::SetPrimary),
+        ptype => Some(AddrOp::Other {
+            ptype,
+            value: rest.to_vec(),
+        }),
     }
 }
 
@@ -179,19 +212,26 @@ pub(super) fn parse_asconf_ack(v: &[u8], at: usize) -> Result<AsconfAckChunk, Wi
             });
         }
         let correlation = u32::from_be_bytes([value[0], value[1], value[2], value[3]]);
-        let error = match t {
-            ap::SUCCESS => None,
+        let (error, refused) = match t {
+            ap::SUCCESS => (None, None),
             ap::ERROR_CAUSE => {
-                // The first error cause's code; a response without one is malformed.
-                let code = value.get(4..6).ok_or(WireError {
+                // The first error cause; a response without one is malformed.
+                let head = value.get(4..8).ok_or(WireError {
                     offset: off + 8,
                     what: "error cause indication without a cause",
                 })?;
-                Some(u16::from_be_bytes([code[0], code[1]]))
+                let code = u16::from_be_bytes([head[0], head[1]]);
+                let len = usize::from(u16::from_be_bytes([head[2], head[3]]));
+                let content = value.get(8..len.max(4) + 4).unwrap_or(&[]);
+                (Some(code), copied_request(content, off + 12))
             }
             _ => continue, // an answer type we never ask for
         };
-        responses.push(AsconfResponse { correlation, error });
+        responses.push(AsconfResponse {
+            correlation,
+            error,
+            refused,
+        });
     }
     Ok(AsconfAckChunk { serial, responses })
 }

@@ -6,7 +6,9 @@ use cmt_core::packet::Chunk;
 use cmt_interop::usrsctp;
 use cmt_net::transfer::{send, Options};
 
-use super::{check, data, sha, they_receive, tshark_verdict, we_receive, we_send, Env, OUR_PORT};
+use super::{
+    check, data, sha, they_receive, tshark_verdict, we_receive, we_send, Env, TheirSend, OUR_PORT,
+};
 
 /// Gives usrsctp socket `s` the endpoint key `key` and makes it require authenticated
 /// every chunk type our ends require (`cmt_core::auth::CHANGES_STATE`: both are kept
@@ -113,16 +115,11 @@ pub(super) fn authenticated_both_ways_with_a_shared_key(env: &Env) -> Result<Str
     )?;
     // usrsctp → us.
     let d = data(2_424, 4_000_000);
-    let rr = we_receive(
-        env,
-        1,
-        &env.dir.join("auth.bin"),
-        &d,
-        false,
-        false,
-        Some(KEY),
-    )?
-    .ours?;
+    let keyed = TheirSend {
+        key: Some(KEY.to_vec()),
+        ..TheirSend::default()
+    };
+    let rr = we_receive(env, 1, &env.dir.join("auth.bin"), &d, keyed)?.ours?;
     check(rr.sha256 == sha(&d), || {
         "data differs (usrsctp → us)".into()
     })?;

@@ -144,8 +144,17 @@ async fn on_packet<E: End>(
     }
     let now = socks.now();
     if p.vtag != s.local_vtag {
-        deliver(&mut s.assoc, now, s.routes.path_of(local, from), p);
-        end.after_packets(&mut s.assoc);
+        // Under the peer's tag (an ABORT or SHUTDOWN COMPLETE with the T bit) only from
+        // a source that speaks for the peer and that a path still goes to: a stack
+        // answers a packet sent to an address it does not use (a probe of an unknown
+        // source, a SACK still under way to an address it has just deleted with
+        // DEL-IP) with such an ABORT, which must not end the association.
+        if s.trust.is_confirmed(from) && s.routes.is_live_remote(from, &s.assoc) {
+            deliver(&mut s.assoc, now, s.routes.path_of(local, from), p);
+            end.after_packets(&mut s.assoc);
+        } else {
+            s.rejected += 1;
+        }
         return Ok(());
     }
     let peer = (s.peer_vtag, s.routes.peer_port);
@@ -156,7 +165,10 @@ async fn on_packet<E: End>(
     }
     end.after_packets(&mut s.assoc);
     if s.addrs.enabled {
-        reconfig::apply_requests(socks, s);
+        let released = reconfig::apply_requests(socks, s);
+        for (l, p) in released {
+            deliver(&mut s.assoc, now, s.routes.path_of(l, from), p);
+        }
         reconfig::take_results(socks, s);
     }
     Ok(())

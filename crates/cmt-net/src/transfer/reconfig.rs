@@ -20,7 +20,7 @@ use cmt_core::addr_conf::{asconf_cause, AddrOp, AsconfResponse};
 use cmt_core::assoc::AddrRequest;
 use cmt_core::setup::Established as SetupDone;
 use cmt_core::wire::chunk_type;
-use cmt_core::{PathId, PathState};
+use cmt_core::{Packet, PathId, PathState};
 
 use super::established::Established;
 use super::options::Options;
@@ -119,22 +119,26 @@ pub(super) fn take_results(socks: &Sockets, s: &mut Established) {
     }
 }
 
-/// Applies the peer's requests in order and answers each.
-pub(super) fn apply_requests(socks: &Sockets, s: &mut Established) {
+/// Applies the peer's requests in order and answers each. An added address is trusted
+/// as a source from then on (the request was authenticated); returns the packets that
+/// were held for it, to deliver.
+pub(super) fn apply_requests(socks: &Sockets, s: &mut Established) -> Vec<(usize, Packet)> {
+    let mut released = Vec::new();
     for req in s.assoc.take_address_requests() {
-        let responses = req
-            .params
-            .iter()
-            .filter_map(|p| {
-                let error = apply(socks, s, &req, &p.op)?;
-                Some(AsconfResponse {
-                    correlation: p.correlation,
-                    error: Some(error),
-                })
-            })
-            .collect();
+        let port = s.routes.paths.get(req.path.0).map_or(0, |r| r.1.port());
+        let mut responses = Vec::new();
+        for p in &req.params {
+            match (apply(socks, s, &req, &p.op), &p.op) {
+                (None, AddrOp::Add(ip)) => {
+                    released.extend(s.trust.confirm(SocketAddr::new(*ip, port)));
+                }
+                (None, _) => {}
+                (Some(cause), _) => responses.push(AsconfResponse::refusal(p, cause)),
+            }
+        }
         s.assoc.answer_address_request(req.serial, responses);
     }
+    released
 }
 
 /// One request: `None` when applied, else the error cause it is refused with.

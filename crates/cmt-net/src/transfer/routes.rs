@@ -53,6 +53,16 @@ impl Routes {
         let k = self.paths.iter().position(|&p| p == (local, from));
         PathId(k.unwrap_or_else(|| self.of_local.get(local).copied().unwrap_or(0)))
     }
+    /// Whether a path that is not removed goes to `remote`.
+    pub(super) fn is_live_remote<O: cmt_core::Observer>(
+        &self,
+        remote: SocketAddr,
+        assoc: &cmt_core::Association<O>,
+    ) -> bool {
+        (0..self.paths.len()).any(|i| {
+            self.paths[i].1 == remote && assoc.path(PathId(i)).state != cmt_core::PathState::Removed
+        })
+    }
     /// A new path from socket `local` to `remote` (a local socket may carry several);
     /// returns its index.
     pub(super) fn push(&mut self, local: usize, remote: SocketAddr) -> usize {
