@@ -46,7 +46,7 @@ fn b_tag(p: &Pair) -> u32 {
 fn a_request_is_handed_over_once_and_its_verdicts_come_back_in_order() {
     let mut p = pair(Config::default());
     let ops = vec![AddrOp::Add(ip("10.9.0.1")), AddrOp::Delete(ip("10.1.0.1"))];
-    assert!(p.a.reconfigure(p.now, ip("10.1.0.1"), ops.clone()));
+    assert!(p.a.reconfigure(p.now, ip("10.1.0.1"), ops.clone(), None));
     assert!(p.a.reconfiguration_pending());
     let mut got = Vec::new();
     p.drive(at(1.0), |p| {
@@ -67,7 +67,7 @@ fn a_request_is_handed_over_once_and_its_verdicts_come_back_in_order() {
     assert_ne!(req.params[0].correlation, req.params[1].correlation);
     // The delete is refused (it is the source); the add is not mentioned: it succeeded.
     let refuse = AsconfResponse::refusal(&req.params[1], asconf_cause::DELETE_SOURCE_ADDRESS);
-    p.b.answer_address_request(req.serial, vec![refuse]);
+    p.b.answer_address_request(req.serial, None, vec![refuse]);
     p.drive(at(2.0), |p| !p.a.reconfiguration_pending());
     assert_eq!(
         p.a.take_address_results(),
@@ -80,7 +80,8 @@ fn a_request_is_handed_over_once_and_its_verdicts_come_back_in_order() {
     assert!(p.a.reconfigure(
         p.now,
         ip("10.1.0.1"),
-        vec![AddrOp::SetPrimary(ip("10.9.0.1"))]
+        vec![AddrOp::SetPrimary(ip("10.9.0.1"))],
+        None
     ));
     let mut next = Vec::new();
     p.drive(at(3.0), |p| {
@@ -100,9 +101,12 @@ fn without_negotiation_nothing_is_sent_and_a_forged_asconf_is_ignored() {
         rate_bps: 0,
     };
     let mut p = Pair::new(Config::default(), Config::default(), vec![f], SEED);
-    assert!(!p
-        .a
-        .reconfigure(p.now, ip("10.1.0.1"), vec![AddrOp::Add(ip("10.9.0.1"))]));
+    assert!(!p.a.reconfigure(
+        p.now,
+        ip("10.1.0.1"),
+        vec![AddrOp::Add(ip("10.9.0.1"))],
+        None
+    ));
     assert!(!p.a.reconfiguration_pending());
     let forged = Packet {
         vtag: b_tag(&p),
@@ -149,7 +153,7 @@ fn requests_out_of_order_are_dropped_and_a_repeat_is_answered_from_the_cache() {
     p.b.handle_packet(now, PathId(1), first.clone());
     assert!(p.b.take_address_requests().is_empty());
     assert!(p.b.poll_transmit(now).is_none());
-    p.b.answer_address_request(reqs[0].serial, Vec::new());
+    p.b.answer_address_request(reqs[0].serial, None, Vec::new());
     let ack = p.b.poll_transmit(now).expect("the answer");
     assert_eq!(ack.path, PathId(1), "answered where the request came from");
     assert!(
@@ -166,9 +170,12 @@ fn requests_out_of_order_are_dropped_and_a_repeat_is_answered_from_the_cache() {
 fn a_lost_request_is_sent_again_on_the_other_path_after_its_rto() {
     let mut p = pair(Config::default());
     p.down[0] = true;
-    assert!(p
-        .a
-        .reconfigure(p.now, ip("10.2.0.1"), vec![AddrOp::Add(ip("10.9.0.1"))]));
+    assert!(p.a.reconfigure(
+        p.now,
+        ip("10.2.0.1"),
+        vec![AddrOp::Add(ip("10.9.0.1"))],
+        None
+    ));
     let mut got = Vec::new();
     p.drive(at(10.0), |p| {
         got.extend(p.b.take_address_requests());
@@ -180,7 +187,7 @@ fn a_lost_request_is_sent_again_on_the_other_path_after_its_rto() {
     // path 1's one-way delay.
     let arrived = p.now.as_nanos() as f64 / 1e9;
     assert!((3.0..3.05).contains(&arrived), "arrived at {arrived} s");
-    p.b.answer_address_request(got[0].serial, Vec::new());
+    p.b.answer_address_request(got[0].serial, None, Vec::new());
     p.drive(at(11.0), |p| !p.a.reconfiguration_pending());
     assert_eq!(
         p.a.take_address_results(),
@@ -197,9 +204,12 @@ fn an_unanswered_request_is_given_up_after_the_retransmission_limit() {
     };
     let mut p = pair(cfg);
     p.down = vec![true, true];
-    assert!(p
-        .a
-        .reconfigure(p.now, ip("10.2.0.1"), vec![AddrOp::Add(ip("10.9.0.1"))]));
+    assert!(p.a.reconfigure(
+        p.now,
+        ip("10.2.0.1"),
+        vec![AddrOp::Add(ip("10.9.0.1"))],
+        None
+    ));
     // 3 s, then 6, then 12 (doubling): given up at 21 s, not before.
     assert!(!p.drive(at(20.9), |p| !p.a.reconfiguration_pending()));
     assert!(p.drive(at(21.1), |p| !p.a.reconfiguration_pending()));

@@ -360,6 +360,10 @@ const TESTS: &[Test<Env>] = &[
         interfaces::an_interface_gets_its_first_address_mid_transfer,
     ),
     (
+        "a_full_handover_to_a_new_interface",
+        interfaces::a_full_handover_to_a_new_interface,
+    ),
+    (
         "killed_at_random_points_and_resumed",
         resume::killed_at_random_points_and_resumed,
     ),

@@ -44,6 +44,7 @@ pub struct AddrRequest {
 struct Outstanding {
     chunk: AsconfChunk,
     path: PathId,
+    fallback: Option<PathId>,
     deadline: Time,
     retransmissions: u32,
 }
@@ -54,7 +55,7 @@ pub(super) struct Reconfig {
     enabled: bool,
     next_serial: u32,
     next_correlation: u32,
-    queue: VecDeque<(IpAddr, Vec<AddrOp>)>,
+    queue: VecDeque<(IpAddr, Vec<AddrOp>, Option<PathId>)>,
     outstanding: Option<Outstanding>,
     /// The serial expected from the peer next.
     peer_next: u32,
@@ -102,15 +103,23 @@ impl<O: Observer> Association<O> {
     }
 
     /// Asks the peer to apply `ops` (in order), in one ASCONF naming the association by
-    /// `lookup` (one of our addresses the peer knows). Requests go one ASCONF at a
-    /// time; the peer's verdicts come from
+    /// `lookup` (one of our addresses the peer knows). The ASCONF goes on a path that
+    /// carries data, or on `fallback` when none does (a handover: the only path's
+    /// address is gone and the new one is what is being added). Requests go one ASCONF
+    /// at a time; the peer's verdicts come from
     /// [`take_address_results`](Self::take_address_results). Returns `false` (and
     /// sends nothing) when reconfiguration is not enabled or `ops` is empty.
-    pub fn reconfigure(&mut self, now: Time, lookup: IpAddr, ops: Vec<AddrOp>) -> bool {
+    pub fn reconfigure(
+        &mut self,
+        now: Time,
+        lookup: IpAddr,
+        ops: Vec<AddrOp>,
+        fallback: Option<PathId>,
+    ) -> bool {
         if !self.reconfig.enabled || ops.is_empty() {
             return false;
         }
-        self.reconfig.queue.push_back((lookup, ops));
+        self.reconfig.queue.push_back((lookup, ops, fallback));
         self.send_next_asconf(now);
         true
     }
@@ -134,14 +143,23 @@ impl<O: Observer> Association<O> {
     }
 
     /// Answers the peer's request `serial` with `responses` (one per refused request,
-    /// successes optional): the ASCONF-ACK goes out on the path the request came on
-    /// and is kept to answer a repetition. Unknown serials are ignored.
-    pub fn answer_address_request(&mut self, serial: u32, responses: Vec<AsconfResponse>) {
+    /// successes optional): the ASCONF-ACK goes out on `path` — the path back to the
+    /// request's source, which the request itself may have just added — or, without
+    /// one, on the path the request came on, and is kept to answer a repetition.
+    /// Unknown serials are ignored.
+    pub fn answer_address_request(
+        &mut self,
+        serial: u32,
+        path: Option<PathId>,
+        responses: Vec<AsconfResponse>,
+    ) {
         let r = &mut self.reconfig;
         let Some(i) = r.unanswered.iter().position(|&(s, _)| s == serial) else {
             return;
         };
-        let (_, path) = r.unanswered.remove(i);
+        let (_, came_on) = r.unanswered.remove(i);
+        let path = path.filter(|p| p.0 < self.paths.len()).unwrap_or(came_on);
+        let r = &mut self.reconfig;
         let ack = AsconfAckChunk { serial, responses };
         r.cached_ack = Some(ack.clone());
         self.ctrl.push_back((path, Chunk::AsconfAck(ack)));
@@ -187,7 +205,7 @@ impl<O: Observer> Association<O> {
         if r.outstanding.is_some() {
             return;
         }
-        let Some((address, ops)) = r.queue.pop_front() else {
+        let Some((address, ops, fallback)) = r.queue.pop_front() else {
             return;
         };
         let params = ops
@@ -204,26 +222,28 @@ impl<O: Observer> Association<O> {
             params,
         };
         r.next_serial = r.next_serial.wrapping_add(1);
-        let path = self.asconf_path(None);
+        let path = self.asconf_path(None, fallback);
         let deadline = now + self.paths[path].rtt.rto();
         self.ctrl.push_back((path, Chunk::Asconf(chunk.clone())));
         self.reconfig.outstanding = Some(Outstanding {
             chunk,
             path,
+            fallback,
             deadline,
             retransmissions: 0,
         });
     }
 
     /// Where an ASCONF goes: the first active path other than `avoid`, else the first
-    /// path that carries data, else `avoid` or path 0.
-    fn asconf_path(&self, avoid: Option<PathId>) -> PathId {
+    /// path that carries data other than `avoid`, else `fallback`, `avoid` or path 0.
+    fn asconf_path(&self, avoid: Option<PathId>, fallback: Option<PathId>) -> PathId {
         let ids = (0..self.paths.len()).map(PathId);
         let usable = |id: &PathId| Some(*id) != avoid && self.paths[*id].carries_data();
         ids.clone()
             .filter(usable)
             .find(|&id| self.paths[id].state == PathState::Active)
             .or_else(|| ids.clone().find(usable))
+            .or(fallback.filter(|f| f.0 < self.paths.len()))
             .or(avoid)
             .unwrap_or(PathId(0))
     }
@@ -243,7 +263,7 @@ impl<O: Observer> Association<O> {
             return;
         }
         o.retransmissions += 1;
-        o.path = self.asconf_path(Some(o.path));
+        o.path = self.asconf_path(Some(o.path), o.fallback);
         let rto = self.paths[o.path].rtt.rto();
         let backoff = rto
             .as_nanos()

@@ -17,7 +17,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, SocketAddr};
 
 use cmt_core::addr_conf::{asconf_cause, AddrOp, AsconfResponse};
-use cmt_core::assoc::AddrRequest;
 use cmt_core::setup::Established as SetupDone;
 use cmt_core::wire::chunk_type;
 use cmt_core::{Packet, PathId, PathState};
@@ -39,6 +38,9 @@ pub(super) struct Addresses {
     announced: BTreeSet<IpAddr>,
     /// Added addresses waiting for the peer's answer, with their path.
     pending: BTreeMap<IpAddr, PathId>,
+    /// Addresses of ours that are gone, not yet deleted at the peer (a handover's old
+    /// address waits for the new one).
+    gone: BTreeSet<IpAddr>,
 }
 
 impl Addresses {
@@ -47,6 +49,7 @@ impl Addresses {
             enabled,
             announced: announced.into_iter().collect(),
             pending: BTreeMap::new(),
+            gone: BTreeSet::new(),
         }
     }
 }
@@ -73,34 +76,51 @@ pub(super) fn follow_interfaces(socks: &mut Sockets, s: &mut Established) {
         let id = PathId(c.path);
         let old = socks.local_addrs()[c.path].ip();
         s.assoc.remove_path(now, id);
-        let mut ops = Vec::new();
+        let mut adds = Vec::new();
         if let Some(ip) = c.addr {
             if old != ip && socks.rebind(c.path, ip).is_err() {
                 continue; // not bindable (yet): the next change tries again
             }
             if s.addrs.enabled && !s.addrs.announced.contains(&ip) {
                 s.addrs.pending.insert(ip, id);
-                ops.push(AddrOp::Add(ip));
+                adds.push(AddrOp::Add(ip));
             } else {
                 s.assoc.add_path(now, id);
             }
         }
-        let locals = socks.local_addrs();
-        let still_used = |a: IpAddr| {
-            (0..locals.len()).any(|i| i != c.path && locals[i].ip() == a) || c.addr == Some(a)
-        };
-        if s.addrs.enabled && s.addrs.announced.contains(&old) && !still_used(old) {
-            s.addrs.announced.remove(&old);
-            ops.push(AddrOp::Delete(old));
+        if s.addrs.enabled {
+            let gone = s.addrs.announced.contains(&old) && {
+                let locals = socks.local_addrs();
+                let elsewhere = (0..locals.len()).any(|i| i != c.path && locals[i].ip() == old);
+                !elsewhere && c.addr != Some(old)
+            };
+            if gone {
+                s.addrs.gone.insert(old);
+            }
+            tell_peer(socks, s, adds, c.addr.map(|_| id));
         }
-        // Named by an address the peer knows and that is still ours.
-        let lookup = locals
-            .iter()
-            .map(|a| a.ip())
-            .find(|a| s.addrs.announced.contains(a));
-        if let (Some(lookup), false) = (lookup, ops.is_empty()) {
-            s.assoc.reconfigure(now, lookup, ops);
+    }
+}
+
+/// Sends the peer `adds` and the deletions of addresses that are gone — but never the
+/// deletion of the last address the peer knows: in a handover (the only path's address
+/// gone, a new one coming) it waits for the new address and goes with its ADD-IP, in
+/// one ASCONF, named by the old address (the one the peer still knows). `via`: the
+/// path of the added address, which carries the ASCONF when no path carries data.
+fn tell_peer(socks: &Sockets, s: &mut Established, mut ops: Vec<AddrOp>, via: Option<PathId>) {
+    let locals = socks.local_addrs();
+    let a = &mut s.addrs;
+    let kept = |x: &IpAddr| !a.gone.contains(x) && locals.iter().any(|l| l.ip() == *x);
+    let lookup = a.announced.iter().copied().find(kept);
+    let lookup = lookup.or_else(|| a.gone.first().copied());
+    if lookup.is_some_and(|l| kept(&l)) || !ops.is_empty() {
+        for x in std::mem::take(&mut a.gone) {
+            a.announced.remove(&x);
+            ops.push(AddrOp::Delete(x));
         }
+    }
+    if let (Some(lookup), false) = (lookup, ops.is_empty()) {
+        s.assoc.reconfigure(socks.now(), lookup, ops, via);
     }
 }
 
@@ -119,16 +139,21 @@ pub(super) fn take_results(socks: &Sockets, s: &mut Established) {
     }
 }
 
-/// Applies the peer's requests in order and answers each. An added address is trusted
+/// Applies the peer's requests (which came from `from`) in order and answers each. An
+/// added address is trusted
 /// as a source from then on (the request was authenticated); returns the packets that
 /// were held for it, to deliver.
-pub(super) fn apply_requests(socks: &Sockets, s: &mut Established) -> Vec<(usize, Packet)> {
+pub(super) fn apply_requests(
+    socks: &Sockets,
+    s: &mut Established,
+    from: SocketAddr,
+) -> Vec<(usize, Packet)> {
     let mut released = Vec::new();
     for req in s.assoc.take_address_requests() {
-        let port = s.routes.paths.get(req.path.0).map_or(0, |r| r.1.port());
+        let port = from.port();
         let mut responses = Vec::new();
         for p in &req.params {
-            match (apply(socks, s, &req, &p.op), &p.op) {
+            match (apply(socks, s, from, &p.op), &p.op) {
                 (None, AddrOp::Add(ip)) => {
                     released.extend(s.trust.confirm(SocketAddr::new(*ip, port)));
                 }
@@ -136,15 +161,18 @@ pub(super) fn apply_requests(socks: &Sockets, s: &mut Established) -> Vec<(usize
                 (Some(cause), _) => responses.push(AsconfResponse::refusal(p, cause)),
             }
         }
-        s.assoc.answer_address_request(req.serial, responses);
+        // Back to the request's source, on the path a request may just have added.
+        let back = s.routes.to_remote(from);
+        s.assoc.answer_address_request(req.serial, back, responses);
     }
     released
 }
 
 /// One request: `None` when applied, else the error cause it is refused with.
-fn apply(socks: &Sockets, s: &mut Established, req: &AddrRequest, op: &AddrOp) -> Option<u16> {
+/// `from`: the request's source (its UDP port is the peer's for every address).
+fn apply(socks: &Sockets, s: &mut Established, from: SocketAddr, op: &AddrOp) -> Option<u16> {
     let now = socks.now();
-    let port = s.routes.paths.get(req.path.0).map_or(0, |r| r.1.port());
+    let port = from.port();
     let live = |s: &Established, i: usize| s.assoc.path(PathId(i)).state != PathState::Removed;
     match op {
         AddrOp::Add(ip) => {
@@ -174,7 +202,7 @@ fn apply(socks: &Sockets, s: &mut Established, req: &AddrRequest, op: &AddrOp) -
             let doomed: Vec<usize> = (0..s.routes.paths.len())
                 .filter(|&i| s.routes.paths[i].1.ip() == *ip && live(s, i))
                 .collect();
-            if doomed.contains(&req.path.0) {
+            if *ip == from.ip() {
                 return Some(asconf_cause::DELETE_SOURCE_ADDRESS);
             }
             let left = (0..s.routes.paths.len()).filter(|&i| live(s, i) && !doomed.contains(&i));

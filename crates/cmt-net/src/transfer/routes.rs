@@ -53,6 +53,10 @@ impl Routes {
         let k = self.paths.iter().position(|&p| p == (local, from));
         PathId(k.unwrap_or_else(|| self.of_local.get(local).copied().unwrap_or(0)))
     }
+    /// The first path to `remote`, if any.
+    pub(super) fn to_remote(&self, remote: SocketAddr) -> Option<PathId> {
+        self.paths.iter().position(|p| p.1 == remote).map(PathId)
+    }
     /// Whether a path that is not removed goes to `remote`.
     pub(super) fn is_live_remote<O: cmt_core::Observer>(
         &self,

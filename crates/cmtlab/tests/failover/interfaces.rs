@@ -13,6 +13,12 @@
 //! * A new interface: path 1's interface has no address when the transfer starts
 //!   (the INIT lists only path 0's); 2 MB in it gets one, and within 1 s data must
 //!   arrive from it on a path the receiver added for the ADD-IP.
+//! * A full handover: the same start, then path 0's interface loses its address and
+//!   path 1's gets one right after — the only path replaced by a new one (WiFi gone,
+//!   LTE up). The sender keeps the deletion of its last address until the new one can
+//!   go with it in one ASCONF, sent from the new address; the in-order stall must stay
+//!   under 1 s plus one round trip of the new path (0.1 s with the tbf queues):
+//!   1.1 s.
 use std::time::Duration;
 
 use super::procs::spawn;
@@ -26,6 +32,8 @@ const REMOVAL_STALL: f64 = 0.3;
 const NEW_ADDRESS_SILENCE: f64 = 1.0;
 /// How long path 0 has no address.
 const GAP: f64 = 3.0;
+/// In-order stall bound across a full handover (module doc).
+const HANDOVER_STALL: f64 = 1.1;
 
 /// A transfer of `mb` MB whose sender names its paths by interface, cmt0 and cmt1.
 fn by_interfaces(env: &Env, name: &str, mb: usize) -> super::Transfer {
@@ -117,5 +125,32 @@ pub(super) fn an_interface_gets_its_first_address_mid_transfer(
     Ok(format!(
         "completed; cmt1's first data at most {after:.2} s after its address was added, on a \
          path the receiver added"
+    ))
+}
+
+pub(super) fn a_full_handover_to_a_new_interface(env: &Env) -> Result<String, String> {
+    let (first, second) = ("10.77.0.1/24", "10.77.1.1/24");
+    netns::ip(&["addr", "del", second, "dev", "cmt1"])?;
+    let t = by_interfaces(env, "handover", 16);
+    let moved = (|| {
+        t.wait_stored(2)?;
+        netns::ip(&["addr", "del", first, "dev", "cmt0"])?;
+        netns::ip(&["addr", "add", second, "dev", "cmt1"])
+    })();
+    let trace = t.finish();
+    // Put the namespace back for the tests after this one, whatever happened.
+    let _ = netns::ip(&["addr", "add", first, "dev", "cmt0"]);
+    let _ = netns::ip(&["addr", "add", second, "dev", "cmt1"]);
+    let trace = trace?;
+    moved?;
+    let stall = trace.stall();
+    check(stall <= HANDOVER_STALL, || {
+        format!("in-order stall {stall:.2} s across the handover")
+    })?;
+    let old_last = trace.arrivals[0].last().copied().unwrap_or(0.0);
+    let new_first = first_added(&trace, 1)?;
+    Ok(format!(
+        "completed; in-order stall {stall:.2} s; cmt1's first data {:.2} s after cmt0's last",
+        new_first - old_last
     ))
 }
