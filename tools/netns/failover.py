@@ -15,7 +15,9 @@ Measured per row and stack:
              every path is down this includes the outage; `stall - outage` is how long
              data took to flow again after it)
   back       how long after the fault ended the faulty path carried data again (its
-             receive counter grew by more than 30 KB within 100 ms), sampled every 20 ms
+             receive counter grew by more than 30 KB within 100 ms), sampled every 20 ms;
+             in the rows where path 2's interface gets its first address, how long
+             after that path 2 carried data
   goodput    file size / transfer time
 
 Prints a Markdown table (BENCHMARKS.md has the last one).
@@ -111,6 +113,35 @@ def readdress(i, on):
         sh("ip", "-n", S, "mptcp", "endpoint", "add", f"10.{i}.0.11", "dev", f"s{i}", "subflow")
 
 
+def new_interface(on):
+    """Path 2's interface gets its first address (it had none when the transfer
+    started). Kernel MPTCP is given it as a subflow endpoint, as mptcpd would."""
+    if on:
+        sh("ip", "-n", S, "addr", "add", "10.2.0.1/24", "dev", "s2")
+        sh("ip", "-n", S, "mptcp", "endpoint", "add", "10.2.0.1", "dev", "s2", "subflow")
+
+
+def handover(on):
+    """The only path's address goes and path 2's interface gets its first one right
+    after: WiFi gone, LTE up."""
+    if on:
+        sh("ip", "-n", S, "addr", "del", "10.1.0.1/24", "dev", "s1")
+        new_interface(True)
+
+
+def without_path_2():
+    """The start of the new-interface rows: s2 without an address, no endpoint."""
+    sh("ip", "-n", S, "addr", "del", "10.2.0.1/24", "dev", "s2", check=False)
+    sh("ip", "-n", S, "mptcp", "endpoint", "flush", check=False)
+
+
+def restore_both():
+    sh("ip", "-n", S, "addr", "add", "10.1.0.1/24", "dev", "s1", check=False)
+    sh("ip", "-n", S, "addr", "add", "10.2.0.1/24", "dev", "s2", check=False)
+    sh("ip", "-n", S, "mptcp", "endpoint", "flush", check=False)
+    sh("ip", "-n", S, "mptcp", "endpoint", "add", "10.2.0.1", "dev", "s2", "subflow")
+
+
 def restore_address(i):
     sh("ip", "-n", S, "addr", "del", f"10.{i}.0.11/24", "dev", f"s{i}", check=False)
     sh("ip", "-n", S, "addr", "add", f"10.{i}.0.1/24", "dev", f"s{i}", check=False)
@@ -135,11 +166,15 @@ def faults():
         ("every path down 120 s", [1, 2], 120, both(down)),
         (REBIND, [1], None, lambda on: rebind(1, on)),
         (READDRESS, [1], 5, lambda on: readdress(1, on)),
+        (NEW_IFACE, [2], None, new_interface),
+        (HANDOVER, [2], None, handover),
     ]
 
 
 REBIND = "a NAT gives path 1 a new source port"
 READDRESS = "path 1's address deleted, another one added 5 s later"
+NEW_IFACE = "path 2's interface gets its first address mid-transfer"
+HANDOVER = "full handover: path 1's address deleted, path 2's interface gets its first"
 
 
 class Sampler(threading.Thread):
@@ -187,7 +222,10 @@ def run_fault(stack, fault, data, mb):
     sampler = Sampler()
     sampler.start()
     # cmtlab follows interfaces it was given by name; the other rows keep addresses.
-    local = f"s1:{SPORT},s2:{SPORT}" if name == READDRESS else f"10.1.0.1:{SPORT},10.2.0.1:{SPORT}"
+    by_name = name in (READDRESS, NEW_IFACE, HANDOVER)
+    local = f"s1:{SPORT},s2:{SPORT}" if by_name else f"10.1.0.1:{SPORT},10.2.0.1:{SPORT}"
+    if name in (NEW_IFACE, HANDOVER):
+        without_path_2()
     rx, tx, timeline = start(stack, data, out, local)
     time.sleep(3)
     t_fault = time.time()
@@ -209,10 +247,15 @@ def run_fault(stack, fault, data, mb):
         apply(False)
     if name == READDRESS:
         restore_address(paths[0])
+    if name in (NEW_IFACE, HANDOVER):
+        restore_both()
     ok = rxo.returncode == 0 and txo.returncode == 0 and sha(out) == sha(data)
     times = timeline()
     stall = max((b - a for a, b in zip(times, times[1:])), default=None)
     back = None if dur is None else sampler.back(paths[0], t_end)
+    if name in (NEW_IFACE, HANDOVER):
+        # How long after the address came path 2 carried data.
+        back = sampler.back(2, t_fault)
     if name == REBIND:
         # The path's share of what arrived 1-6 s after the rebinding (in the table's
         # "path back" column): whether the stack still uses the path at all.
