@@ -16,6 +16,7 @@ use crate::traffic::Source;
 
 mod assemble;
 mod bounds;
+mod churn;
 mod endpoint;
 mod packets;
 mod propagation;
@@ -251,7 +252,8 @@ impl Simulation {
     }
 
     /// Scenario event `i`: a link changes (packets a link going down held are dropped),
-    /// or the sender learns that a path's address was added or removed.
+    /// or the sender learns that a path's address was added or removed (and tells the
+    /// receiver: `churn`).
     fn apply_event(&mut self, i: usize) {
         let e = self.built.events[i].clone();
         for l in e.links.iter().map(|&l| LinkDir(l)) {
@@ -260,12 +262,7 @@ impl Simulation {
             }
         }
         if let Some((path, added)) = e.path {
-            let (now, assoc) = (self.now, &mut self.ends[EndpointId::SENDER].assoc);
-            if added {
-                assoc.add_path(now, PathId(path));
-            } else {
-                assoc.remove_path(now, PathId(path));
-            }
+            self.path_event(path, added);
             self.flush(EndpointId::SENDER);
         }
     }
@@ -471,6 +468,9 @@ impl Simulation {
             }
         }
         self.ends[dest].assoc.handle_packet(self.now, path, packet);
+        if flow.is_none() {
+            self.follow_reconfiguration(dest);
+        }
         self.flush(dest);
     }
 

@@ -1,5 +1,6 @@
 //! Paths that come and go (`[[events]]` with `path = …`, `paths[].present`): a removed
-//! path's data moves to the others at once, an added one is verified and then used.
+//! path's data moves to the others at once, an added one is announced to the receiver
+//! (RFC 5061 ADD-IP), verified and then used.
 
 mod bins;
 
@@ -102,12 +103,18 @@ fn an_added_path_is_verified_and_then_carries_data() {
     let (sim, bin) = run(CHURN, &[]);
     // Not one DATA chunk before the address exists.
     assert_eq!(arrived(&sim, bin, 2, 0.0, 20.0), 0);
-    // After it: a HEARTBEAT and its ACK (40 ms), then data one way (20 ms), within a bin.
+    // After it: the ADD-IP to the receiver over LTE, behind at most a full LTE queue
+    // (40 ms + 50 packets at 10 Mbit/s: 60 ms), its ASCONF-ACK back (40 ms, a queue of
+    // SACKs only), a HEARTBEAT and its ACK on the new path (40 ms), then data one way
+    // (20 ms), within a bin.
     let first = first_arrival(&sim, bin, 2, 20.0).expect("the added path never carried data");
     assert!(
-        first <= 20.0 + 0.04 + 0.02 + bin + 1e-9,
+        first <= 20.0 + (0.04 + 0.06) + 0.04 + 0.04 + 0.02 + bin + 1e-9,
         "first data at {first} s"
     );
+    // Not before the ASCONF round trip could have completed (80 ms of propagation over
+    // LTE) and the HEARTBEAT's (40 ms): the receiver learns of the path first.
+    assert!(first >= 20.0 + 0.08 + 0.04, "first data at {first} s");
     // And then its share: at least half its capacity over 25–30 s (round-robin over two
     // loss-free 10 Mbit/s paths with a 1 MB buffer: each runs near its capacity).
     let bytes = arrived(&sim, bin, 2, 25.0, 30.0);

@@ -213,7 +213,18 @@ fn main_endpoints(
             sender.set_destination_loss_rate(PathId(p), Some(loss));
         }
     }
-    let receiver = Association::new(cfg, n, algs(), ib, probe(Role::Receiver))?;
+    let mut receiver = Association::new(cfg, n, algs(), ib, probe(Role::Receiver))?;
+    // Paths that come and go are told to the receiver (RFC 5061, `world::churn`): an
+    // absent path's address is unknown to it until the sender's ADD-IP.
+    let churn =
+        built.paths.iter().any(|p| !p.present) || built.events.iter().any(|e| e.path.is_some());
+    if churn {
+        sender.enable_reconfiguration();
+        receiver.enable_reconfiguration();
+        for p in (0..n).filter(|&p| !built.paths[p].present) {
+            receiver.remove_path(Time::ZERO, PathId(p));
+        }
+    }
     Ok(vec![
         Endpoint::new(
             sender,
