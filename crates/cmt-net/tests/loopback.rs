@@ -59,6 +59,37 @@ async fn a_file_crosses_two_loopback_paths_intact_and_both_ends_close() {
     );
 }
 
+/// Two addresses of ours to a receiver with one (a phone's WiFi and LTE to a server):
+/// the receiver makes a path to each of our addresses on its one socket, tells their
+/// arrivals apart by source, and both carry data.
+#[tokio::test]
+async fn two_of_our_addresses_to_one_of_theirs_make_two_paths_on_both_sides() {
+    let (remotes, out, server) = receiver(&["127.0.0.1:0"], "one-remote").await;
+    let data: Vec<u8> = (0..4_000_000u32).map(|i| (i >> 5) as u8).collect();
+    let sent = send(
+        &addrs(&["127.0.1.1:0", "127.0.1.2:0"]),
+        &[remotes[0], remotes[0]],
+        Bytes::from(data.clone()),
+        &Options::default(),
+    )
+    .await
+    .unwrap();
+    let got = server.await.unwrap().unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), data);
+    let theirs: Vec<_> = got.routes.iter().map(|r| r.1.ip().to_string()).collect();
+    assert_eq!(theirs, ["127.0.1.1", "127.0.1.2"], "the receiver's paths");
+    let received: Vec<u64> = got.paths.iter().map(|p| p.received_data_packets).collect();
+    assert!(
+        received.len() == 2 && received.iter().all(|&n| n > 100),
+        "DATA packets per receiver path: {received:?}"
+    );
+    assert!(
+        sent.paths.iter().all(|p| p.sent_packets > 100),
+        "{:?}",
+        sent.paths
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_bad_datagrams_do_not_disturb_a_transfer_and_are_counted() {
     use cmt_core::wire::encode;

@@ -94,14 +94,22 @@ enum Command {
         /// The file.
         file: PathBuf,
         /// Local addresses, one per path, e.g. `127.0.1.1:0,127.0.1.2:0`, or interface
-        /// names (`wlan0,eth1`: each one's first IPv4 address). A path named by its
-        /// interface follows it: it stops carrying data the moment the interface loses
-        /// its address and is used again, verified, when it gets one; the receiver is
-        /// told of each change (RFC 5061 ADD-IP / DEL-IP). An interface may be without
-        /// an address at the start (all but the first): its path starts when it gets one.
+        /// names (`wlan0,eth1`: each one's first IPv4 address), or `auto` (every
+        /// interface with a usable IPv4 address, in name order, but loopback, virtual
+        /// ones — docker*, br-*, virbr*, veth*, vnet*, vmnet*, vboxnet*, tun*, tap*, wg*,
+        /// tailscale* — and `--exclude`). A path named by its interface follows it: it
+        /// stops carrying data the moment the interface loses its address and is used
+        /// again, verified, when it gets one; the receiver is told of each change (RFC
+        /// 5061 ADD-IP / DEL-IP). An interface may be without an address at the start
+        /// (all but the first): its path starts when it gets one.
         #[arg(long, value_delimiter = ',', required = true)]
         local: Vec<String>,
-        /// The receiver's addresses, in the same order, e.g. `127.0.0.1:9899,127.0.0.2:9899`.
+        /// Interfaces `--local auto` leaves out, e.g. `--exclude eth1`.
+        #[arg(long, value_delimiter = ',')]
+        exclude: Vec<String>,
+        /// The receiver's addresses, in the same order, e.g. `127.0.0.1:9899,127.0.0.2:9899`;
+        /// one address: every path goes to it (the receiver pairs each of our addresses
+        /// with one of its own).
         #[arg(long, value_delimiter = ',', required = true)]
         remote: Vec<String>,
         /// Backup paths, each named by its `--local` entry (address or interface) or
@@ -115,7 +123,9 @@ enum Command {
     /// Receive one file over several real paths.
     #[command(after_help = algorithms_help())]
     Recv {
-        /// Addresses to listen on, one per path, e.g. `127.0.0.1:9899,127.0.0.2:9899`.
+        /// Addresses to listen on, one per path, e.g. `127.0.0.1:9899,127.0.0.2:9899`,
+        /// or interfaces with the port (`eth0:9899`), which the receiver follows: when
+        /// one's address changes it moves there and tells the sender (RFC 5061).
         #[arg(long, value_delimiter = ',', required = true)]
         listen: Vec<String>,
         /// Where the file goes.
@@ -180,10 +190,11 @@ pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
         Command::Send {
             file,
             local,
+            exclude,
             remote,
             backup,
             algs,
-        } => net::send(&file, &local, &remote, &backup, &algs),
+        } => net::send(&file, (&local, &exclude), &remote, &backup, &algs),
         Command::Recv {
             listen,
             out,

@@ -76,6 +76,7 @@ pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
 
 mod cli;
 mod extend;
+mod locals;
 mod net;
 mod output;
 mod real;

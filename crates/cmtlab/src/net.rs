@@ -1,6 +1,6 @@
 //! `cmtlab send` / `cmtlab recv`: real transfers over UDP paths.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::Path;
 
 use cmt_net::transfer::{self, Options, Report};
@@ -143,45 +143,6 @@ fn parse(list: &[String], flag: &str) -> Result<Vec<SocketAddr>, String> {
             a.trim()
                 .parse()
                 .map_err(|_| format!("--{flag}: `{a}` is not an address like 127.0.0.1:9899"))
-        })
-        .collect()
-}
-
-/// `--local` entries: an address (`127.0.1.1:0`), or an interface name with an optional
-/// port (`wlan0`, `eth1:5000`), which stands for the interface's first IPv4 address (its
-/// first IPv6 address when it has no IPv4 one). Each comes with the interface it named,
-/// if it named one: those paths follow their interface's address during the transfer.
-fn parse_locals(list: &[String]) -> Result<Vec<(SocketAddr, Option<String>)>, String> {
-    let ifaces = if_addrs::get_if_addrs().unwrap_or_default();
-    list.iter()
-        .map(|e| {
-            let e = e.trim();
-            if let Ok(a) = e.parse::<SocketAddr>() {
-                return Ok((a, None));
-            }
-            let (name, port) = match e.rsplit_once(':') {
-                Some((n, p)) => (
-                    n,
-                    p.parse::<u16>()
-                        .map_err(|_| format!("--local: `{e}`: `{p}` is not a port"))?,
-                ),
-                None => (e, 0),
-            };
-            // An interface without an address yet: its path starts when it gets one.
-            let ip = match cmt_net::ifwatch::address_of(&ifaces, name) {
-                Some(ip) => ip,
-                None if cmt_net::ifwatch::interface_exists(name) => Ipv4Addr::UNSPECIFIED.into(),
-                None => {
-                    let mut names: Vec<&str> = ifaces.iter().map(|i| i.name.as_str()).collect();
-                    names.dedup();
-                    return Err(format!(
-                        "--local: `{e}` is neither an address like 127.0.1.1:0 nor an \
-                         interface (interfaces with an address: {})",
-                        names.join(", ")
-                    ));
-                }
-            };
-            Ok((SocketAddr::new(ip, port), Some(name.to_string())))
         })
         .collect()
 }
@@ -382,17 +343,32 @@ fn parse_backups(
     Ok(backups)
 }
 
+/// `cmtlab send`; `locals`: the `--local` entries and the interfaces `auto` leaves out.
 pub fn send(
     file: &Path,
-    local_entries: &[String],
+    (local_entries, exclude): (&[String], &[String]),
     remote: &[String],
     backup: &[String],
     a: &AlgArgs,
 ) -> Result<(), String> {
     let (local, interfaces): (Vec<SocketAddr>, Vec<Option<String>>) =
-        parse_locals(local_entries)?.into_iter().unzip();
-    let remote = parse(remote, "remote")?;
-    let backups = parse_backups(backup, local_entries, &local, &remote)?;
+        crate::locals::parse_locals(local_entries, exclude)?
+            .into_iter()
+            .unzip();
+    let mut remote = parse(remote, "remote")?;
+    if remote.len() == 1 {
+        // One receiver address: every path goes to it.
+        remote = vec![remote[0]; local.len()];
+    }
+    // Each path by the interface that named it, or its address.
+    let names: Vec<String> = (0..local.len())
+        .map(|i| {
+            interfaces[i]
+                .clone()
+                .unwrap_or_else(|| local[i].to_string())
+        })
+        .collect();
+    let backups = parse_backups(backup, &names, &local, &remote)?;
     let summary = open_summary(a)?;
     let cpu = cpu_time::ProcessTime::now();
     let r = runtime()?.block_on(async {
@@ -407,7 +383,17 @@ pub fn send(
 }
 
 pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Result<(), String> {
-    let listen = parse(listen, "listen")?;
+    let (listen, interfaces): (Vec<SocketAddr>, Vec<Option<String>>) =
+        crate::locals::parse_locals(listen, &[])
+            .map_err(|e| e.replacen("--local", "--listen", 1))?
+            .into_iter()
+            .unzip();
+    if let Some(i) = listen.iter().position(|a| a.ip().is_unspecified()) {
+        let name = interfaces[i].clone().unwrap_or_default();
+        return Err(format!(
+            "--listen: interface `{name}` has no address to listen on yet"
+        ));
+    }
     let peers = peers
         .iter()
         .map(|p| {
@@ -421,6 +407,7 @@ pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Res
     let r = runtime()?.block_on(async {
         let mut o = abort_on_signals(options(a)?)?;
         o.peers = peers;
+        o.interfaces = interfaces;
         Ok::<_, String>(transfer::receive(&listen, out, &o).await?)
     })?;
     print(&r, "received", &[]);
@@ -452,7 +439,7 @@ pub fn relay(paths: &[String], seed: u64) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_backups, parse_locals};
+    use super::parse_backups;
 
     #[test]
     fn backup_entries_name_a_path_by_its_local_entry_or_either_address() {
@@ -477,25 +464,5 @@ mod tests {
         assert!(e.starts_with("--backup: `wlan0`"), "{e}");
         let e = b(&["lo", "127.0.1.2"]).unwrap_err();
         assert!(e.contains("every path is a backup"), "{e}");
-    }
-
-    #[test]
-    fn local_entries_may_name_an_interface_with_an_optional_port() {
-        let v = |s: &[&str]| parse_locals(&s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
-        assert_eq!(v(&["127.0.1.1:0"]).unwrap()[0].0.to_string(), "127.0.1.1:0");
-        // Loopback is "lo" on Linux and carries 127.0.0.1.
-        assert_eq!(v(&["lo"]).unwrap()[0].0.to_string(), "127.0.0.1:0");
-        assert_eq!(v(&["lo:5000"]).unwrap()[0].0.to_string(), "127.0.0.1:5000");
-        // The interface an entry named is kept (those paths follow it); an address names none.
-        let names: Vec<_> = v(&["lo", "lo:5000", "127.0.0.1:0"])
-            .unwrap()
-            .into_iter()
-            .map(|x| x.1)
-            .collect();
-        assert_eq!(names, [Some("lo".into()), Some("lo".into()), None]);
-        let e = v(&["wlan9"]).unwrap_err();
-        assert!(e.contains("`wlan9`") && e.contains("lo"), "{e}");
-        let e = v(&["lo:port"]).unwrap_err();
-        assert!(e.contains("`port` is not a port"), "{e}");
     }
 }

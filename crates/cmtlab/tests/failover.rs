@@ -77,15 +77,14 @@ impl Env {
 
     /// `cmtlab recv` on the first `n` paths in the receiver's namespace, writing `out`.
     fn receiver(&self, n: usize, out: &Path, extra: &[&str]) -> Proc {
-        let mut args: Vec<String> = [
-            "recv",
-            "--listen",
-            &self.list(n, false, PORT),
-            "--timeout",
-            "90",
-        ]
-        .map(String::from)
-        .to_vec();
+        self.receiver_on(&self.list(n, false, PORT), out, extra)
+    }
+
+    /// `cmtlab recv --listen LISTEN` in the receiver's namespace, writing `out`.
+    fn receiver_on(&self, listen: &str, out: &Path, extra: &[&str]) -> Proc {
+        let mut args: Vec<String> = ["recv", "--listen", listen, "--timeout", "90"]
+            .map(String::from)
+            .to_vec();
         args.extend(["--out".into(), out.display().to_string()]);
         args.extend(extra.iter().map(|s| s.to_string()));
         let bin = self.bin.clone();
@@ -362,6 +361,14 @@ const TESTS: &[Test<Env>] = &[
     (
         "a_full_handover_to_a_new_interface",
         interfaces::a_full_handover_to_a_new_interface,
+    ),
+    (
+        "local_auto_takes_the_real_interfaces",
+        interfaces::local_auto_takes_the_real_interfaces,
+    ),
+    (
+        "the_receivers_interface_is_readdressed",
+        interfaces::the_receivers_interface_is_readdressed,
     ),
     (
         "killed_at_random_points_and_resumed",

@@ -63,10 +63,11 @@ pub struct Options {
     /// path carries data only while no regular path is ACTIVE (docs/algorithms.md §1.8);
     /// heartbeats probe it meanwhile.
     pub backups: Vec<bool>,
-    /// Sender: the interface path i's local address was named by (`--local wlan0`),
-    /// if it was. Such paths follow their interface ([`crate::ifwatch`]): removed the
-    /// moment it loses its address, bound to its new address and verified when it gets
-    /// one (docs/algorithms.md §1.9).
+    /// The interface local socket i's address was named by (`send --local wlan0`: path
+    /// i's; `recv --listen wlan0:9899`: listening address i's), if it was. Such sockets
+    /// follow their interface ([`crate::ifwatch`]): their paths are removed the moment
+    /// it loses its address, and bound to its new address and verified when it gets
+    /// one, the peer told of both (docs/algorithms.md §1.9, §1.10).
     pub interfaces: Vec<Option<String>>,
     /// RFC 4895 authentication with a pre-shared endpoint key (`--key FILE`): every
     /// chunk that can change the association's state must then carry an AUTH chunk

@@ -1,14 +1,15 @@
 //! Address changes told to the peer and learned from it (RFC 5061 ADD-IP / DEL-IP /
 //! SET-PRIMARY, with the core's ASCONF bookkeeping, docs/algorithms.md §1.10).
 //!
-//! * Our side: a path whose interface loses its address is removed at once and the
+//! * Our side (either end: the sender's paths, the receiver's listening sockets): a
+//!   path whose interface loses its address is removed at once and the
 //!   peer is told to delete the address; one that gets an address is rebound to it and
 //!   the peer told to add it — the path carries data only after the peer's ASCONF-ACK
 //!   accepted it (RFC 5061 §5.1) and a HEARTBEAT verified it. Without reconfiguration
 //!   (a peer that does not support it) the path is added at once and the peer follows
 //!   its packets' new source after a probe, as before.
 //! * The peer's side: its ADD-IP makes a new path from the local address sharing the
-//!   longest prefix with the new address (one of [`SPARE_PATHS`] slots kept for it, or
+//!   longest prefix with the new address (one of the [`SPARE_PATHS`] slots each end keeps for it, or
 //!   the slot of a path deleted earlier to the same address), verified before it carries
 //!   data; its DEL-IP removes every path to that address at once. Deleting the address
 //!   the request came from, or the last one, is refused with RFC 5061's error causes.
@@ -36,8 +37,8 @@ pub(super) struct Addresses {
     pub(super) enabled: bool,
     /// Addresses of ours the peer knows (the handshake's, then those it accepted).
     announced: BTreeSet<IpAddr>,
-    /// Added addresses waiting for the peer's answer, with their path.
-    pending: BTreeMap<IpAddr, PathId>,
+    /// Added addresses waiting for the peer's answer, with the paths from them.
+    pending: BTreeMap<IpAddr, Vec<PathId>>,
     /// Addresses of ours that are gone, not yet deleted at the peer (a handover's old
     /// address waits for the new one).
     gone: BTreeSet<IpAddr>,
@@ -73,19 +74,28 @@ pub(super) fn negotiated(o: &Options, est: &SetupDone) -> bool {
 pub(super) fn follow_interfaces(socks: &mut Sockets, s: &mut Established) {
     let now = socks.now();
     for c in s.watch.changes() {
-        let id = PathId(c.path);
+        // The watch names sockets; a socket carries one path at the sender, any number
+        // at the receiver.
+        let ids: Vec<PathId> = (0..s.routes.paths.len())
+            .filter(|&i| s.routes.paths[i].0 == c.path)
+            .map(PathId)
+            .collect();
         let old = socks.local_addrs()[c.path].ip();
-        s.assoc.remove_path(now, id);
+        for &id in &ids {
+            s.assoc.remove_path(now, id);
+        }
         let mut adds = Vec::new();
         if let Some(ip) = c.addr {
             if old != ip && socks.rebind(c.path, ip).is_err() {
                 continue; // not bindable (yet): the next change tries again
             }
             if s.addrs.enabled && !s.addrs.announced.contains(&ip) {
-                s.addrs.pending.insert(ip, id);
+                s.addrs.pending.insert(ip, ids.clone());
                 adds.push(AddrOp::Add(ip));
             } else {
-                s.assoc.add_path(now, id);
+                for &id in &ids {
+                    s.assoc.add_path(now, id);
+                }
             }
         }
         if s.addrs.enabled {
@@ -97,7 +107,7 @@ pub(super) fn follow_interfaces(socks: &mut Sockets, s: &mut Established) {
             if gone {
                 s.addrs.gone.insert(old);
             }
-            tell_peer(socks, s, adds, c.addr.map(|_| id));
+            tell_peer(socks, s, adds, c.addr.and(ids.first().copied()));
         }
     }
 }
@@ -129,12 +139,17 @@ pub(super) fn take_results(socks: &Sockets, s: &mut Established) {
     let now = socks.now();
     for (op, result) in s.assoc.take_address_results() {
         let AddrOp::Add(ip) = op else { continue };
-        let Some(id) = s.addrs.pending.remove(&ip) else {
+        let Some(ids) = s.addrs.pending.remove(&ip) else {
             continue;
         };
-        if result.is_ok() && socks.local_addrs()[id.0].ip() == ip {
+        if result.is_ok() {
             s.addrs.announced.insert(ip);
-            s.assoc.add_path(now, id);
+        }
+        for id in ids {
+            let still = socks.local_addrs()[s.routes.paths[id.0].0].ip() == ip;
+            if result.is_ok() && still {
+                s.assoc.add_path(now, id);
+            }
         }
     }
 }

@@ -113,7 +113,7 @@ pub async fn receive_on(
         peer_vtag,
         rejected,
         start,
-        watch: crate::ifwatch::AddrWatch::new(Vec::new()),
+        watch: listen_watch(o, &listen),
         addrs: Addresses::new(reconfigure, listen.iter().map(|a| a.ip())),
     };
     let mut end = Receiving {
@@ -312,4 +312,17 @@ impl Receiving {
         self.sha = Some(digest);
         Ok(())
     }
+}
+
+/// The interfaces the listening sockets were named by, with their addresses: those
+/// sockets follow them (and the sender is told, RFC 5061).
+fn listen_watch(o: &Options, listen: &[SocketAddr]) -> crate::ifwatch::AddrWatch {
+    let watched = o
+        .interfaces
+        .iter()
+        .zip(listen)
+        .enumerate()
+        .filter_map(|(i, (name, a))| Some((i, name.clone()?, Some(a.ip()))))
+        .collect();
+    crate::ifwatch::AddrWatch::new(watched)
 }

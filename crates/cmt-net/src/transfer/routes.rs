@@ -21,7 +21,8 @@ pub(super) struct Routes {
 impl Routes {
     pub(super) fn new(locals: usize, paths: Vec<(usize, SocketAddr)>, peer_port: u16) -> Routes {
         let mut of_local = vec![0; locals];
-        for (i, &(l, _)) in paths.iter().enumerate() {
+        // A socket several paths share reports to the first of them.
+        for (i, &(l, _)) in paths.iter().enumerate().rev() {
             of_local[l] = i;
         }
         Routes {
@@ -82,7 +83,10 @@ impl Routes {
 /// address that shares the longest prefix with it (a WiFi address pairs with the
 /// peer's address on the same network; ties go to the peer's order), on the port the
 /// peer's packets came from. Locals left without a peer address of their family carry
-/// no path.
+/// no path; when the handshake came from a listed address (no relay or NAT between),
+/// peer addresses left without a local get a path from the local sharing the longest
+/// prefix with them (a phone's WiFi and LTE addresses to a server with one address: two
+/// paths on the server's one socket).
 pub fn pair_remotes(
     locals: &[SocketAddr],
     arrived_on: usize,
@@ -100,6 +104,17 @@ pub fn pair_remotes(
             .max_by_key(|&j| (common_prefix(l.ip(), free[j]), usize::MAX - j));
         if let Some(j) = best {
             out.push((i, SocketAddr::new(free.remove(j), from.port())));
+        }
+    }
+    // Only when the peer's packets come from an address it listed: behind a relay or a
+    // NAT the listed addresses are not the ones that reach us.
+    let direct = peer.contains(&from.ip());
+    for a in free.into_iter().filter(|_| direct) {
+        let nearest = (0..locals.len())
+            .filter(|&i| locals[i].is_ipv4() == a.is_ipv4())
+            .max_by_key(|&i| (common_prefix(locals[i].ip(), a), usize::MAX - i));
+        if let Some(i) = nearest {
+            out.push((i, SocketAddr::new(a, from.port())));
         }
     }
     out
@@ -140,6 +155,19 @@ mod tests {
                 (2, sa("10.3.0.2:7"))
             ]
         );
+    }
+
+    #[test]
+    pub(super) fn peer_addresses_beyond_our_locals_share_the_nearest_local() {
+        // A server with one address; the phone's INIT lists its WiFi and LTE addresses.
+        let locals = [sa("203.0.113.5:9")];
+        let peer = [ip("192.168.1.20"), ip("10.64.0.7")];
+        let got = pair_remotes(&locals, 0, sa("192.168.1.20:7"), &peer);
+        assert_eq!(got, vec![(0, sa("192.168.1.20:7")), (0, sa("10.64.0.7:7"))]);
+        // Arrivals are told apart by their source.
+        let routes = Routes::new(1, got, 7);
+        assert_eq!(routes.path_of(0, sa("10.64.0.7:7")), PathId(1));
+        assert_eq!(routes.path_of(0, sa("192.168.1.20:7")), PathId(0));
     }
 
     #[test]

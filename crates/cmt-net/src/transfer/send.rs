@@ -14,7 +14,7 @@ use super::{
     error::TransferError::{self, Invalid, Setup, Unconfirmed},
     established::{self, End, Established},
     options::{overhead_of, Options},
-    reconfig::{self, Addresses},
+    reconfig::{self, Addresses, SPARE_PATHS},
     report::{Counters, Report},
     routes::Routes,
     session::{
@@ -101,11 +101,14 @@ pub(super) async fn send_from(
     let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     let overhead = overhead + socks.authenticate(est.auth.clone());
     let reconfigure = reconfig::negotiated(o, &est);
-    let mut assoc = association(o, n, est.init, receiver_rates, overhead).map_err(Setup)?;
+    // Slots for addresses the receiver adds later, removed until then.
+    let spare = if reconfigure { SPARE_PATHS } else { 0 };
+    let mut assoc = association(o, n + spare, est.init, receiver_rates, overhead).map_err(Setup)?;
     if reconfigure {
         assoc.enable_reconfiguration();
     }
-    for (i, _) in absent.iter().enumerate().filter(|(_, &gone)| gone) {
+    let gone = (0..n).filter(|&i| absent[i]).chain(n..n + spare);
+    for i in gone {
         assoc.remove_path(socks.now(), PathId(i));
     }
     start_trace(&mut assoc, trace, &routes.addresses(&socks), true);

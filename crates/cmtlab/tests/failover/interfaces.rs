@@ -13,6 +13,12 @@
 //! * A new interface: path 1's interface has no address when the transfer starts
 //!   (the INIT lists only path 0's); 2 MB in it gets one, and within 1 s data must
 //!   arrive from it on a path the receiver added for the ADD-IP.
+//! * `--local auto --exclude cmt2`: the sender takes cmt0 and cmt1 (in name order,
+//!   loopback left out by the built-in list, cmt2 by the option) and both carry data.
+//! * The receiver's side: it listens by interface (`--listen peer0:9899,peer1:9899`)
+//!   and peer1 is readdressed mid-transfer (10.77.1.2 → 10.77.1.12); the receiver
+//!   tells the sender (ADD-IP, DEL-IP), which sends to the new address: data must
+//!   arrive there within 1 s of the change, and the transfer complete.
 //! * A full handover: the same start, then path 0's interface loses its address and
 //!   path 1's gets one right after — the only path replaced by a new one (WiFi gone,
 //!   LTE up). The sender keeps the deletion of its last address until the new one can
@@ -37,19 +43,22 @@ const HANDOVER_STALL: f64 = 1.1;
 
 /// A transfer of `mb` MB whose sender names its paths by interface, cmt0 and cmt1.
 fn by_interfaces(env: &Env, name: &str, mb: usize) -> super::Transfer {
+    sending(env, name, mb, &["--local", "cmt0,cmt1"])
+}
+
+/// A transfer of `mb` MB to the receiver's first two addresses, the sender's paths
+/// chosen by `local` (its `--local` and related arguments).
+fn sending(env: &Env, name: &str, mb: usize, local: &[&str]) -> super::Transfer {
     let remotes = env.list(2, false, PORT);
     env.start_with(name, 2, mb, |data| {
-        let args = [
-            "send",
-            "--local",
-            "cmt0,cmt1",
-            "--remote",
-            &remotes,
-            "--timeout",
-            "90",
-            &data.display().to_string(),
-        ];
-        spawn(&env.bin, &args.map(String::from))
+        let data = data.display().to_string();
+        let mut args: Vec<&str> = vec!["send"];
+        args.extend_from_slice(local);
+        args.extend(["--remote", &remotes, "--timeout", "90", &data]);
+        spawn(
+            &env.bin,
+            &args.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+        )
     })
 }
 
@@ -152,5 +161,57 @@ pub(super) fn a_full_handover_to_a_new_interface(env: &Env) -> Result<String, St
     Ok(format!(
         "completed; in-order stall {stall:.2} s; cmt1's first data {:.2} s after cmt0's last",
         new_first - old_last
+    ))
+}
+
+pub(super) fn local_auto_takes_the_real_interfaces(env: &Env) -> Result<String, String> {
+    let t = sending(env, "auto", 8, &["--local", "auto", "--exclude", "cmt2"]);
+    let trace = t.finish()?;
+    let per_path: Vec<usize> = trace.arrivals[..3].iter().map(Vec::len).collect();
+    check(
+        per_path[0] > 100 && per_path[1] > 100 && per_path[2] == 0,
+        || format!("DATA arrivals per receiver path {per_path:?}"),
+    )?;
+    Ok(format!(
+        "completed; DATA arrivals per path {per_path:?} (cmt0, cmt1; cmt2 excluded)"
+    ))
+}
+
+pub(super) fn the_receivers_interface_is_readdressed(env: &Env) -> Result<String, String> {
+    let (old, new) = ("10.77.1.2/24", "10.77.1.12/24");
+    let out = env.dir.join("rx-moves.bin");
+    let trace = env.dir.join("rx-moves.csv");
+    let data = env.dir.join("rx-moves.src");
+    super::source(&data, 16);
+    let listen = format!("peer0:{PORT},peer1:{PORT}");
+    let rx = env.receiver_on(&listen, &out, &["--trace", &trace.display().to_string()]);
+    let tx = env.sender(2, 0, &data, &[]);
+    let t = super::Transfer {
+        rx,
+        tx,
+        out,
+        trace,
+        data,
+    };
+    let readdress = move |(del, add): (&'static str, &'static str)| {
+        env.peer.run(move || {
+            netns::ip(&["addr", "del", del, "dev", "peer1"])?;
+            netns::ip(&["addr", "add", add, "dev", "peer1"])
+        })
+    };
+    let moved = t.wait_stored(2).and_then(|()| readdress((old, new)));
+    let trace = t.finish();
+    let _ = readdress((new, old));
+    let trace = trace?;
+    moved?;
+    // The receiver's path 1 (its socket on peer1) stops at the change and carries data
+    // again once the sender accepted the new address and verified it.
+    let silence = trace.silence(1);
+    check(silence <= NEW_ADDRESS_SILENCE, || {
+        format!("path 1 silent {silence:.2} s across the receiver's readdressing")
+    })?;
+    Ok(format!(
+        "completed; in-order stall {:.2} s; the receiver's path 1 silent {silence:.2} s",
+        trace.stall()
     ))
 }
