@@ -166,8 +166,8 @@ async fn on_packet<E: End>(
     end.after_packets(&mut s.assoc);
     if s.addrs.enabled {
         let released = reconfig::apply_requests(socks, s, from);
-        for (l, p) in released {
-            deliver(&mut s.assoc, now, s.routes.path_of(l, from), p);
+        for (l, source, p) in released {
+            deliver(&mut s.assoc, now, s.routes.path_of(l, source), p);
         }
         reconfig::take_results(socks, s);
     }

@@ -2,17 +2,19 @@
 //! SET-PRIMARY, with the core's ASCONF bookkeeping, docs/algorithms.md §1.10).
 //!
 //! * Our side (either end: the sender's paths, the receiver's listening sockets): a
-//!   path whose interface loses its address is removed at once and the
-//!   peer is told to delete the address; one that gets an address is rebound to it and
-//!   the peer told to add it — the path carries data only after the peer's ASCONF-ACK
-//!   accepted it (RFC 5061 §5.1) and a HEARTBEAT verified it. Without reconfiguration
-//!   (a peer that does not support it) the path is added at once and the peer follows
-//!   its packets' new source after a probe, as before.
+//!   path whose interface loses its address is removed at once and the peer is told to
+//!   delete the address; one that gets an address is rebound to it and the peer told to
+//!   add it — the path carries data only after the peer's ASCONF-ACK accepted it (RFC
+//!   5061 §5.1) and a HEARTBEAT verified it. Without reconfiguration (a peer that does
+//!   not support it) the path is added at once and the peer follows its packets' new
+//!   source after a probe, as before.
 //! * The peer's side: its ADD-IP makes a new path from the local address sharing the
-//!   longest prefix with the new address (one of the [`SPARE_PATHS`] slots each end keeps for it, or
-//!   the slot of a path deleted earlier to the same address), verified before it carries
-//!   data; its DEL-IP removes every path to that address at once. Deleting the address
-//!   the request came from, or the last one, is refused with RFC 5061's error causes.
+//!   longest prefix with the new address (one of the [`SPARE_PATHS`] slots each end
+//!   keeps, or the slot of a path deleted earlier to the same address), verified before
+//!   it carries data; its DEL-IP removes every path to that address at once. Deleting
+//!   the address the request came from, or the last one, is refused with RFC 5061's
+//!   error causes. SET-PRIMARY is accepted and changes nothing (CMT uses every path);
+//!   this end never sends it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, SocketAddr};
@@ -27,7 +29,7 @@ use super::options::Options;
 use super::routes::common_prefix;
 use crate::io::Sockets;
 
-/// Path slots an accepting side keeps for addresses its peer adds later.
+/// Path slots each end keeps (removed until used) for addresses its peer adds later.
 pub const SPARE_PATHS: usize = 4;
 
 /// Our addresses as the peer knows them, and those waiting for its answer.
@@ -155,14 +157,13 @@ pub(super) fn take_results(socks: &Sockets, s: &mut Established) {
 }
 
 /// Applies the peer's requests (which came from `from`) in order and answers each. An
-/// added address is trusted
-/// as a source from then on (the request was authenticated); returns the packets that
-/// were held for it, to deliver.
+/// added address is trusted as a source from then on (the request was authenticated);
+/// returns the packets that were held for it, to deliver, with their source.
 pub(super) fn apply_requests(
     socks: &Sockets,
     s: &mut Established,
     from: SocketAddr,
-) -> Vec<(usize, Packet)> {
+) -> Vec<(usize, SocketAddr, Packet)> {
     let mut released = Vec::new();
     for req in s.assoc.take_address_requests() {
         let port = from.port();
@@ -170,7 +171,9 @@ pub(super) fn apply_requests(
         for p in &req.params {
             match (apply(socks, s, from, &p.op), &p.op) {
                 (None, AddrOp::Add(ip)) => {
-                    released.extend(s.trust.confirm(SocketAddr::new(*ip, port)));
+                    let added = SocketAddr::new(*ip, port);
+                    let held = s.trust.confirm(added);
+                    released.extend(held.into_iter().map(|(l, p)| (l, added, p)));
                 }
                 (None, _) => {}
                 (Some(cause), _) => responses.push(AsconfResponse::refusal(p, cause)),
