@@ -3,12 +3,14 @@
 //!
 //! * `fixed-share` — a scheduler that gives the first path a fixed share of the new
 //!   chunks (parameter `share`, default 0.5) and spreads the rest over the other paths,
-//!   waiting for a path's window rather than giving its turn away.
+//!   waiting for a path's window rather than giving its turn away. Removed paths take
+//!   no turns: the path table may hold paths whose address went and, in the real
+//!   runtime, slots kept for addresses the peer may add.
 //! * `outage` — a loss model that drops every packet during periodic outages
 //!   (parameters `every` and `length`, in seconds), e.g. a handover gap.
 
 use cmt_core::sched::{SchedContext, Scheduler, SchedulerFactory};
-use cmt_core::{ParamError, Params, PathId, Time};
+use cmt_core::{ParamError, Params, PathId, PathState, Time};
 use cmt_sim::loss_model::{LossModel, LossModelFactory};
 use rand::RngCore;
 
@@ -69,7 +71,23 @@ impl FixedShareState {
 
 impl Scheduler for FixedShareState {
     fn select(&mut self, ctx: &SchedContext<'_>) -> Option<PathId> {
-        let p = ctx.paths.get(self.turn())?;
+        let live = |i: usize| {
+            ctx.paths
+                .get(i)
+                .is_some_and(|p| p.state != PathState::Removed)
+        };
+        // A removed path would never send: its turn passes to the next of paths 1..n.
+        for _ in 1..self.paths {
+            if live(self.next_other) {
+                break;
+            }
+            self.next_other = self.next_other % (self.paths - 1) + 1;
+        }
+        let turn = match self.turn() {
+            0 if !live(0) => self.next_other,
+            t => t,
+        };
+        let p = ctx.paths.get(turn)?;
         // Wait for the path whose turn it is: the split stays exact.
         p.can_send.then_some(p.id)
     }
