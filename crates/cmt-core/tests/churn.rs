@@ -7,13 +7,7 @@ use cmt_core::{Config, Duration, Event, PathId, PathState, Payload, Time};
 use common::{Faults, Pair};
 
 fn pair() -> Pair {
-    let f = Faults {
-        delay: Duration::from_millis(10),
-        jitter: Duration::ZERO,
-        loss: 0.0,
-        dup: 0.0,
-        rate_bps: 0,
-    };
+    let f = Faults::clean(10);
     let mut p = Pair::new(Config::default(), Config::default(), vec![f.clone(), f], 3);
     p.a.write(Payload::Synthetic(u32::MAX));
     p

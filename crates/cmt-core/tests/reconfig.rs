@@ -8,19 +8,14 @@ mod common;
 use std::net::IpAddr;
 
 use cmt_core::addr_conf::{asconf_cause, AddrOp, AsconfChunk, AsconfParam, AsconfResponse};
+use cmt_core::assoc::AddrRequest;
 use cmt_core::{AssocInit, Chunk, Config, Duration, Packet, PathId, Time};
 use common::{Faults, Pair};
 
 const SEED: u64 = 11;
 
 fn pair(cfg: Config) -> Pair {
-    let f = Faults {
-        delay: Duration::from_millis(10),
-        jitter: Duration::ZERO,
-        loss: 0.0,
-        dup: 0.0,
-        rate_bps: 0,
-    };
+    let f = Faults::clean(10);
     let mut p = Pair::new(cfg.clone(), cfg, vec![f.clone(), f], SEED);
     p.a.enable_reconfiguration();
     p.b.enable_reconfiguration();
@@ -33,6 +28,16 @@ fn ip(s: &str) -> IpAddr {
 
 fn at(s: f64) -> Time {
     Time::ZERO + Duration::from_secs_f64(s)
+}
+
+/// Drives `p` until B has the peer's requests (or `until` s), and returns them.
+fn requests_at_b(p: &mut Pair, until: f64) -> Vec<AddrRequest> {
+    let mut got = Vec::new();
+    p.drive(at(until), |p| {
+        got.extend(p.b.take_address_requests());
+        !got.is_empty()
+    });
+    got
 }
 
 /// B's verification tag, for forged packets to it.
@@ -48,11 +53,7 @@ fn a_request_is_handed_over_once_and_its_verdicts_come_back_in_order() {
     let ops = vec![AddrOp::Add(ip("10.9.0.1")), AddrOp::Delete(ip("10.1.0.1"))];
     assert!(p.a.reconfigure(p.now, ip("10.1.0.1"), ops.clone(), None));
     assert!(p.a.reconfiguration_pending());
-    let mut got = Vec::new();
-    p.drive(at(1.0), |p| {
-        got.extend(p.b.take_address_requests());
-        !got.is_empty()
-    });
+    let got = requests_at_b(&mut p, 1.0);
     let [req] = got.as_slice() else {
         panic!("one request expected, got {got:?}")
     };
@@ -83,23 +84,13 @@ fn a_request_is_handed_over_once_and_its_verdicts_come_back_in_order() {
         vec![AddrOp::SetPrimary(ip("10.9.0.1"))],
         None
     ));
-    let mut next = Vec::new();
-    p.drive(at(3.0), |p| {
-        next.extend(p.b.take_address_requests());
-        !next.is_empty()
-    });
+    let next = requests_at_b(&mut p, 3.0);
     assert_eq!(next[0].serial, p.first_tsn_a.wrapping_add(1));
 }
 
 #[test]
 fn without_negotiation_nothing_is_sent_and_a_forged_asconf_is_ignored() {
-    let f = Faults {
-        delay: Duration::from_millis(10),
-        jitter: Duration::ZERO,
-        loss: 0.0,
-        dup: 0.0,
-        rate_bps: 0,
-    };
+    let f = Faults::clean(10);
     let mut p = Pair::new(Config::default(), Config::default(), vec![f], SEED);
     assert!(!p.a.reconfigure(
         p.now,
@@ -176,11 +167,7 @@ fn a_lost_request_is_sent_again_on_the_other_path_after_its_rto() {
         vec![AddrOp::Add(ip("10.9.0.1"))],
         None
     ));
-    let mut got = Vec::new();
-    p.drive(at(10.0), |p| {
-        got.extend(p.b.take_address_requests());
-        !got.is_empty()
-    });
+    let got = requests_at_b(&mut p, 10.0);
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].path, PathId(1));
     // Sent on path 0 at 0 s and lost; again after path 0's initial RTO (3 s), plus

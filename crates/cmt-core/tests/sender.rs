@@ -7,13 +7,7 @@ use cmt_core::{Compat, Config, Duration, Event, Payload, SendKind, Time};
 use common::{Faults, Pair};
 
 fn path(delay_ms: u64) -> Faults {
-    Faults {
-        delay: Duration::from_millis(delay_ms),
-        jitter: Duration::ZERO,
-        loss: 0.0,
-        dup: 0.0,
-        rate_bps: 0,
-    }
+    Faults::clean(delay_ms)
 }
 
 /// Transfers 3 MB, dropping the first transmission of chunk `drop` (twice listed: its

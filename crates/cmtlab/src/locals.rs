@@ -27,10 +27,12 @@ pub const AUTO_EXCLUDED: [&str; 12] = [
 /// without an address (its path starts when it gets one); or `auto[:PORT]`, every
 /// interface [`auto`] picks. Each comes with the interface it named, if it named one:
 /// those paths follow their interface's address during the transfer. `exclude`:
-/// interfaces `auto` must leave out besides [`AUTO_EXCLUDED`].
+/// interfaces `auto` must leave out besides [`AUTO_EXCLUDED`]; `flag`: the option the
+/// entries came from (`--local`, `--listen`), for errors.
 pub fn parse_locals(
     list: &[String],
     exclude: &[String],
+    flag: &str,
 ) -> Result<Vec<(SocketAddr, Option<String>)>, String> {
     let ifaces = if_addrs::get_if_addrs().unwrap_or_default();
     let mut out = Vec::new();
@@ -43,7 +45,7 @@ pub fn parse_locals(
             Some((n, p)) => (
                 n,
                 p.parse::<u16>()
-                    .map_err(|_| format!("--local: `{e}`: `{p}` is not a port"))?,
+                    .map_err(|_| format!("{flag}: `{e}`: `{p}` is not a port"))?,
             ),
             None => (e, 0),
         };
@@ -53,7 +55,7 @@ pub fn parse_locals(
             let picked = auto(&named, exclude);
             if picked.is_empty() {
                 return Err(format!(
-                    "--local auto: no interface with a usable IPv4 address (left out: \
+                    "{flag} auto: no interface with a usable IPv4 address (left out: \
                      loopback, link-local addresses, names starting with {}{})",
                     AUTO_EXCLUDED.join(", "),
                     exclude.iter().map(|x| format!(", {x}")).collect::<String>()
@@ -74,7 +76,7 @@ pub fn parse_locals(
                 let mut names: Vec<&str> = ifaces.iter().map(|i| i.name.as_str()).collect();
                 names.dedup();
                 return Err(format!(
-                    "--local: `{e}` is neither an address like 127.0.1.1:0, an interface nor \
+                    "{flag}: `{e}` is neither an address like 127.0.1.1:0, an interface nor \
                      auto (interfaces with an address: {})",
                     names.join(", ")
                 ));
@@ -114,8 +116,13 @@ mod tests {
 
     #[test]
     fn local_entries_may_name_an_interface_with_an_optional_port() {
-        let v =
-            |s: &[&str]| parse_locals(&s.iter().map(|x| x.to_string()).collect::<Vec<_>>(), &[]);
+        let v = |s: &[&str]| {
+            parse_locals(
+                &s.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
+                &[],
+                "--local",
+            )
+        };
         assert_eq!(v(&["127.0.1.1:0"]).unwrap()[0].0.to_string(), "127.0.1.1:0");
         // Loopback is "lo" on Linux and carries 127.0.0.1.
         assert_eq!(v(&["lo"]).unwrap()[0].0.to_string(), "127.0.0.1:0");

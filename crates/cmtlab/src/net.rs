@@ -352,7 +352,7 @@ pub fn send(
     a: &AlgArgs,
 ) -> Result<(), String> {
     let (local, interfaces): (Vec<SocketAddr>, Vec<Option<String>>) =
-        crate::locals::parse_locals(local_entries, exclude)?
+        crate::locals::parse_locals(local_entries, exclude, "--local")?
             .into_iter()
             .unzip();
     let mut remote = parse(remote, "remote")?;
@@ -384,8 +384,7 @@ pub fn send(
 
 pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Result<(), String> {
     let (listen, interfaces): (Vec<SocketAddr>, Vec<Option<String>>) =
-        crate::locals::parse_locals(listen, &[])
-            .map_err(|e| e.replacen("--local", "--listen", 1))?
+        crate::locals::parse_locals(listen, &[], "--listen")?
             .into_iter()
             .unzip();
     if let Some(i) = listen.iter().position(|a| a.ip().is_unspecified()) {

@@ -80,14 +80,33 @@ fn op_parts(op: &AddrOp) -> (u16, Vec<u8>) {
     }
 }
 
+/// Appends a request parameter: type, length, correlation id, value.
+fn put_request(out: &mut Vec<u8>, correlation: u32, op: &AddrOp) {
+    let (t, v) = op_parts(op);
+    let mut value = correlation.to_be_bytes().to_vec();
+    value.extend_from_slice(&v);
+    put_param(out, t, &value);
+}
+
+/// A request's operation from its parameter type and the value after the correlation
+/// id (at `at` in the packet).
+fn parse_op(t: u16, rest: &[u8], at: usize) -> Result<AddrOp, WireError> {
+    Ok(match t {
+        ap::ADD_IP => AddrOp::Add(single_address(rest, at)?),
+        ap::DEL_IP => AddrOp::Delete(single_address(rest, at)?),
+        ap::SET_PRIMARY => AddrOp::SetPrimary(single_address(rest, at)?),
+        ptype => AddrOp::Other {
+            ptype,
+            value: rest.to_vec(),
+        },
+    })
+}
+
 pub(super) fn put_asconf(out: &mut Vec<u8>, c: &AsconfChunk) {
     put_u32(out, c.serial);
     put_address(out, &c.address);
     for p in &c.params {
-        let (t, v) = op_parts(&p.op);
-        let mut value = p.correlation.to_be_bytes().to_vec();
-        value.extend_from_slice(&v);
-        put_param(out, t, &value);
+        put_request(out, p.correlation, &p.op);
     }
 }
 
@@ -117,16 +136,7 @@ pub(super) fn parse_asconf(v: &[u8], at: usize) -> Result<AsconfChunk, WireError
             });
         }
         let correlation = u32::from_be_bytes([value[0], value[1], value[2], value[3]]);
-        let rest = &value[4..];
-        let op = match *t {
-            ap::ADD_IP => AddrOp::Add(single_address(rest, off + 8)?),
-            ap::DEL_IP => AddrOp::Delete(single_address(rest, off + 8)?),
-            ap::SET_PRIMARY => AddrOp::SetPrimary(single_address(rest, off + 8)?),
-            ptype => AddrOp::Other {
-                ptype,
-                value: rest.to_vec(),
-            },
-        };
+        let op = parse_op(*t, &value[4..], off + 8)?;
         params.push(AsconfParam { correlation, op });
     }
     Ok(AsconfChunk {
@@ -136,14 +146,10 @@ pub(super) fn parse_asconf(v: &[u8], at: usize) -> Result<AsconfChunk, WireError
     })
 }
 
-/// The request parameter as it is copied into an error cause: type, length,
-/// correlation id, value.
+/// The request parameter as it is copied into an error cause, padded.
 fn request_tlv(correlation: u32, op: &AddrOp) -> Vec<u8> {
-    let (t, v) = op_parts(op);
-    let mut value = correlation.to_be_bytes().to_vec();
-    value.extend_from_slice(&v);
-    let mut out = Vec::with_capacity(4 + value.len());
-    put_param(&mut out, t, &value);
+    let mut out = Vec::new();
+    put_request(&mut out, correlation, op);
     out.resize(super::fields::pad4(out.len()), 0);
     out
 }
@@ -170,17 +176,7 @@ fn response_value(r: &AsconfResponse) -> (u16, Vec<u8>) {
 /// The request copied into an error cause (`v`: the cause's content), if it parses.
 fn copied_request(v: &[u8], at: usize) -> Option<AddrOp> {
     let [(t, value, off)] = tlvs(v, at, "").ok()?.try_into().ok()?;
-    let rest = value.get(4..)?;
-    let address = single_address(rest, off + 8).ok();
-    match t {
-        ap::ADD_IP => address.map(AddrOp::Add),
-        ap::DEL_IP => address.map(AddrOp::Delete),
-        ap::SET_PRIMARY => address.map(AddrOp::SetPrimary),
-        ptype => Some(AddrOp::Other {
-            ptype,
-            value: rest.to_vec(),
-        }),
-    }
+    parse_op(t, value.get(4..)?, off + 8).ok()
 }
 
 pub(super) fn put_asconf_ack(out: &mut Vec<u8>, c: &AsconfAckChunk) {

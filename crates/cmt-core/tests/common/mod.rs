@@ -26,6 +26,19 @@ pub struct Faults {
     pub rate_bps: u64,
 }
 
+impl Faults {
+    /// A path direction that only delays, by `delay_ms`.
+    pub fn clean(delay_ms: u64) -> Faults {
+        Faults {
+            delay: Duration::from_millis(delay_ms),
+            jitter: Duration::ZERO,
+            loss: 0.0,
+            dup: 0.0,
+            rate_bps: 0,
+        }
+    }
+}
+
 pub fn algorithms(paths: usize) -> Algorithms<'static> {
     Algorithms {
         scheduler: RoundRobinFactory.build(paths),

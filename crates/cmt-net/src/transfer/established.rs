@@ -164,7 +164,7 @@ async fn on_packet<E: End>(
         deliver(&mut s.assoc, now, s.routes.path_of(l, from), p);
     }
     end.after_packets(&mut s.assoc);
-    if s.addrs.enabled {
+    if s.assoc.reconfiguration_enabled() {
         let released = reconfig::apply_requests(socks, s, from);
         for (l, source, p) in released {
             deliver(&mut s.assoc, now, s.routes.path_of(l, source), p);

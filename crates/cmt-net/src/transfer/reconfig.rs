@@ -35,8 +35,6 @@ pub const SPARE_PATHS: usize = 4;
 /// Our addresses as the peer knows them, and those waiting for its answer.
 #[derive(Debug, Default)]
 pub(super) struct Addresses {
-    /// Reconfiguration was negotiated.
-    pub(super) enabled: bool,
     /// Addresses of ours the peer knows (the handshake's, then those it accepted).
     announced: BTreeSet<IpAddr>,
     /// Added addresses waiting for the peer's answer, with the paths from them.
@@ -47,9 +45,8 @@ pub(super) struct Addresses {
 }
 
 impl Addresses {
-    pub(super) fn new(enabled: bool, announced: impl IntoIterator<Item = IpAddr>) -> Self {
+    pub(super) fn new(announced: impl IntoIterator<Item = IpAddr>) -> Self {
         Addresses {
-            enabled,
             announced: announced.into_iter().collect(),
             pending: BTreeMap::new(),
             gone: BTreeSet::new(),
@@ -87,11 +84,12 @@ pub(super) fn follow_interfaces(socks: &mut Sockets, s: &mut Established) {
             s.assoc.remove_path(now, id);
         }
         let mut adds = Vec::new();
+        let reconfiguring = s.assoc.reconfiguration_enabled();
         if let Some(ip) = c.addr {
             if old != ip && socks.rebind(c.path, ip).is_err() {
                 continue; // not bindable (yet): the next change tries again
             }
-            if s.addrs.enabled && !s.addrs.announced.contains(&ip) {
+            if reconfiguring && !s.addrs.announced.contains(&ip) {
                 s.addrs.pending.insert(ip, ids.clone());
                 adds.push(AddrOp::Add(ip));
             } else {
@@ -100,7 +98,7 @@ pub(super) fn follow_interfaces(socks: &mut Sockets, s: &mut Established) {
                 }
             }
         }
-        if s.addrs.enabled {
+        if reconfiguring {
             let gone = s.addrs.announced.contains(&old) && {
                 let locals = socks.local_addrs();
                 let elsewhere = (0..locals.len()).any(|i| i != c.path && locals[i].ip() == old);

@@ -21,7 +21,7 @@ use super::{
     routes::{pair_remotes, Routes},
     session::{
         association, confirms, negotiated_receiver_rates, next, open_outputs, setup_config,
-        start_trace, Wake,
+        start_trace, watch_interfaces, Wake,
     },
 };
 use crate::io::Sockets;
@@ -113,8 +113,8 @@ pub async fn receive_on(
         peer_vtag,
         rejected,
         start,
-        watch: listen_watch(o, &listen),
-        addrs: Addresses::new(reconfigure, listen.iter().map(|a| a.ip())),
+        watch: watch_interfaces(o, &listen.iter().map(|a| Some(a.ip())).collect::<Vec<_>>()),
+        addrs: Addresses::new(listen.iter().map(|a| a.ip())),
     };
     let mut end = Receiving {
         sink,
@@ -312,17 +312,4 @@ impl Receiving {
         self.sha = Some(digest);
         Ok(())
     }
-}
-
-/// The interfaces the listening sockets were named by, with their addresses: those
-/// sockets follow them (and the sender is told, RFC 5061).
-fn listen_watch(o: &Options, listen: &[SocketAddr]) -> crate::ifwatch::AddrWatch {
-    let watched = o
-        .interfaces
-        .iter()
-        .zip(listen)
-        .enumerate()
-        .filter_map(|(i, (name, a))| Some((i, name.clone()?, Some(a.ip()))))
-        .collect();
-    crate::ifwatch::AddrWatch::new(watched)
 }

@@ -19,10 +19,9 @@ use super::{
     routes::Routes,
     session::{
         association, confirms, negotiated_receiver_rates, next, open_outputs, refuse, setup_config,
-        start_trace, until, Wake,
+        start_trace, until, watch_interfaces, Wake,
     },
 };
-use crate::ifwatch::AddrWatch;
 use crate::io::{Arrival, Sockets};
 use crate::resume::{Header, Offer};
 use crate::source::Source;
@@ -138,8 +137,13 @@ pub(super) async fn send_from(
         peer_vtag,
         rejected,
         start: socks.now(),
-        watch: watch_interfaces(o, &socks.local_addrs(), &absent),
-        addrs: Addresses::new(reconfigure, present.iter().map(|a| a.ip())),
+        watch: watch_interfaces(
+            o,
+            &(socks.local_addrs().iter().zip(&absent))
+                .map(|(a, &gone)| (!gone).then_some(a.ip()))
+                .collect::<Vec<_>>(),
+        ),
+        addrs: Addresses::new(present.iter().map(|a| a.ip())),
     };
     let total = src.len();
     let mut end = Sending {
@@ -297,22 +301,6 @@ impl End for Sending {
             self.digest = Some(d);
         }
     }
-}
-
-/// The interfaces the paths were named by, with the addresses they were bound to (none
-/// for an interface without one yet).
-fn watch_interfaces(o: &Options, locals: &[SocketAddr], absent: &[bool]) -> AddrWatch {
-    let watched = o
-        .interfaces
-        .iter()
-        .take(absent.len())
-        .enumerate()
-        .filter_map(|(i, name)| {
-            let bound = (!absent[i]).then(|| locals.get(i).map(|a| a.ip()));
-            Some((i, name.clone()?, bound.flatten()))
-        })
-        .collect();
-    AddrWatch::new(watched)
 }
 
 /// Which local entries are interfaces without an address yet (an unspecified address

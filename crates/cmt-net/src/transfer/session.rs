@@ -416,3 +416,17 @@ fn failure(assoc: &Association<Counters>) -> String {
         "the association failed: the peer stopped answering".into()
     }
 }
+
+/// Watches the interfaces the local sockets were named by (`Options::interfaces`), each
+/// with the address socket i is bound to (`bound[i]`; `None` for an interface without
+/// one yet): those sockets follow their interface (`reconfig::follow_interfaces`).
+pub(super) fn watch_interfaces(o: &Options, bound: &[Option<std::net::IpAddr>]) -> AddrWatch {
+    let watched = o
+        .interfaces
+        .iter()
+        .zip(bound)
+        .enumerate()
+        .filter_map(|(i, (name, &ip))| Some((i, name.clone()?, ip)))
+        .collect();
+    AddrWatch::new(watched)
+}

@@ -40,23 +40,20 @@ impl Simulation {
         let now = self.now;
         let ours = address(path, EndpointId::SENDER);
         let assoc = &mut self.ends[EndpointId::SENDER].assoc;
-        if !assoc.reconfiguration_enabled() {
-            let _ = if added {
-                assoc.add_path(now, PathId(path))
-            } else {
-                assoc.remove_path(now, PathId(path))
-            };
-            return;
+        if !added {
+            assoc.remove_path(now, PathId(path));
         }
         // The request names the association by an address the receiver knows.
         let known = (0..assoc.num_paths())
             .find(|&i| i != path && assoc.path(PathId(i)).state != PathState::Removed)
             .map_or(ours, |i| address(i, EndpointId::SENDER));
-        if added {
-            assoc.reconfigure(now, known, vec![AddrOp::Add(ours)], Some(PathId(path)));
-        } else {
-            assoc.remove_path(now, PathId(path));
-            assoc.reconfigure(now, known, vec![AddrOp::Delete(ours)], None);
+        let (op, via) = match added {
+            true => (AddrOp::Add(ours), Some(PathId(path))),
+            false => (AddrOp::Delete(ours), None),
+        };
+        // Without reconfiguration (no churn declared), an added path is used at once.
+        if !assoc.reconfigure(now, known, vec![op], via) && added {
+            assoc.add_path(now, PathId(path));
         }
     }
 
