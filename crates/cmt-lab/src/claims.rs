@@ -197,6 +197,20 @@ fn outcome(op: &str, p: &Paired, scale: f64, tolerance: f64) -> Result<Outcome, 
     })
 }
 
+/// What a sequential sweep's stopping rule watches for a claim: its per-seed
+/// difference (or, against a constant, its left side alone).
+pub(crate) fn estimate(c: &Claim, plan: &Plan) -> Result<crate::sweep::Estimate, String> {
+    Ok(crate::sweep::Estimate {
+        metric: c.metric.clone(),
+        left: points_of(plan, &c.left, "left")?,
+        right: match &c.right {
+            Some(sel) => points_of(plan, sel, "right")?,
+            None => Vec::new(),
+        },
+        factor: c.factor.unwrap_or(1.0),
+    })
+}
+
 /// Evaluates a claim against a finished sweep.
 pub fn evaluate(c: &Claim, plan: &Plan, agg: &Aggregate) -> Result<Verdict, String> {
     let lp = points_of(plan, &c.left, "left")?;

@@ -71,7 +71,7 @@ pub fn headroom(plan: &Plan, runs_dir: &Path) -> Result<Vec<Headroom>, LabError>
         (0..plan.axes.len()).partition(|&a| is_algorithm_axis(plan, a));
     // scenario key → configuration point → runs
     let mut groups: BTreeMap<Vec<usize>, BTreeMap<Vec<usize>, Runs>> = BTreeMap::new();
-    for r in &plan.runs {
+    for r in crate::sweep::chosen_runs(plan, runs_dir)?.0 {
         let s = read_run(runs_dir, &r.id)?.summary;
         let key: Vec<usize> = scen.iter().map(|&a| r.point[a]).collect();
         groups

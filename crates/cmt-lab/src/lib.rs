@@ -34,12 +34,13 @@ pub fn finalize(
     runs_dir: &Path,
     out: &Path,
 ) -> Result<aggregate::Aggregate, LabError> {
+    let (runs, selection) = sweep::chosen_runs(plan, runs_dir)?;
     let mut agg = aggregate::Aggregator::new(plan);
-    results::write_results(plan, runs_dir, out, |r| agg.add(r))?;
+    results::write_results(plan, &runs, runs_dir, out, |r| agg.add(r))?;
     let agg = agg.finish();
     report::write_tables(plan, &agg, out)?;
     let figures = plot::plot_sweep(plan, &agg, out)?;
-    let md = report::markdown(plan, &agg, &figures);
+    let md = report::markdown(plan, &selection, &agg, &figures);
     sweep::write_atomic(&out.join("report.md"), md.as_bytes())
         .map_err(|e| LabError::at(&out.display().to_string(), e))?;
     Ok(agg)

@@ -19,7 +19,9 @@ pub fn read_plan(dir: &Path) -> Result<Plan, LabError> {
 }
 
 /// Copies every planned run from `dirs` into `out/runs` and writes the sweep outputs.
-/// Fails, listing the missing runs, when any planned run has no result.
+/// Fails, listing the missing runs, when any planned run has no result (for a
+/// sequential sweep: when a run its stopping rule needs has none — the runs found are
+/// merged all the same, so running the sweep into `out` finishes it).
 pub fn merge(dirs: &[&Path], out: &Path) -> Result<Plan, LabError> {
     let first = dirs
         .first()
@@ -42,7 +44,7 @@ pub fn merge(dirs: &[&Path], out: &Path) -> Result<Plan, LabError> {
                 ),
             ));
         }
-        if other.fingerprint() != fp {
+        if other.fingerprint() != fp || other.sequential != plan.sequential {
             return Err(LabError::at(
                 &d.display().to_string(),
                 format!("belongs to another sweep than {}", first.display()),
@@ -53,7 +55,10 @@ pub fn merge(dirs: &[&Path], out: &Path) -> Result<Plan, LabError> {
     let mut sources = Vec::with_capacity(plan.runs.len());
     for r in &plan.runs {
         match dirs.iter().map(|d| run_file(d, &r.id)).find(|p| p.exists()) {
-            Some(p) => sources.push(p),
+            Some(p) => sources.push((r, p)),
+            // A sequential sweep needs only the runs its stopping rule chose: which
+            // those are, `finalize` decides from the merged results.
+            None if plan.sequential.is_some() => {}
             None => missing.push(format!(
                 "#{} {} (seed {}; {})",
                 r.index,
@@ -82,7 +87,7 @@ pub fn merge(dirs: &[&Path], out: &Path) -> Result<Plan, LabError> {
     std::fs::create_dir_all(out.join("runs")).map_err(io)?;
     let plan_json = serde_json::to_vec_pretty(&plan).map_err(|e| LabError::at(&label, e))?;
     write_atomic(&out.join("plan.json"), &plan_json).map_err(io)?;
-    for (r, src) in plan.runs.iter().zip(&sources) {
+    for (r, src) in &sources {
         let dst = run_file(out, &r.id);
         if *src != dst {
             std::fs::copy(src, &dst).map_err(io)?;

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::aggregate::Aggregate;
 use crate::error::LabError;
 use crate::sweep::plain;
-use crate::sweep::{write_atomic, CiMethod, ComparisonKind, Plan};
+use crate::sweep::{write_atomic, CiMethod, ComparisonKind, Plan, Selection, Sequential};
 
 fn num(x: Option<f64>) -> String {
     x.map_or(String::new(), |v| format!("{v}"))
@@ -93,7 +93,7 @@ fn write_table<'a>(
 }
 
 /// The Markdown report.
-pub fn markdown(plan: &Plan, agg: &Aggregate, figures: &[String]) -> String {
+pub fn markdown(plan: &Plan, sel: &Selection, agg: &Aggregate, figures: &[String]) -> String {
     let mut md = String::new();
     let points = plan.runs.len() / plan.seeds.len().max(1);
     let ci = match plan.ci {
@@ -101,14 +101,28 @@ pub fn markdown(plan: &Plan, agg: &Aggregate, figures: &[String]) -> String {
         CiMethod::Z => "normal (z = 1.960)",
     };
     let _ = writeln!(md, "# Sweep `{}`\n", plan.name);
-    let _ = writeln!(
-        md,
-        "{} runs: {} grid point(s) × {} seed(s), base scenario `{}`. Means with 95 % confidence intervals ({ci}).\n",
-        plan.runs.len(),
-        points,
-        plan.seeds.len(),
-        plan.base_name
-    );
+    match &plan.sequential {
+        None => {
+            let _ = writeln!(
+                md,
+                "{} runs: {} grid point(s) × {} seed(s), base scenario `{}`. Means with 95 % confidence intervals ({ci}).\n",
+                plan.runs.len(),
+                points,
+                plan.seeds.len(),
+                plan.base_name
+            );
+        }
+        Some(rule) => {
+            let _ = writeln!(
+                md,
+                "{} runs: {} grid point(s), base scenario `{}`. Means with 95 % confidence intervals ({ci}).\n\n{}\n",
+                sel.runs.len(),
+                points,
+                plan.base_name,
+                sequential_note(plan, rule, sel)
+            );
+        }
+    }
     for a in &plan.axes {
         let vals: Vec<String> = a.values.iter().map(|v| plain(v)).collect();
         let _ = writeln!(md, "- `{}`: {}", a.key, vals.join(", "));
@@ -185,4 +199,54 @@ pub fn markdown(plan: &Plan, agg: &Aggregate, figures: &[String]) -> String {
         }
     }
     md
+}
+
+/// What a sequential sweep's stopping rule was and what it did.
+fn sequential_note(plan: &Plan, rule: &Sequential, sel: &Selection) -> String {
+    let used: Vec<usize> = sel.seeds.values().copied().collect();
+    let (lo, hi) = (
+        used.iter().min().copied().unwrap_or(0),
+        used.iter().max().copied().unwrap_or(0),
+    );
+    let mut note = format!(
+        "Seeds by precision (sequential replication): every grid point ran seeds 1–{}, then \
+         {} more at a time at each grid point where a 95 % CI half-width was above {}% of \
+         its scale — the mean of {} at that point, or the per-seed differences of a \
+         comparison or claim it takes part in, relative to the compared-with mean — up to \
+         {} seeds. Grid points used {lo}–{hi} seeds (the `n` columns).",
+        rule.min,
+        rule.batch,
+        sig(rule.half_width * 100.0),
+        rule.metrics
+            .iter()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        rule.max,
+    );
+    if sel.at_max.is_empty() {
+        note += " Every estimate reached the target.";
+    } else {
+        let shown: Vec<String> = sel
+            .at_max
+            .iter()
+            .take(8)
+            .map(|p| format!("[{}]", plan.point_label(p)))
+            .collect();
+        let more = sel.at_max.len().saturating_sub(shown.len());
+        let _ = write!(
+            note,
+            " {} grid point(s) stopped at {} seeds with an estimate still wider than the \
+             target: {}{}.",
+            sel.at_max.len(),
+            rule.max,
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    note
 }

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::error::LabError;
-use crate::sweep::{plain, run_file, toml_text_to_json, Plan, RunRecord};
+use crate::sweep::{plain, run_file, toml_text_to_json, Plan, RunRecord, RunSpec};
 
 /// Reads one run's record.
 pub fn read_run(dir: &Path, id: &str) -> Result<RunRecord, LabError> {
@@ -43,10 +43,12 @@ fn num(x: Option<f64>) -> String {
     x.map_or(String::new(), |v| format!("{v}"))
 }
 
-/// Writes `results.csv` and `runs.jsonl` from `runs_dir` into `out`, visiting runs with
-/// `each` (used to feed the aggregation without keeping runs in memory).
+/// Writes `results.csv` and `runs.jsonl` of `runs` (from `runs_dir`) into `out`,
+/// visiting runs with `each` (used to feed the aggregation without keeping runs in
+/// memory).
 pub fn write_results(
     plan: &Plan,
+    runs: &[&RunSpec],
     runs_dir: &Path,
     out: &Path,
     mut each: impl FnMut(&RunRecord),
@@ -73,7 +75,7 @@ pub fn write_results(
     csv.write_record(&header)
         .map_err(|e| LabError::at(&label, e))?;
     let mut jsonl = BufWriter::new(File::create(&jsonl_tmp).map_err(io)?);
-    for r in &plan.runs {
+    for r in runs {
         let rec = read_run(runs_dir, &r.id)?;
         let mut row = vec![r.index.to_string(), r.id.clone(), r.seed.to_string()];
         row.extend(

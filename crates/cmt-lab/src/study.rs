@@ -165,12 +165,25 @@ fn run_sweeps(
     let mut done: Vec<(Plan, Aggregate)> = Vec::new();
     for s in &study.sweeps {
         let q = study.quick.clone().filter(|_| quick);
-        let plan = Plan::load_with(&dir.join(s), |f| {
+        let mut plan = Plan::load_with(&dir.join(s), |f| {
             if let Some(q) = q {
                 f.seeds = Seeds::Count(q.seeds);
                 f.set.extend(q.set);
             }
         })?;
+        // A sequential sweep also runs until each claim on it is precise enough.
+        if plan.sequential.is_some() {
+            let mut claims = Vec::new();
+            for c in study.claims.iter().filter(|c| c.sweep == plan.name) {
+                claims.push(
+                    crate::claims::estimate(c, &plan)
+                        .map_err(|e| LabError::at(s, format!("claim `{}`: {e}", c.text)))?,
+                );
+            }
+            if let Some(rule) = plan.sequential.as_mut() {
+                rule.claims = claims;
+            }
+        }
         let sweep_out = out.join(&plan.name);
         let opts = RunOptions {
             jobs,

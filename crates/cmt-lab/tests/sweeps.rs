@@ -3,30 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-use cmt_lab::sweep::{run_plan, Plan, RunOptions};
+#[path = "common/sweep_dir.rs"]
+mod sweep_dir;
 
-const BASE: &str = r#"
-seed = 1
-duration = "5s"
-[receiver]
-rbuf = "64KB"
-[[links]]
-name = "fast"
-rate = "10Mbps"
-delay = "10ms"
-loss = "1%"
-[[links]]
-name = "slow"
-rate = "2Mbps"
-delay = "50ms"
-loss = "2%"
-[[paths]]
-name = "fast"
-links = ["fast"]
-[[paths]]
-name = "slow"
-links = ["slow"]
-"#;
+use cmt_lab::sweep::{run_plan, Plan, RunOptions};
+use sweep_dir::{outputs, run, BASE};
+
+fn tmp(name: &str) -> PathBuf {
+    sweep_dir::tmp("sweeps", name)
+}
 
 const SWEEP: &str = r#"
 name = "small"
@@ -53,54 +38,11 @@ y = "goodput_mbps"
 group = "receiver.rbuf"
 "#;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cmtlab-sweeps-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn write_sweep(dir: &Path, sweep: &str) -> PathBuf {
     std::fs::write(dir.join("base.toml"), BASE).unwrap();
     let p = dir.join("sweep.toml");
     std::fs::write(&p, sweep).unwrap();
     p
-}
-
-fn run(
-    plan: &Plan,
-    out: &Path,
-    jobs: usize,
-    shard: Option<(usize, usize)>,
-) -> cmt_lab::sweep::RunOutcome {
-    let opts = RunOptions {
-        jobs,
-        shard,
-        out: out.to_path_buf(),
-    };
-    let o = run_plan(plan, &opts, &|_, _| {}).expect("runs");
-    if o.complete {
-        cmt_lab::finalize(plan, out, out).expect("finalizes");
-    }
-    o
-}
-
-fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    [
-        "results.csv",
-        "runs.jsonl",
-        "aggregate.csv",
-        "comparisons.csv",
-        "report.md",
-    ]
-    .iter()
-    .map(|f| {
-        (
-            f.to_string(),
-            std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")),
-        )
-    })
-    .collect()
 }
 
 #[test]

@@ -55,10 +55,24 @@ pub fn sweep(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let planned = match &plan.sequential {
+        None => format!("{} runs planned", plan.runs.len()),
+        Some(rule) => {
+            let used = outcome.selection.seeds.values();
+            format!(
+                "{} runs needed by precision ({}–{} seeds per grid point, at most {}; {} \
+                 point(s) stopped at the maximum)",
+                outcome.selection.runs.len(),
+                used.clone().min().copied().unwrap_or(0),
+                used.max().copied().unwrap_or(0),
+                rule.max,
+                outcome.selection.at_max.len()
+            )
+        }
+    };
     sayln!(
-        "sweep {}: {} runs planned, {} run now, {} already done (jobs {jobs}{})",
+        "sweep {}: {planned}, {} run now, {} already done (jobs {jobs}{})",
         plan.name,
-        plan.runs.len(),
         outcome.ran,
         outcome.skipped,
         shard.map_or(String::new(), |(i, n)| format!(", shard {i}/{n}"))
@@ -70,7 +84,15 @@ pub fn sweep(
             out.display()
         );
     } else {
-        sayln!("not all runs are done yet; finish the other shards, then `cmtlab merge DIR...`");
+        sayln!(
+            "not all runs are done yet; finish the other shards, then `cmtlab merge DIR...`{}",
+            if plan.sequential.is_some() {
+                " (a sequential sweep decides its next seeds from every shard's results: \
+                 after merging, run it into the merged directory to go on)"
+            } else {
+                ""
+            }
+        );
     }
     Ok(())
 }

@@ -43,7 +43,8 @@ pub enum CiMethod {
     Z,
 }
 
-/// `seeds`: a count (1..=n) or a list without repeats, at most [`MAX_SEEDS`].
+/// `seeds`: a count (1..=n), a list without repeats or a sequential target (its `max`
+/// seeds), at most [`MAX_SEEDS`].
 pub(super) fn seeds(seeds: Seeds, label: &str) -> Result<Vec<u64>, LabError> {
     Ok(match seeds {
         Seeds::Count(0) => return Err(LabError::at(label, "field `seeds`: at least one seed")),
@@ -54,6 +55,12 @@ pub(super) fn seeds(seeds: Seeds, label: &str) -> Result<Vec<u64>, LabError> {
             ))
         }
         Seeds::Count(n) => (1..=n).collect(),
+        // A sequential sweep plans its largest seed set; which runs it needs is decided
+        // as their results come in (see `super::sequential`).
+        Seeds::Sequential(s) => {
+            super::sequential::check(&s, label)?;
+            (1..=s.max).collect()
+        }
         Seeds::List(v) if v.is_empty() => {
             return Err(LabError::at(label, "field `seeds`: at least one seed"))
         }

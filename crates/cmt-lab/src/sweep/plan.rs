@@ -39,8 +39,11 @@ pub struct Plan {
     pub base_dir: String,
     /// Axes.
     pub axes: Vec<Axis>,
-    /// Seeds.
+    /// Seeds (of a sequential sweep: all it may use, `max` of them).
     pub seeds: Vec<u64>,
+    /// The stopping rule of a sequential sweep (`seeds = { min, max, … }`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<super::Sequential>,
     /// Runs in order.
     pub runs: Vec<RunSpec>,
     /// Metrics to aggregate.
@@ -152,6 +155,20 @@ impl Plan {
         )?;
         let build = cmt_sim::build();
         let metrics = metrics(&f, &path_names, label)?;
+        let sequential = match &f.seeds {
+            super::Seeds::Sequential(s) => {
+                for m in s.metrics.iter().flatten() {
+                    if !is_metric(m, &path_names) {
+                        return Err(LabError::at(
+                            label,
+                            format!("field `seeds.metrics`: unknown metric `{m}`"),
+                        ));
+                    }
+                }
+                Some(super::Sequential::new(s, &metrics))
+            }
+            _ => None,
+        };
         check_comparisons(&f, &axes, label)?;
         check_reports(&f, &axes, label)?;
         let runs = runs(&points, &seeds, &axes, &fixed, &base_text, &build, &traces);
@@ -169,6 +186,7 @@ impl Plan {
                 .unwrap_or_default(),
             axes,
             seeds,
+            sequential,
             runs,
             metrics,
             path_names,

@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::plan::{Plan, RunSpec};
+use super::sequential::{select, Selection};
 use crate::error::LabError;
 
 /// How to run.
@@ -29,8 +30,11 @@ pub struct RunOutcome {
     pub ran: usize,
     /// Runs of this shard skipped because their result already existed.
     pub skipped: usize,
-    /// Every planned run has a result in the output directory.
+    /// Every run the sweep needs has a result in the output directory.
     pub complete: bool,
+    /// The runs the sweep needs (for a sequential sweep: so far, and the seeds of each
+    /// grid point).
+    pub selection: Selection,
 }
 
 /// One run's result file.
@@ -92,6 +96,31 @@ fn same_sweep_other_build(old: &[u8], plan: &Plan) -> bool {
     serde_json::to_vec(&old).ok() == serde_json::to_vec(&new).ok()
 }
 
+/// Creates the output directory and writes `plan.json`, refusing one of another sweep.
+fn prepare(plan: &Plan, opts: &RunOptions) -> Result<(), LabError> {
+    let out = opts.out.display().to_string();
+    let io = |e: std::io::Error| LabError::at(&out, format!("cannot write: {e}"));
+    std::fs::create_dir_all(opts.out.join("runs")).map_err(io)?;
+    let plan_json = serde_json::to_vec_pretty(plan).map_err(|e| LabError::at(&out, e))?;
+    let plan_path = opts.out.join("plan.json");
+    match std::fs::read(&plan_path) {
+        Ok(old) if old == plan_json => {}
+        // The same sweep planned by another build (an edited scheduler, say): its runs
+        // have other ids, so nothing of the earlier build is reused or mixed in.
+        Ok(old) if same_sweep_other_build(&old, plan) => {
+            write_atomic(&plan_path, &plan_json).map_err(io)?
+        }
+        Ok(_) => {
+            return Err(LabError::at(
+                &out,
+                "holds results of a different sweep (plan.json differs); use another --out",
+            ));
+        }
+        Err(_) => write_atomic(&plan_path, &plan_json).map_err(io)?,
+    }
+    Ok(())
+}
+
 /// Runs the plan's runs (of this shard) that have no result yet. `progress(done,
 /// total)` is called after each run, from worker threads.
 pub fn run_plan(
@@ -113,60 +142,113 @@ pub fn run_plan_until(
 ) -> Result<RunOutcome, LabError> {
     let out = opts.out.display().to_string();
     let io = |e: std::io::Error| LabError::at(&out, format!("cannot write: {e}"));
-    std::fs::create_dir_all(opts.out.join("runs")).map_err(io)?;
-    let plan_json = serde_json::to_vec_pretty(plan).map_err(|e| LabError::at(&out, e))?;
-    let plan_path = opts.out.join("plan.json");
-    match std::fs::read(&plan_path) {
-        Ok(old) if old == plan_json => {}
-        // The same sweep planned by another build (an edited scheduler, say): its runs
-        // have other ids, so nothing of the earlier build is reused or mixed in.
-        Ok(old) if same_sweep_other_build(&old, plan) => {
-            write_atomic(&plan_path, &plan_json).map_err(io)?
-        }
-        Ok(_) => {
-            return Err(LabError::at(
-                &out,
-                "holds results of a different sweep (plan.json differs); use another --out",
-            ));
-        }
-        Err(_) => write_atomic(&plan_path, &plan_json).map_err(io)?,
-    }
-    let mine: Vec<&RunSpec> = plan
-        .runs
-        .iter()
-        .filter(|r| opts.shard.is_none_or(|(i, n)| r.index % n == i))
-        .collect();
-    let todo: Vec<&RunSpec> = mine
-        .iter()
-        .copied()
-        .filter(|r| !run_file(&opts.out, &r.id).exists())
-        .collect();
-    let skipped = mine.len() - todo.len();
-    let done = AtomicUsize::new(0);
+    prepare(plan, opts)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
         .map_err(|e| LabError::at(&out, e))?;
-    pool.install(|| {
-        todo.par_iter().try_for_each(|r| {
-            if cancel.load(Ordering::Relaxed) {
-                return Err(LabError(INTERRUPTED.into()));
+    let mine = |r: &RunSpec| opts.shard.is_none_or(|(i, n)| r.index % n == i);
+    let mut known = Known::default();
+    let mut ran = 0;
+    // Stage by stage: a fixed-seed plan has one; a sequential one asks for more seeds
+    // where its estimates are not yet precise, until none does.
+    loop {
+        let selection = known.select(plan, &opts.out)?;
+        let todo: Vec<&RunSpec> = selection
+            .missing
+            .iter()
+            .map(|&i| &plan.runs[i])
+            .filter(|r| mine(r))
+            .collect();
+        if todo.is_empty() {
+            let of_mine = selection.runs.iter().filter(|&&i| mine(&plan.runs[i]));
+            return Ok(RunOutcome {
+                ran,
+                skipped: of_mine.count() - ran,
+                complete: selection.settled(),
+                selection,
+            });
+        }
+        let base = ran;
+        let total = base + todo.len();
+        let done = AtomicUsize::new(base);
+        pool.install(|| {
+            todo.par_iter().try_for_each(|r| {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(LabError(INTERRUPTED.into()));
+                }
+                let rec = simulate(plan, r)
+                    .map_err(|e| LabError(format!("run {} ({}): {e}", r.index, r.id)))?;
+                let bytes = serde_json::to_vec(&rec).map_err(|e| LabError::at(&out, e))?;
+                write_atomic(&run_file(&opts.out, &r.id), &bytes).map_err(io)?;
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+                Ok::<(), LabError>(())
+            })
+        })?;
+        ran = total;
+    }
+}
+
+/// Results read so far from an output directory, by plan index (only a sequential
+/// plan's stopping rule needs their values).
+#[derive(Default)]
+struct Known(std::collections::BTreeMap<usize, cmt_sim::Summary>);
+
+impl Known {
+    /// The runs `plan` needs, reading the results in `dir` not read before.
+    fn select(&mut self, plan: &Plan, dir: &Path) -> Result<Selection, LabError> {
+        if plan.sequential.is_none() {
+            return Ok(select(plan, &OnDisk(dir)));
+        }
+        for r in &plan.runs {
+            if self.0.contains_key(&r.index) {
+                continue;
             }
-            let rec = simulate(plan, r)
-                .map_err(|e| LabError(format!("run {} ({}): {e}", r.index, r.id)))?;
-            let bytes = serde_json::to_vec(&rec).map_err(|e| LabError::at(&out, e))?;
-            write_atomic(&run_file(&opts.out, &r.id), &bytes).map_err(io)?;
-            progress(done.fetch_add(1, Ordering::Relaxed) + 1, todo.len());
-            Ok::<(), LabError>(())
-        })
-    })?;
-    let complete = plan
-        .runs
-        .iter()
-        .all(|r| run_file(&opts.out, &r.id).exists());
-    Ok(RunOutcome {
-        ran: todo.len(),
-        skipped,
-        complete,
-    })
+            let file = run_file(dir, &r.id);
+            let Ok(bytes) = std::fs::read(&file) else {
+                continue;
+            };
+            let rec: RunRecord = serde_json::from_slice(&bytes)
+                .map_err(|e| LabError::at(&file.display().to_string(), e))?;
+            self.0.insert(r.index, rec.summary);
+        }
+        Ok(select(plan, &self.0))
+    }
+}
+
+/// Results present as files (values are not needed for a fixed-seed plan).
+struct OnDisk<'a>(&'a Path);
+
+impl super::Results for OnDisk<'_> {
+    fn has(&self, r: &RunSpec) -> bool {
+        run_file(self.0, &r.id).exists()
+    }
+    fn value(&self, _: &RunSpec, _: &str) -> Option<f64> {
+        None
+    }
+}
+
+/// The runs a finished sweep in `dir` consists of: every run of a fixed-seed plan,
+/// those its stopping rule chose for a sequential one (an error while that is not
+/// settled, naming how many results are missing).
+pub fn chosen_runs<'p>(
+    plan: &'p Plan,
+    dir: &Path,
+) -> Result<(Vec<&'p RunSpec>, Selection), LabError> {
+    let selection = Known::default().select(plan, dir)?;
+    if !selection.settled() {
+        return Err(LabError::at(
+            &dir.display().to_string(),
+            format!(
+                "{} of the {} runs the sweep needs so far have no result: run the sweep \
+                 (or its shards) into this directory to finish it",
+                selection.missing.len(),
+                selection.runs.len()
+            ),
+        ));
+    }
+    Ok((
+        selection.runs.iter().map(|&i| &plan.runs[i]).collect(),
+        selection,
+    ))
 }

@@ -15,7 +15,8 @@ pub struct SweepFile {
     pub name: Option<String>,
     /// Base scenario, relative to the sweep file.
     pub base: String,
-    /// Seeds: a count `n` (seeds 1..=n) or an explicit list.
+    /// Seeds: a count `n` (seeds 1..=n), an explicit list, or a precision target
+    /// (`{ min, max, batch, half_width }`: seeds added in batches until it is met).
     pub seeds: Seeds,
     /// Confidence interval: "t" (Student-t, default) or "z" (normal, DB-CMT 2022 eq. 6).
     #[serde(default)]
@@ -37,7 +38,7 @@ pub struct SweepFile {
     pub reports: Vec<ReportSpec>,
 }
 
-/// Seeds as a count or a list.
+/// Seeds as a count, a list or a precision target.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(untagged)]
 pub enum Seeds {
@@ -45,6 +46,29 @@ pub enum Seeds {
     Count(u64),
     /// These seeds.
     List(Vec<u64>),
+    /// Seeds 1, 2, … added in batches per grid point until every estimate is precise
+    /// enough (see [`crate::sweep::Sequential`]).
+    Sequential(SequentialSpec),
+}
+
+/// `seeds = { min = 5, max = 20, batch = 5, half_width = "2%" }`: sequential
+/// replication to a relative precision.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SequentialSpec {
+    /// Seeds every grid point runs first.
+    pub min: u64,
+    /// Most seeds any grid point runs.
+    pub max: u64,
+    /// Seeds added at a time where an estimate is not yet precise enough.
+    pub batch: u64,
+    /// Target 95 % CI half-width relative to the estimate's scale: `"2%"` or `0.02`.
+    pub half_width: toml::Value,
+    /// Metrics whose per-point means must reach the target (default: the sweep's
+    /// `metrics`; `[]` for none); comparisons and study claims are always included, on
+    /// their paired differences.
+    #[serde(default)]
+    pub metrics: Option<Vec<String>>,
 }
 
 /// One axis of the grid.

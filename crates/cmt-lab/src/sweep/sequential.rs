@@ -1,0 +1,323 @@
+//! Sequential replication to a relative precision: every grid point runs `min` seeds;
+//! then, stage by stage, every estimate whose 95 % CI half-width is still above
+//! `half_width` × its scale gets `batch` more seeds at each grid point it involves,
+//! until all are precise enough or have `max` seeds (Law & Kelton, *Simulation
+//! Modeling and Analysis*, the sequential procedure for a relative precision).
+//!
+//! The estimates are each grid point's mean of the precision metrics, and every paired
+//! comparison — the sweep's comparisons and the claims a study adds — on its per-seed
+//! differences, whose scale is the compared-with side's mean. The rule looks at the
+//! width of an interval only, never at its position, so a claim is not tested until
+//! it holds: both a true and a false claim get the seeds their precision needs.
+//!
+//! Seeds are always the sweep's seeds 1, 2, … in order, the same at every grid point, so
+//! comparisons pair by seed over the common prefix. The rule reads only run results,
+//! which are deterministic: the same sweep ends with the same seeds at every point
+//! whatever the number of jobs or shards.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::{Plan, RunSpec};
+use super::spec::SequentialSpec;
+use crate::error::LabError;
+use crate::stats::ci95_half_width;
+
+/// The stopping rule of a sequential sweep, as planned.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Sequential {
+    /// Seeds every grid point runs first.
+    pub min: usize,
+    /// Most seeds a grid point runs.
+    pub max: usize,
+    /// Seeds added at a time.
+    pub batch: usize,
+    /// Target CI half-width as a fraction of the estimate's scale.
+    pub half_width: f64,
+    /// Metrics whose per-point means must reach the target.
+    pub metrics: Vec<String>,
+    /// Paired estimates added by a study (its claims on this sweep).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<Estimate>,
+}
+
+/// One estimate the rule watches: per seed, the mean of `metric` over `left` minus
+/// `factor` × its mean over `right` (or only the left mean when `right` is empty).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Estimate {
+    /// Metric.
+    pub metric: String,
+    /// Grid points averaged on the left.
+    pub left: Vec<Vec<usize>>,
+    /// Grid points averaged on the right (compared with).
+    pub right: Vec<Vec<usize>>,
+    /// Multiplies the right side.
+    pub factor: f64,
+}
+
+/// Checks a `seeds = { … }` table.
+pub(super) fn check(s: &SequentialSpec, label: &str) -> Result<(), LabError> {
+    let bad = |m: String| Err(LabError::at(label, format!("field `seeds`: {m}")));
+    if s.min < 2 {
+        return bad(format!(
+            "min = {}: at least 2 seeds (a CI needs two)",
+            s.min
+        ));
+    }
+    if s.max < s.min {
+        return bad(format!("max = {} is below min = {}", s.max, s.min));
+    }
+    if s.max > super::MAX_SEEDS {
+        return bad(format!("max = {}: at most {}", s.max, super::MAX_SEEDS));
+    }
+    if s.batch == 0 {
+        return bad("batch = 0: add at least one seed at a time".into());
+    }
+    half_width(&s.half_width).map(|_| ()).or_else(bad)
+}
+
+/// `"2%"` or `0.02` as a fraction in (0, 1].
+fn half_width(v: &toml::Value) -> Result<f64, String> {
+    crate::aggregate::numeric(&v.to_string())
+        .filter(|x| *x > 0.0 && *x <= 1.0)
+        .ok_or_else(|| format!("half_width = {v}: a relative precision such as \"2%\" or 0.02"))
+}
+
+impl Sequential {
+    /// The rule of a checked spec; `metrics` when the spec names none.
+    pub(super) fn new(s: &SequentialSpec, metrics: &[String]) -> Sequential {
+        Sequential {
+            min: s.min as usize,
+            max: s.max as usize,
+            batch: s.batch as usize,
+            half_width: half_width(&s.half_width).expect("checked"),
+            metrics: s.metrics.clone().unwrap_or_else(|| metrics.to_vec()),
+            claims: Vec::new(),
+        }
+    }
+}
+
+/// Which runs a sweep needs, given the results so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Plan indexes of the runs needed so far (the current stage's included), in order.
+    pub runs: Vec<usize>,
+    /// Those of them without a result yet: while any is left, later stages are unknown.
+    pub missing: Vec<usize>,
+    /// Seeds each grid point uses so far.
+    pub seeds: BTreeMap<Vec<usize>, usize>,
+    /// Grid points that stopped at `max` with an estimate still above the target.
+    pub at_max: Vec<Vec<usize>>,
+}
+
+impl Selection {
+    /// Every needed run has a result and no estimate asks for more.
+    pub fn settled(&self) -> bool {
+        self.missing.is_empty()
+    }
+}
+
+/// The results a selection looks at.
+pub trait Results {
+    /// Whether run `r` has a result.
+    fn has(&self, r: &RunSpec) -> bool;
+    /// Its value of `metric` (`None` without a result or a value).
+    fn value(&self, r: &RunSpec, metric: &str) -> Option<f64>;
+}
+
+/// Run summaries by plan index.
+impl Results for BTreeMap<usize, cmt_sim::Summary> {
+    fn has(&self, r: &RunSpec) -> bool {
+        self.contains_key(&r.index)
+    }
+    fn value(&self, r: &RunSpec, metric: &str) -> Option<f64> {
+        self.get(&r.index)?.metric(metric).filter(|v| v.is_finite())
+    }
+}
+
+/// Runs of each grid point in seed order.
+fn runs_by_point(plan: &Plan) -> BTreeMap<&[usize], Vec<&RunSpec>> {
+    let mut by: BTreeMap<&[usize], Vec<&RunSpec>> = BTreeMap::new();
+    for r in &plan.runs {
+        by.entry(&r.point[..]).or_default().push(r);
+    }
+    by
+}
+
+/// The runs `plan` needs given the results known so far. A plan with fixed seeds needs
+/// all its runs.
+pub fn select(plan: &Plan, results: &dyn Results) -> Selection {
+    let by = runs_by_point(plan);
+    let has = |r: &RunSpec| results.has(r);
+    let Some(rule) = &plan.sequential else {
+        return Selection {
+            runs: plan.runs.iter().map(|r| r.index).collect(),
+            missing: plan
+                .runs
+                .iter()
+                .filter(|r| !has(r))
+                .map(|r| r.index)
+                .collect(),
+            seeds: by.iter().map(|(p, rs)| (p.to_vec(), rs.len())).collect(),
+            at_max: Vec::new(),
+        };
+    };
+    let estimates = estimates(plan, rule);
+    let mut n: BTreeMap<&[usize], usize> = by.keys().map(|p| (*p, rule.min)).collect();
+    loop {
+        let needed: Vec<&RunSpec> = by
+            .iter()
+            .flat_map(|(p, rs)| rs.iter().take(n[p]).copied())
+            .collect();
+        let mut runs: Vec<usize> = needed.iter().map(|r| r.index).collect();
+        runs.sort_unstable();
+        let mut missing: Vec<usize> = needed.iter().filter(|r| !has(r)).map(|r| r.index).collect();
+        missing.sort_unstable();
+        let seeds = n.iter().map(|(p, k)| (p.to_vec(), *k)).collect();
+        if !missing.is_empty() {
+            return Selection {
+                runs,
+                missing,
+                seeds,
+                at_max: Vec::new(),
+            };
+        }
+        let (next, at_max) = next_stage(plan, rule, &estimates, &by, &n, results);
+        if next == n {
+            return Selection {
+                runs,
+                missing,
+                seeds,
+                at_max: at_max.into_iter().map(<[usize]>::to_vec).collect(),
+            };
+        }
+        n = next;
+    }
+}
+
+/// Every estimate of the rule: each point's mean of each precision metric, each sweep
+/// comparison's paired difference, and the claims the study added.
+fn estimates(plan: &Plan, rule: &Sequential) -> Vec<Estimate> {
+    let points: Vec<&Vec<usize>> = {
+        let mut ps: Vec<&Vec<usize>> = plan.runs.iter().map(|r| &r.point).collect();
+        ps.dedup();
+        ps
+    };
+    let mut out = Vec::new();
+    for p in &points {
+        for m in &rule.metrics {
+            out.push(Estimate {
+                metric: m.clone(),
+                left: vec![p.to_vec()],
+                right: Vec::new(),
+                factor: 1.0,
+            });
+        }
+    }
+    for c in &plan.comparisons {
+        let Some(ai) = plan.axes.iter().position(|a| a.key == c.axis) else {
+            continue;
+        };
+        let Some(bi) = plan.axes[ai]
+            .values
+            .iter()
+            .position(|v| *v == c.baseline.to_string())
+        else {
+            continue;
+        };
+        for p in points.iter().filter(|p| p[ai] != bi) {
+            let mut base = p.to_vec();
+            base[ai] = bi;
+            out.push(Estimate {
+                metric: c.metric.clone(),
+                left: vec![p.to_vec()],
+                right: vec![base],
+                factor: 1.0,
+            });
+        }
+    }
+    out.extend(rule.claims.iter().cloned());
+    out
+}
+
+type Counts<'p> = BTreeMap<&'p [usize], usize>;
+
+/// The seeds each point needs next, and the points held back only by `max`.
+fn next_stage<'p>(
+    plan: &Plan,
+    rule: &Sequential,
+    estimates: &[Estimate],
+    by: &BTreeMap<&'p [usize], Vec<&RunSpec>>,
+    n: &Counts<'p>,
+    results: &dyn Results,
+) -> (Counts<'p>, Vec<&'p [usize]>) {
+    let mut next = n.clone();
+    let mut at_max: Vec<&'p [usize]> = Vec::new();
+    for e in estimates {
+        let points: Vec<&'p [usize]> = e
+            .left
+            .iter()
+            .chain(&e.right)
+            .filter_map(|p| by.get_key_value(&p[..]).map(|(k, _)| *k))
+            .collect();
+        if points.len() != e.left.len() + e.right.len() {
+            continue;
+        }
+        let common = points.iter().map(|p| n[p]).min().unwrap_or(0);
+        if precise(plan, rule, e, (by, common), results) {
+            continue;
+        }
+        for p in points {
+            if common >= rule.max {
+                at_max.push(p);
+            } else {
+                let want = (common + rule.batch).min(rule.max);
+                let k = next.get_mut(p).expect("a point of the plan");
+                *k = (*k).max(want);
+            }
+        }
+    }
+    at_max.sort_unstable();
+    at_max.dedup();
+    (next, at_max)
+}
+
+/// Whether estimate `e` over the first `k` seeds has a CI half-width within the target.
+/// Seeds where some point has no value are left out; an estimate with no value at any
+/// seed (a metric a run does not define) asks for nothing.
+fn precise(
+    plan: &Plan,
+    rule: &Sequential,
+    e: &Estimate,
+    (by, k): (&BTreeMap<&[usize], Vec<&RunSpec>>, usize),
+    results: &dyn Results,
+) -> bool {
+    let side = |points: &[Vec<usize>], j: usize| -> Option<f64> {
+        let mut sum = 0.0;
+        for p in points {
+            sum += results.value(by[&p[..]][j], &e.metric)?;
+        }
+        Some(sum / points.len() as f64)
+    };
+    let mut diffs = Vec::with_capacity(k);
+    let mut scale = Vec::with_capacity(k);
+    for j in 0..k {
+        let Some(l) = side(&e.left, j) else { continue };
+        if e.right.is_empty() {
+            diffs.push(l);
+            scale.push(l);
+        } else if let Some(r) = side(&e.right, j) {
+            diffs.push(l - e.factor * r);
+            scale.push(e.factor * r);
+        }
+    }
+    if diffs.is_empty() {
+        return true;
+    }
+    let Some(h) = ci95_half_width(&diffs, plan.ci) else {
+        return false;
+    };
+    let scale = crate::stats::mean(&scale).unwrap_or(0.0).abs();
+    h <= rule.half_width * scale
+}
