@@ -210,13 +210,13 @@ fn sequential_note(plan: &Plan, rule: &Sequential, sel: &Selection) -> String {
     );
     let mut note = format!(
         "Seeds by precision (sequential replication): every grid point ran seeds 1–{}, then \
-         {} more at a time at each grid point where a 95 % CI half-width was above {}% of \
+         {} more at a time at each grid point where a 95 % CI half-width was above {} % of \
          its scale — the mean of {} at that point, or the per-seed differences of a \
          comparison or claim it takes part in, relative to the compared-with mean — up to \
          {} seeds. Grid points used {lo}–{hi} seeds (the `n` columns).",
         rule.min,
         rule.batch,
-        sig(rule.half_width * 100.0),
+        (rule.half_width * 1e6).round() / 1e4,
         rule.metrics
             .iter()
             .map(|m| format!("`{m}`"))

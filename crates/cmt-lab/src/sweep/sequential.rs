@@ -183,7 +183,7 @@ pub fn select(plan: &Plan, results: &dyn Results) -> Selection {
                 at_max: Vec::new(),
             };
         }
-        let (next, at_max) = next_stage(plan, rule, &estimates, &by, &n, results);
+        let (next, at_max) = next_stage(rule, &estimates, &by, &n, results);
         if next == n {
             return Selection {
                 runs,
@@ -245,7 +245,6 @@ type Counts<'p> = BTreeMap<&'p [usize], usize>;
 
 /// The seeds each point needs next, and the points held back only by `max`.
 fn next_stage<'p>(
-    plan: &Plan,
     rule: &Sequential,
     estimates: &[Estimate],
     by: &BTreeMap<&'p [usize], Vec<&RunSpec>>,
@@ -265,7 +264,7 @@ fn next_stage<'p>(
             continue;
         }
         let common = points.iter().map(|p| n[p]).min().unwrap_or(0);
-        if precise(plan, rule, e, (by, common), results) {
+        if precise(rule, e, (by, common), results) {
             continue;
         }
         for p in points {
@@ -287,7 +286,6 @@ fn next_stage<'p>(
 /// Seeds where some point has no value are left out; an estimate with no value at any
 /// seed (a metric a run does not define) asks for nothing.
 fn precise(
-    plan: &Plan,
     rule: &Sequential,
     e: &Estimate,
     (by, k): (&BTreeMap<&[usize], Vec<&RunSpec>>, usize),
@@ -315,7 +313,9 @@ fn precise(
     if diffs.is_empty() {
         return true;
     }
-    let Some(h) = ci95_half_width(&diffs, plan.ci) else {
+    // Student-t whatever the sweep reports with: a normal quantile at a handful of seeds
+    // would understate the width the rule stops on.
+    let Some(h) = ci95_half_width(&diffs, super::CiMethod::T) else {
         return false;
     };
     let scale = crate::stats::mean(&scale).unwrap_or(0.0).abs();
