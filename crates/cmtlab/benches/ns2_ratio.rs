@@ -25,8 +25,25 @@ struct Case {
     label: &'static str,
     seconds: u32,
     rbuf: u32,
+    /// Delayed SACKs (every second packet or 200 ms) or a SACK for every packet.
+    delayed_sack: bool,
     /// (rate bit/s, one-way delay ms, loss on the data direction, ns-2 queue limit)
     paths: &'static [(u64, u32, f64, u32)],
+}
+
+/// Two loss-free 5 Mbit/s paths of 40 ms, 120 s: the small-window, SACK-heavy cases,
+/// where both simulators pay their fixed cost per packet. At 40 ms the window binds
+/// (about 34,000 chunks at 32 KB), so the case stays below ns-2.35's 65,536-chunk limit.
+const TWO_SLOW: &[(u64, u32, f64, u32)] = &[(5_000_000, 40, 0.0, 50), (5_000_000, 40, 0.0, 50)];
+
+/// Four 2 Mbit/s paths of 10–80 ms with `loss` on each.
+const fn four_lossy(loss: f64) -> [(u64, u32, f64, u32); 4] {
+    [
+        (2_000_000, 10, loss, 50),
+        (2_000_000, 20, loss, 50),
+        (2_000_000, 40, loss, 50),
+        (2_000_000, 80, loss, 50),
+    ]
 }
 
 const CASES: &[Case] = &[
@@ -34,36 +51,42 @@ const CASES: &[Case] = &[
         label: "1 path 5 Mbit/s, 64 KB, loss-free",
         seconds: 100,
         rbuf: 65_536,
+        delayed_sack: true,
         paths: &[(5_000_000, 20, 0.0, 50)],
     },
     Case {
         label: "1 path 10 Mbit/s / 50 ms, 1 MB, 1 % loss",
         seconds: 300,
         rbuf: 1_048_576,
+        delayed_sack: true,
         paths: &[(10_000_000, 50, 0.01, 100)],
     },
     Case {
         label: "2 paths 5 + 5 Mbit/s, 32 KB",
         seconds: 60,
         rbuf: 32_768,
+        delayed_sack: true,
         paths: &[(5_000_000, 10, 0.0, 50), (5_000_000, 10, 0.0, 50)],
     },
     Case {
         label: "2 paths 10 + 1 Mbit/s, 1 MB",
         seconds: 60,
         rbuf: 1_048_576,
+        delayed_sack: true,
         paths: &[(10_000_000, 10, 0.0, 50), (1_000_000, 100, 0.0, 50)],
     },
     Case {
         label: "2 paths 10 + 2 Mbit/s, 4 MB",
         seconds: 50,
         rbuf: 4_194_304,
+        delayed_sack: true,
         paths: &[(10_000_000, 10, 0.0, 100), (2_000_000, 10, 0.0, 100)],
     },
     Case {
         label: "3 paths 5 + 3 + 1 Mbit/s, 256 KB, 0.5 % loss",
         seconds: 60,
         rbuf: 262_144,
+        delayed_sack: true,
         paths: &[
             (5_000_000, 10, 0.005, 50),
             (3_000_000, 30, 0.005, 50),
@@ -74,17 +97,14 @@ const CASES: &[Case] = &[
         label: "4 paths 4 × 2 Mbit/s, 128 KB, 1 % loss",
         seconds: 60,
         rbuf: 131_072,
-        paths: &[
-            (2_000_000, 10, 0.01, 50),
-            (2_000_000, 20, 0.01, 50),
-            (2_000_000, 40, 0.01, 50),
-            (2_000_000, 80, 0.01, 50),
-        ],
+        delayed_sack: true,
+        paths: &four_lossy(0.01),
     },
     Case {
         label: "4 paths 4 × 3 Mbit/s, 2 MB, loss-free",
         seconds: 50,
         rbuf: 2_097_152,
+        delayed_sack: true,
         paths: &[
             (3_000_000, 10, 0.0, 100),
             (3_000_000, 20, 0.0, 100),
@@ -92,13 +112,51 @@ const CASES: &[Case] = &[
             (3_000_000, 40, 0.0, 100),
         ],
     },
+    Case {
+        label: "2 paths 5 + 5 Mbit/s / 40 ms, 32 KB, 120 s",
+        seconds: 120,
+        rbuf: 32_768,
+        delayed_sack: true,
+        paths: TWO_SLOW,
+    },
+    Case {
+        label: "2 paths 5 + 5 Mbit/s / 40 ms, 32 KB, 120 s, SACK every packet",
+        seconds: 120,
+        rbuf: 32_768,
+        delayed_sack: false,
+        paths: TWO_SLOW,
+    },
+    Case {
+        label: "2 paths 5 + 5 Mbit/s / 40 ms, 16 KB, 120 s",
+        seconds: 120,
+        rbuf: 16_384,
+        delayed_sack: true,
+        paths: TWO_SLOW,
+    },
+    Case {
+        label: "2 paths 5 + 5 Mbit/s / 40 ms, 16 KB, 120 s, SACK every packet",
+        seconds: 120,
+        rbuf: 16_384,
+        delayed_sack: false,
+        paths: TWO_SLOW,
+    },
+    Case {
+        label: "4 paths 4 × 2 Mbit/s, 64 KB, 2 % loss, SACK every packet",
+        seconds: 60,
+        rbuf: 65_536,
+        delayed_sack: false,
+        paths: &four_lossy(0.02),
+    },
 ];
 
 /// The matching cmtlab scenario.
 fn scenario(c: &Case) -> String {
     let mut s = format!(
-        "seed = 1\nduration = \"{}s\"\n[association]\ncompat = \"ns2\"\n[receiver]\nrbuf = {}\n",
-        c.seconds, c.rbuf
+        "seed = 1\nduration = \"{}s\"\n[association]\ncompat = \"ns2\"\nsack_freq = {}\n\
+         [receiver]\nrbuf = {}\n",
+        c.seconds,
+        if c.delayed_sack { 2 } else { 1 },
+        c.rbuf
     );
     for (i, &(rate, delay, loss, queue)) in c.paths.iter().enumerate() {
         s += &format!(
@@ -121,6 +179,7 @@ fn ns_args(c: &Case, tcl: &Path) -> Vec<String> {
         format!("stop={}", c.seconds),
         format!("rbuf={}", c.rbuf),
         "rtx=4".into(),
+        format!("delack={}", u8::from(c.delayed_sack)),
         "trace=none".into(),
         "agent=none".into(),
     ];
