@@ -61,7 +61,12 @@ enum Command {
     /// Reproduce a study: run its sweeps and check its claims.
     Reproduce {
         /// Study name (a folder under scenarios/studies/) or a study folder.
-        study: String,
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        study: Option<String>,
+        /// Every study of the studies folder, in name order, each into `<out>/<study>`
+        /// (default `out/<study>`), with the wall time of each and of all.
+        #[arg(long)]
+        all: bool,
         /// Fewer seeds and shorter runs (minutes on two cores).
         #[arg(long)]
         quick: bool,
@@ -72,7 +77,8 @@ enum Command {
         /// Parallel runs (default: the number of CPUs).
         #[arg(long)]
         jobs: Option<usize>,
-        /// Output directory (default: `out/<study>` or `out/<study>-quick`).
+        /// Output directory (default: `out/<study>` or `out/<study>-quick`; with `--all`,
+        /// the folder the studies' folders go into, default `out`).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Where to look for studies by name (default: `$CMTLAB_STUDIES`, then
@@ -209,12 +215,18 @@ pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
         }
         Command::Reproduce {
             study,
+            all,
             quick,
             real,
             jobs,
             out,
             studies,
-        } => sweep::reproduce(&study, studies.as_deref(), quick, real, jobs, out),
+        } => match study {
+            Some(study) if !all => {
+                sweep::reproduce(&study, studies.as_deref(), quick, real, jobs, out)
+            }
+            _ => sweep::reproduce_all(studies.as_deref(), quick, real, jobs, out),
+        },
     }
 }
 

@@ -185,6 +185,63 @@ pub fn reproduce(
     Ok(())
 }
 
+/// `reproduce --all`: every study of `--studies DIR`, or else of the first studies
+/// folder that exists, in name order, each into `<out>/<name>` (`-quick` appended in
+/// quick mode).
+pub fn reproduce_all(
+    studies: Option<&Path>,
+    quick: bool,
+    real: bool,
+    jobs: Option<usize>,
+    out: Option<PathBuf>,
+) -> Result<(), String> {
+    // A folder given is the one meant; otherwise the first of the usual places.
+    let places = match studies {
+        Some(d) => vec![d.to_path_buf()],
+        None => study_places(None),
+    };
+    let root = places.iter().find(|p| p.is_dir()).ok_or_else(|| {
+        let looked: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+        format!("no studies folder (looked in {})", looked.join(", "))
+    })?;
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .map_err(|e| format!("{}: cannot list: {e}", root.display()))?
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("study.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        return Err(format!(
+            "{}: holds no study (no */study.toml)",
+            root.display()
+        ));
+    }
+    let base = out.unwrap_or_else(|| PathBuf::from("out"));
+    let start = std::time::Instant::now();
+    for name in &names {
+        let t = std::time::Instant::now();
+        let dir = root.join(name);
+        let folder = format!("{name}{}", if quick { "-quick" } else { "" });
+        reproduce(
+            &dir.display().to_string(),
+            None,
+            quick,
+            real,
+            jobs,
+            Some(base.join(folder)),
+        )?;
+        sayln!("  ({name}: {:.1} s)", t.elapsed().as_secs_f64());
+    }
+    sayln!(
+        "{} studies of {} in {:.1} s",
+        names.len(),
+        root.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 /// Most parallel runs `--jobs` accepts.
 const MAX_JOBS: usize = 256;
 
@@ -204,15 +261,7 @@ fn find_study(study: &str, studies: Option<&Path>) -> Result<PathBuf, String> {
     if Path::new(study).join("study.toml").exists() {
         return Ok(PathBuf::from(study));
     }
-    let mut places: Vec<PathBuf> = Vec::new();
-    if let Some(d) = studies {
-        places.push(d.to_path_buf());
-    }
-    if let Some(d) = std::env::var_os("CMTLAB_STUDIES") {
-        places.push(PathBuf::from(d));
-    }
-    places.push(PathBuf::from("scenarios/studies"));
-    places.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/studies"));
+    let places = study_places(studies);
     places
         .iter()
         .map(|p| p.join(study))
@@ -224,4 +273,20 @@ fn find_study(study: &str, studies: Option<&Path>) -> Result<PathBuf, String> {
                 looked.join(", ")
             )
         })
+}
+
+/// Where studies are looked up, in order: `--studies DIR`, `$CMTLAB_STUDIES`,
+/// `scenarios/studies` under the current directory, and that of the checkout this
+/// binary was built from.
+fn study_places(studies: Option<&Path>) -> Vec<PathBuf> {
+    let mut places: Vec<PathBuf> = Vec::new();
+    if let Some(d) = studies {
+        places.push(d.to_path_buf());
+    }
+    if let Some(d) = std::env::var_os("CMTLAB_STUDIES") {
+        places.push(PathBuf::from(d));
+    }
+    places.push(PathBuf::from("scenarios/studies"));
+    places.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/studies"));
+    places
 }

@@ -541,6 +541,60 @@ fn reproduce_finds_a_study_by_name_from_any_directory() {
 }
 
 #[test]
+fn reproduce_all_runs_every_study_of_the_folder_in_name_order() {
+    let d = std::env::temp_dir().join(format!("cmtlab-all-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let base = "seed = 1\nduration = \"2s\"\n[[links]]\nname = \"l\"\nrate = \"2Mbps\"\n\
+                delay = \"10ms\"\n[[paths]]\nname = \"p\"\nlinks = [\"l\"]\n";
+    for name in ["b-study", "a-study"] {
+        let s = d.join("studies").join(name);
+        std::fs::create_dir_all(&s).unwrap();
+        std::fs::write(s.join("base.toml"), base).unwrap();
+        let sweep = format!("name = \"{name}-sweep\"\nbase = \"base.toml\"\nseeds = 2\n");
+        std::fs::write(s.join("sweep.toml"), sweep).unwrap();
+        let study = "title = \"t\"\nsweeps = [\"sweep.toml\"]\n[quick]\nseeds = 2\n";
+        std::fs::write(s.join("study.toml"), study).unwrap();
+    }
+    std::fs::create_dir_all(d.join("studies/not-a-study")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cmtlab"))
+        .current_dir(&d)
+        .args([
+            "reproduce",
+            "--all",
+            "--quick",
+            "--studies",
+            "studies",
+            "--out",
+            "o",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(d.join("o/a-study-quick/report.md").exists());
+    assert!(d.join("o/b-study-quick/report.md").exists());
+    let (a, b) = (
+        text.find("study a-study").unwrap(),
+        text.find("study b-study").unwrap(),
+    );
+    assert!(a < b, "name order: {text}");
+    assert!(text.contains("2 studies of studies in"), "{text}");
+    // A study and --all, or neither: refused by the parser.
+    for args in [vec!["reproduce", "demo", "--all"], vec!["reproduce"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cmtlab"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn help_lists_every_registered_algorithm() {
     for args in [
         vec!["--help"],
