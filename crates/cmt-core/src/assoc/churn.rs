@@ -39,7 +39,7 @@ impl<O: Observer> Association<O> {
         p.timers = Timers::default();
         p.sending.rtt_probe = None;
         if p.out.flight > 0 {
-            p.timers.t3 = Some(now + grace);
+            p.timers.set_t3(Some(now + grace));
         }
         self.new_opportunity();
         true
@@ -93,7 +93,7 @@ impl<O: Observer> Association<O> {
         p.heard = None;
         if self.cfg.heartbeats {
             self.set_state(now, id, PathState::Unconfirmed);
-            self.paths[id].timers.hb_due = Some(now);
+            self.paths[id].timers.set_hb_due(Some(now));
         } else {
             self.set_state(now, id, PathState::Active);
         }

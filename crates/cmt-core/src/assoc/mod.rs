@@ -284,11 +284,12 @@ impl<O: Observer> Association<O> {
                 let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
                 let mut p = Path::new(rtt, algs.cc.build(PathId(i), &cc_init));
                 if cfg.heartbeats {
-                    p.timers.hb_due = Some(Time::ZERO + timers::hb_period(&cfg, &p, &mut rng));
+                    p.timers
+                        .set_hb_due(Some(Time::ZERO + timers::hb_period(&cfg, &p, &mut rng)));
                 }
                 if cfg.confirm_paths && i > 0 {
                     p.state = PathState::Unconfirmed;
-                    p.timers.hb_due = Some(Time::ZERO);
+                    p.timers.set_hb_due(Some(Time::ZERO));
                 }
                 p
             })

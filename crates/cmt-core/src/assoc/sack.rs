@@ -204,11 +204,11 @@ impl<O: Observer> Association<O> {
         self.update_peer_rwnd(sack.a_rwnd, reported);
         for (i, p) in self.paths.iter_mut().enumerate() {
             if p.out.flight == 0 {
-                p.timers.t3 = None;
+                p.timers.set_t3(None);
             } else if p.state == PathState::Removed {
                 // Its timer is the removal's grace (`remove_path`): acks do not move it.
-            } else if s.path[i].restart_t3 || p.timers.t3.is_none() {
-                p.timers.t3 = Some(now + p.rtt.rto());
+            } else if s.path[i].restart_t3 || p.timers.t3().is_none() {
+                p.timers.set_t3(Some(now + p.rtt.rto()));
             }
         }
         self.scratch = Some(s);
@@ -529,7 +529,7 @@ impl<O: Observer> Association<O> {
             }
             self.paths[i].losses.error_count = 0;
             if self.paths[i].state != PathState::Active {
-                self.paths[i].timers.hb_pending = None;
+                self.paths[i].timers.set_hb_pending(None);
                 self.set_state(now, PathId(i), PathState::Active);
             }
         }

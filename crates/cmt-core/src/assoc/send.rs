@@ -319,12 +319,12 @@ impl<O: Observer> Association<O> {
                 p.cuc.rtx_pseudo_cum = Some(tsn);
                 p.cuc.find_rtx_pseudo = false;
             }
-            if first_on_dest && p.timers.t3.is_some() {
-                p.timers.t3 = Some(now + p.rtt.rto());
+            if first_on_dest && p.timers.t3().is_some() {
+                p.timers.set_t3(Some(now + p.rtt.rto()));
             }
             let o = &mut self.paths[orig];
             if first_on_orig && o.out.flight > 0 && orig != dest {
-                o.timers.t3 = Some(now + o.rtt.rto());
+                o.timers.set_t3(Some(now + o.rtt.rto()));
             }
             self.on_data_sent(now, dest, size);
             if !ns2 {
@@ -486,11 +486,11 @@ impl<O: Observer> Association<O> {
         p.paced_send(now, size, mtu);
         p.out.flight += size;
         p.sending.last_data_sent = Some(now);
-        if p.timers.t3.is_none() {
-            p.timers.t3 = Some(now + rto);
+        if p.timers.t3().is_none() {
+            p.timers.set_t3(Some(now + rto));
         }
-        if self.cfg.idle_cwnd_decay && p.timers.decay_at.is_none() {
-            p.timers.decay_at = Some(now + rto);
+        if self.cfg.idle_cwnd_decay && p.timers.decay_at().is_none() {
+            p.timers.set_decay_at(Some(now + rto));
         }
     }
 
@@ -568,8 +568,8 @@ impl<O: Observer> Association<O> {
         let pick = best[rand::Rng::gen_range(&mut self.rng, 0..best.len())];
         let unit = self.cfg.cwnd_unit();
         let p = &mut self.paths[pick];
-        p.timers.t3 = None;
-        p.timers.hb_pending = None;
+        p.timers.set_t3(None);
+        p.timers.set_hb_pending(None);
         p.cc.set_cwnd(unit);
         self.set_state(now, PathId(pick), PathState::Active);
         self.cwnd_event(now, PathId(pick));

@@ -181,10 +181,10 @@ impl<O: Observer> Association<O> {
         self.closing = Closing::Closed;
         self.t2 = None;
         for p in &mut self.paths {
-            p.timers.t3 = None;
-            p.timers.hb_due = None;
-            p.timers.hb_pending = None;
-            p.timers.decay_at = None;
+            p.timers.set_t3(None);
+            p.timers.set_hb_due(None);
+            p.timers.set_hb_pending(None);
+            p.timers.set_decay_at(None);
         }
         self.rcv.sack_at = None;
         self.obs.event(now, &Event::AssociationClosed);

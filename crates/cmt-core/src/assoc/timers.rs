@@ -51,10 +51,7 @@ impl<O: Observer> Association<O> {
         take(self.cfg.outage.map(|o| self.heard + o.tolerance));
         take(self.reconfig.deadline());
         for p in &self.paths {
-            take(p.timers.t3);
-            take(p.timers.hb_due);
-            take(p.timers.hb_pending.map(|(_, at)| at));
-            take(p.timers.decay_at);
+            take(p.timers.earliest());
         }
         if let Some(rx) = &self.rev_rx {
             take(rx.poll_timeout());
@@ -96,22 +93,22 @@ impl<O: Observer> Association<O> {
         }
         for i in 0..self.paths.len() {
             let id = PathId(i);
-            if self.paths[i].timers.t3.is_some_and(|t| t <= now) {
-                self.paths[i].timers.t3 = None;
+            if self.paths[i].timers.t3().is_some_and(|t| t <= now) {
+                self.paths[i].timers.set_t3(None);
                 self.on_t3_expiry(now, id);
             }
             if self.paths[i]
                 .timers
-                .hb_pending
+                .hb_pending()
                 .is_some_and(|(_, t)| t <= now)
             {
-                self.paths[i].timers.hb_pending = None;
+                self.paths[i].timers.set_hb_pending(None);
                 self.on_heartbeat_lost(now, id);
             }
-            if self.paths[i].timers.hb_due.is_some_and(|t| t <= now) {
+            if self.paths[i].timers.hb_due().is_some_and(|t| t <= now) {
                 self.on_heartbeat_due(now, id);
             }
-            if self.paths[i].timers.decay_at.is_some_and(|t| t <= now) {
+            if self.paths[i].timers.decay_at().is_some_and(|t| t <= now) {
                 self.on_decay_check(now, id);
             }
         }
@@ -140,8 +137,8 @@ impl<O: Observer> Association<O> {
     }
 
     fn probe_now(&mut self, id: PathId, now: Time) {
-        if self.cfg.heartbeats && self.paths[id].timers.hb_pending.is_none() {
-            self.paths[id].timers.hb_due = Some(now);
+        if self.cfg.heartbeats && self.paths[id].timers.hb_pending().is_none() {
+            self.paths[id].timers.set_hb_due(Some(now));
         }
     }
 
@@ -211,8 +208,9 @@ impl<O: Observer> Association<O> {
 
     fn on_heartbeat_due(&mut self, now: Time, id: PathId) {
         let p = &self.paths[id];
-        if !self.cfg.heartbeats || p.timers.hb_pending.is_some() || p.state == PathState::Removed {
-            self.paths[id].timers.hb_due = None;
+        if !self.cfg.heartbeats || p.timers.hb_pending().is_some() || p.state == PathState::Removed
+        {
+            self.paths[id].timers.set_hb_due(None);
             return;
         }
         // An ACTIVE path that carried data recently is not idle: look again later.
@@ -220,15 +218,15 @@ impl<O: Observer> Association<O> {
             if let Some(last) = p.sending.last_data_sent {
                 let next = last + hb_period(&self.cfg, p, &mut self.rng);
                 if next > now {
-                    self.paths[id].timers.hb_due = Some(next);
+                    self.paths[id].timers.set_hb_due(Some(next));
                     return;
                 }
             }
         }
         let nonce = self.rng.gen();
         let p = &mut self.paths[id];
-        p.timers.hb_due = None;
-        p.timers.hb_pending = Some((nonce, now + p.rtt.rto()));
+        p.timers.set_hb_due(None);
+        p.timers.set_hb_pending(Some((nonce, now + p.rtt.rto())));
         let info = HeartbeatInfo {
             path: id.0 as u16,
             sent_ns: now.as_nanos(),
@@ -251,12 +249,13 @@ impl<O: Observer> Association<O> {
         self.back_off(id);
         self.count_error(now, id);
         let p = &self.paths[id];
-        self.paths[id].timers.hb_due = match p.state {
+        let due = match p.state {
             PathState::Removed => None,
             PathState::Active => Some(now + hb_period(&self.cfg, p, &mut self.rng)),
             // PF, INACTIVE and unconfirmed paths are probed every (backed-off) RTO.
             _ => Some(now),
         };
+        self.paths[id].timers.set_hb_due(due);
     }
 
     pub(super) fn on_heartbeat_ack(&mut self, now: Time, info: HeartbeatInfo) {
@@ -265,10 +264,10 @@ impl<O: Observer> Association<O> {
             self.stats.bogus_chunks += 1;
             return;
         };
-        if p.timers.hb_pending.map(|(n, _)| n) != Some(info.nonce) {
+        if p.timers.hb_pending().map(|(n, _)| n) != Some(info.nonce) {
             return; // stale or forged
         }
-        p.timers.hb_pending = None;
+        p.timers.set_hb_pending(None);
         p.losses.error_count = 0;
         self.assoc_errors = 0;
         let rtt = now.saturating_since(Time::from_nanos(info.sent_ns));
@@ -283,7 +282,7 @@ impl<O: Observer> Association<O> {
             self.set_state(now, id, PathState::Active);
         }
         let period = hb_period(&self.cfg, &self.paths[id], &mut self.rng);
-        self.paths[id].timers.hb_due = Some(now + period);
+        self.paths[id].timers.set_hb_due(Some(now + period));
     }
 
     fn on_decay_check(&mut self, now: Time, id: PathId) {
@@ -293,13 +292,14 @@ impl<O: Observer> Association<O> {
         let rto = p.rtt.rto();
         let idle_since = p.sending.last_data_sent.unwrap_or(Time::ZERO);
         if idle_since + rto > now {
-            p.timers.decay_at = Some(idle_since + rto);
+            p.timers.set_decay_at(Some(idle_since + rto));
             return;
         }
         let before = p.cc.cwnd();
         p.cc.on_idle(mtu, initial);
         let after = p.cc.cwnd();
-        p.timers.decay_at = (after > initial).then_some(now + rto);
+        p.timers
+            .set_decay_at((after > initial).then_some(now + rto));
         if after != before {
             self.cwnd_event(now, id);
         }

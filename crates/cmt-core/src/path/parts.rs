@@ -99,19 +99,77 @@ impl LossStats {
     }
 }
 
-/// The path's timers.
+/// The path's timers. The deadlines are set through their setters, which keep the
+/// earliest of them at hand: the association's next timeout is asked for after every
+/// event, and reading one field per path instead of four keeps that cheap as paths are
+/// added.
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
     /// Running T3-rtx timer.
-    pub(crate) t3: Option<Time>,
+    t3: Option<Time>,
     /// Next idle cwnd decay check.
-    pub(crate) decay_at: Option<Time>,
+    decay_at: Option<Time>,
     /// When the next HEARTBEAT is due.
-    pub(crate) hb_due: Option<Time>,
+    hb_due: Option<Time>,
     /// Outstanding HEARTBEAT: nonce and the time it counts as unanswered.
-    pub(crate) hb_pending: Option<(u64, Time)>,
+    hb_pending: Option<(u64, Time)>,
+    /// The earliest of the four deadlines above.
+    earliest: Option<Time>,
     /// When the path entered PF.
     pub(crate) pf_since: Option<Time>,
+}
+
+impl Timers {
+    /// Running T3-rtx timer.
+    pub(crate) fn t3(&self) -> Option<Time> {
+        self.t3
+    }
+    /// Next idle cwnd decay check.
+    pub(crate) fn decay_at(&self) -> Option<Time> {
+        self.decay_at
+    }
+    /// When the next HEARTBEAT is due.
+    pub(crate) fn hb_due(&self) -> Option<Time> {
+        self.hb_due
+    }
+    /// Outstanding HEARTBEAT: nonce and the time it counts as unanswered.
+    pub(crate) fn hb_pending(&self) -> Option<(u64, Time)> {
+        self.hb_pending
+    }
+    /// The earliest deadline of the path (T3, decay, heartbeat due or unanswered).
+    pub(crate) fn earliest(&self) -> Option<Time> {
+        self.earliest
+    }
+    /// Starts (`Some`) or stops (`None`) the T3-rtx timer.
+    pub(crate) fn set_t3(&mut self, t: Option<Time>) {
+        self.t3 = t;
+        self.refresh();
+    }
+    /// Sets or clears the next idle cwnd decay check.
+    pub(crate) fn set_decay_at(&mut self, t: Option<Time>) {
+        self.decay_at = t;
+        self.refresh();
+    }
+    /// Sets or clears when the next HEARTBEAT is due.
+    pub(crate) fn set_hb_due(&mut self, t: Option<Time>) {
+        self.hb_due = t;
+        self.refresh();
+    }
+    /// Records or clears the outstanding HEARTBEAT.
+    pub(crate) fn set_hb_pending(&mut self, p: Option<(u64, Time)>) {
+        self.hb_pending = p;
+        self.refresh();
+    }
+    /// Recomputes the earliest deadline after a change.
+    fn refresh(&mut self) {
+        let at = [
+            self.t3,
+            self.decay_at,
+            self.hb_due,
+            self.hb_pending.map(|(_, t)| t),
+        ];
+        self.earliest = at.into_iter().flatten().min();
+    }
 }
 
 /// Book-keeping of what the path sent.
