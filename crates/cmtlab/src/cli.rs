@@ -221,12 +221,13 @@ pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
             jobs,
             out,
             studies,
-        } => match study {
-            Some(study) if !all => {
-                sweep::reproduce(&study, studies.as_deref(), quick, real, jobs, out)
+        } => {
+            let mode = sweep::StudyMode { quick, real, jobs };
+            match study {
+                Some(study) if !all => sweep::reproduce(&study, studies.as_deref(), mode, out),
+                _ => sweep::reproduce_all(studies.as_deref(), mode, out),
             }
-            _ => sweep::reproduce_all(studies.as_deref(), quick, real, jobs, out),
-        },
+        }
     }
 }
 

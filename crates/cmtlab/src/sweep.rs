@@ -135,23 +135,38 @@ pub fn plot(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// How `reproduce` runs a study: `--quick`, `--real`, `--jobs`.
+#[derive(Clone, Copy)]
+pub struct StudyMode {
+    /// Fewer seeds and shorter runs.
+    pub quick: bool,
+    /// Also the `[real]` grid points over real sockets.
+    pub real: bool,
+    /// Parallel runs (default: the number of CPUs).
+    pub jobs: Option<usize>,
+}
+
+impl StudyMode {
+    /// The output folder name of study `name`: `name`, or `name-quick` in quick mode.
+    fn folder(&self, name: &str) -> String {
+        format!("{name}{}", if self.quick { "-quick" } else { "" })
+    }
+}
+
 pub fn reproduce(
     study: &str,
     studies: Option<&Path>,
-    quick: bool,
-    real: bool,
-    jobs: Option<usize>,
+    mode: StudyMode,
     out: Option<PathBuf>,
 ) -> Result<(), String> {
+    let StudyMode { quick, real, jobs } = mode;
     let jobs = parallel_runs(jobs)?;
     let dir = find_study(study, studies)?;
     let name = dir
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| study.into());
-    let out = out.unwrap_or_else(|| {
-        PathBuf::from("out").join(format!("{name}{}", if quick { "-quick" } else { "" }))
-    });
+    let out = out.unwrap_or_else(|| PathBuf::from("out").join(mode.folder(&name)));
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = ProgressBar::new(0);
         b.set_style(
@@ -190,9 +205,7 @@ pub fn reproduce(
 /// quick mode).
 pub fn reproduce_all(
     studies: Option<&Path>,
-    quick: bool,
-    real: bool,
-    jobs: Option<usize>,
+    mode: StudyMode,
     out: Option<PathBuf>,
 ) -> Result<(), String> {
     // A folder given is the one meant; otherwise the first of the usual places.
@@ -221,16 +234,8 @@ pub fn reproduce_all(
     let start = std::time::Instant::now();
     for name in &names {
         let t = std::time::Instant::now();
-        let dir = root.join(name);
-        let folder = format!("{name}{}", if quick { "-quick" } else { "" });
-        reproduce(
-            &dir.display().to_string(),
-            None,
-            quick,
-            real,
-            jobs,
-            Some(base.join(folder)),
-        )?;
+        let dir = root.join(name).display().to_string();
+        reproduce(&dir, None, mode, Some(base.join(mode.folder(name))))?;
         sayln!("  ({name}: {:.1} s)", t.elapsed().as_secs_f64());
     }
     sayln!(

@@ -163,7 +163,8 @@ pub fn select(plan: &Plan, results: &dyn Results) -> Selection {
             at_max: Vec::new(),
         };
     };
-    let estimates = estimates(plan, rule);
+    let points: Vec<&[usize]> = by.keys().copied().collect();
+    let estimates = estimates(plan, rule, &points);
     let mut n: BTreeMap<&[usize], usize> = by.keys().map(|p| (*p, rule.min)).collect();
     loop {
         let needed: Vec<&RunSpec> = by
@@ -198,14 +199,9 @@ pub fn select(plan: &Plan, results: &dyn Results) -> Selection {
 
 /// Every estimate of the rule: each point's mean of each precision metric, each sweep
 /// comparison's paired difference, and the claims the study added.
-fn estimates(plan: &Plan, rule: &Sequential) -> Vec<Estimate> {
-    let points: Vec<&Vec<usize>> = {
-        let mut ps: Vec<&Vec<usize>> = plan.runs.iter().map(|r| &r.point).collect();
-        ps.dedup();
-        ps
-    };
+fn estimates(plan: &Plan, rule: &Sequential, points: &[&[usize]]) -> Vec<Estimate> {
     let mut out = Vec::new();
-    for p in &points {
+    for p in points {
         for m in &rule.metrics {
             out.push(Estimate {
                 metric: m.clone(),
