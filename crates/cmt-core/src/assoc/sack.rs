@@ -65,8 +65,10 @@ pub(super) struct PathAck {
     pub(super) lowest: u64,
     new_pseudo: bool,
     flight_before: u64,
-    /// Earliest TSN in flight on the path before this SACK.
-    earliest: Option<u64>,
+    /// Earliest TSN in flight on the path before this SACK, looked up when the SACK
+    /// first acks one of the path's chunks (`None` inside: not looked up yet). Until
+    /// then nothing of the path's has changed, so it is what it was before the SACK.
+    earliest: Option<Option<u64>>,
     /// The earliest TSN of the path was acked: restart its T3 (rule R3).
     restart_t3: bool,
 }
@@ -103,10 +105,10 @@ pub(super) fn uncovered(
 }
 
 impl AckScratch {
-    fn reset(&mut self, paths: &[Path], snd: &SendState, cum: u64) {
+    fn reset(&mut self, paths: &[Path], cum: u64) {
         // Written over in place (the number of paths never changes).
         self.path.resize_with(paths.len(), PathAck::default);
-        for (d, (a, p)) in self.path.iter_mut().zip(paths).enumerate() {
+        for (a, p) in self.path.iter_mut().zip(paths) {
             *a = PathAck {
                 newly_bytes: 0,
                 pba_bytes: 0,
@@ -116,11 +118,18 @@ impl AckScratch {
                 lowest: u64::MAX,
                 new_pseudo: false,
                 flight_before: p.out.flight,
-                earliest: (p.out.flight > 0)
-                    .then(|| snd.earliest_in_flight(PathId(d)))
-                    .flatten(),
+                earliest: (p.out.flight == 0).then_some(None),
                 restart_t3: false,
             };
+        }
+    }
+
+    /// Looks up path `d`'s earliest TSN in flight, before the SACK changes any of the
+    /// path's chunks (it is read only for paths whose chunks the SACK acks).
+    fn note_earliest(&mut self, d: usize, snd: &SendState) {
+        let a = &mut self.path[d];
+        if a.earliest.is_none() {
+            a.earliest = Some(snd.earliest_in_flight(PathId(d)));
         }
     }
 }
@@ -143,7 +152,7 @@ fn newly_acked(
     a.saw_outstanding_ack |= outstanding;
     a.highest = a.highest.max(tsn);
     a.lowest = a.lowest.min(tsn);
-    if a.earliest == Some(tsn) {
+    if a.earliest == Some(Some(tsn)) {
         a.restart_t3 = true;
     }
     let p = &mut paths[d];
@@ -174,7 +183,7 @@ impl<O: Observer> Association<O> {
         }
         // Taken out (a pointer, not the buffers) so that helpers can take `&mut self`.
         let mut s = self.scratch.take().unwrap_or_default();
-        s.reset(&self.paths, &self.snd, cum);
+        s.reset(&self.paths, cum);
         let mut rtts = std::mem::take(&mut s.rtts);
         rtts.clear();
         let advanced = cum > self.snd.cum_ack;
@@ -241,6 +250,7 @@ impl<O: Observer> Association<O> {
             let (d, size) = (c.path.0, c.size());
             let (acked, in_flight, marked) = (c.acked, c.in_flight, c.rtx.is_some());
             if !acked {
+                s.note_earliest(d, &self.snd);
                 self.snd.on_path.remove(c.path, tsn, c.tx_count);
                 // ns-2 `SendBufferDequeueUpTo`: Max.Burst applies from the first
                 // cumulative ack of a chunk no longer eligible for fast retransmission.
@@ -399,6 +409,7 @@ impl<O: Observer> Association<O> {
         let ns2 = self.ns2();
         for &tsn in newly {
             let idx = self.snd.index(tsn);
+            s.note_earliest(self.snd.chunks[idx].path.0, &self.snd);
             let c = &mut self.snd.chunks[idx];
             let (d, size) = (c.path.0, c.size());
             self.snd.on_path.remove(c.path, tsn, c.tx_count);
