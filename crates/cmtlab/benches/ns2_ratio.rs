@@ -14,11 +14,12 @@
 //!
 //! Environment: `NS2_RATIO_REPEATS` (default 3), `NS2_RATIO_BATCH` (default 10).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use nix::sys::resource::{getrusage, UsageWho};
+use common::{cpu_per_run, env_u32, which};
 
 /// One case: a label, simulated seconds, receive buffer, and its paths.
 struct Case {
@@ -189,65 +190,6 @@ fn ns_args(c: &Case, tcl: &Path) -> Vec<String> {
     a
 }
 
-/// CPU time (user + system) of every child waited for so far.
-fn children_cpu() -> Duration {
-    let u = getrusage(UsageWho::RUSAGE_CHILDREN).expect("getrusage");
-    let us = |t: nix::sys::time::TimeVal| t.tv_sec() as u64 * 1_000_000 + t.tv_usec() as u64;
-    Duration::from_micros(us(u.user_time()) + us(u.system_time()))
-}
-
-/// Runs `cmd args` `batch` times per batch, `repeats` batches; CPU seconds per run of
-/// the least disturbed batch. `None` when a run failed or ran past `limit`.
-fn cpu_per_run(
-    cmd: &Path,
-    args: &[String],
-    dir: &Path,
-    (repeats, batch): (u32, u32),
-    limit: Duration,
-) -> Option<f64> {
-    let mut best = f64::INFINITY;
-    for _ in 0..repeats {
-        let before = children_cpu();
-        for _ in 0..batch {
-            let mut child = Command::new(cmd)
-                .args(args)
-                .current_dir(dir)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .ok()?;
-            let start = std::time::Instant::now();
-            // ns-2.35 sometimes hangs: a run past the limit is killed and the case has
-            // no figure (a hung run is never averaged).
-            loop {
-                if let Some(status) = child.try_wait().ok()? {
-                    if !status.success() {
-                        return None;
-                    }
-                    break;
-                }
-                if start.elapsed() > limit {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return None;
-                }
-                std::thread::sleep(Duration::from_millis(2));
-            }
-        }
-        let per_run = (children_cpu() - before).as_secs_f64() / batch as f64;
-        best = best.min(per_run);
-    }
-    Some(best)
-}
-
-fn env_u32(name: &str, default: u32) -> u32 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&v| v > 0)
-        .unwrap_or(default)
-}
-
 fn main() {
     let Some(ns) = which("ns") else {
         println!("ns2_ratio: `ns` (ns-2.35) is not installed (Debian: apt-get install ns2); nothing measured");
@@ -296,11 +238,4 @@ fn main() {
         println!("\nlowest ratio: {min:.1}× (goal: at least 5× on every case)");
     }
     let _ = std::fs::remove_dir_all(&work);
-}
-
-/// The full path of `prog` on `PATH`.
-fn which(prog: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(prog))
-        .find(|p| p.is_file())
 }
