@@ -104,3 +104,32 @@ fn discarded_deliveries_are_still_reported_and_nothing_is_kept() {
     assert_eq!(kept.len(), discarded.len());
     assert!(kept == discarded, "the same deliveries reported");
 }
+
+/// A receiver that holds the SHUTDOWN ACK back stays in `Received` however often the
+/// peer repeats its SHUTDOWN, and the association closes on both sides once it lets go.
+#[test]
+fn a_held_shutdown_ack_waits_for_the_application_and_then_the_association_closes() {
+    let faults = Faults {
+        delay: Duration::from_millis(10),
+        jitter: Duration::ZERO,
+        loss: 0.0,
+        dup: 0.0,
+        rate_bps: 0,
+    };
+    let cfg = Config::default();
+    let mut pair = Pair::new(cfg.clone(), cfg, vec![faults.clone(), faults], 4);
+    pair.b.hold_shutdown_ack(true);
+    pair.a.write(Payload::Synthetic(50_000));
+    pair.a.close();
+    let secs = |s| Time::ZERO + Duration::from_secs(s);
+    pair.drive(secs(20), |p| {
+        while p.b.read().is_some() {}
+        false
+    });
+    assert_eq!(pair.b.closing(), cmt_core::Closing::Received);
+    assert_eq!(pair.a.closing(), cmt_core::Closing::ShutdownSent);
+    assert!(!pair.a.is_failed(), "the sender keeps waiting");
+    pair.b.hold_shutdown_ack(false);
+    let closed = pair.drive(secs(40), |p| p.a.is_closed() && p.b.is_closed());
+    assert!(closed, "{:?} {:?}", pair.a.closing(), pair.b.closing());
+}

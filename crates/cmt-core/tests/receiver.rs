@@ -13,6 +13,8 @@ struct Rx {
     assoc: Association<Log>,
     vtag: u32,
     first_tsn: u32,
+    /// The application reads what is delivered as soon as a packet is handled.
+    reads: bool,
 }
 
 impl Rx {
@@ -23,6 +25,7 @@ impl Rx {
             assoc: Association::new(cfg, 2, algorithms(2), ib, Log::default()).unwrap(),
             vtag,
             first_tsn,
+            reads: true,
         }
     }
 
@@ -45,6 +48,9 @@ impl Rx {
                 chunks: vec![Chunk::Data(chunk)],
             },
         );
+        if self.reads {
+            while self.assoc.read().is_some() {}
+        }
         self.sack(now)
     }
 
@@ -210,4 +216,77 @@ fn a_sack_reports_only_as_many_gap_blocks_as_fit_in_one_packet() {
             packet.wire_len()
         );
     }
+}
+
+/// Bound by reads, delivered data the application has not read takes room in the window
+/// like data held out of order; reading it opens the window, and a SACK says so at once
+/// (a window update) — while an application that reads as data arrives sees the window
+/// it always saw and causes no extra SACK. Not bound (the default), unread data takes
+/// no room.
+#[test]
+fn unread_data_closes_the_window_and_reading_it_sends_a_window_update() {
+    let rbuf = 8 * MSS;
+    let cfg = Config {
+        rbuf,
+        dac: false,
+        ..Config::default()
+    };
+    let mut slow = Rx::new(cfg.clone());
+    slow.reads = false;
+    slow.assoc.bound_by_reads();
+    let mut sacks = Vec::new();
+    for k in 0..6 {
+        sacks.extend(slow.data(k, k as u64));
+    }
+    let last = sacks.last().expect("every second packet is SACKed");
+    assert_eq!(slow.cum(last), 5);
+    assert_eq!(
+        last.a_rwnd,
+        rbuf - 6 * MSS,
+        "six unread chunks take their room"
+    );
+    assert!(slow.sack(Time::ZERO + Duration::from_millis(6)).is_none());
+    // Reading opens the window by six chunks: a SACK goes without waiting for data.
+    let mut read = 0;
+    while let Some(p) = slow.assoc.read() {
+        read += p.len();
+    }
+    assert_eq!(read, 6 * MSS as usize);
+    let update = slow
+        .sack(Time::ZERO + Duration::from_millis(7))
+        .expect("window update");
+    assert_eq!(update.a_rwnd, rbuf);
+    assert_eq!(slow.cum(&update), 5);
+
+    let mut prompt = Rx::new(cfg);
+    prompt.assoc.bound_by_reads();
+    let mut sacks = 0;
+    for k in 0..6 {
+        if let Some(s) = prompt.data(k, k as u64) {
+            assert_eq!(s.a_rwnd, rbuf, "data read at once leaves the window open");
+            sacks += 1;
+        }
+        assert!(
+            prompt
+                .sack(Time::ZERO + Duration::from_millis(k as u64))
+                .is_none(),
+            "no window update when nothing was withheld"
+        );
+    }
+    assert_eq!(sacks, 3, "the usual SACK every second packet");
+
+    let mut unbound = Rx::new(Config {
+        rbuf,
+        dac: false,
+        ..Config::default()
+    });
+    unbound.reads = false;
+    let last = (0..6)
+        .filter_map(|k| unbound.data(k, k as u64))
+        .last()
+        .unwrap();
+    assert_eq!(
+        last.a_rwnd, rbuf,
+        "not bound by reads: delivered data frees its room"
+    );
 }

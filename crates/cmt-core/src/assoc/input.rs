@@ -44,7 +44,7 @@ impl<O: Observer> Association<O> {
         if had_data {
             self.after_data_packet(now, path, gap_before);
             if let Some(rx) = self.rev_rx.as_mut() {
-                let free = (self.cfg.rbuf - self.rcv.held) as u64;
+                let free = self.rcv.free(self.cfg.rbuf) as u64;
                 rx.note_buffer(free, self.cfg.mtu as u64);
             }
         }

@@ -250,6 +250,8 @@ pub struct Association<O: Observer = ()> {
     t2_path: PathId,
     /// The path the peer's SHUTDOWN arrived on (our SHUTDOWN ACK answers there first).
     shutdown_from: Option<PathId>,
+    /// The application holds the SHUTDOWN ACK back ([`Self::hold_shutdown_ack`]).
+    shutdown_ack_held: bool,
     /// When a packet of the peer's last arrived (on any path), or the start.
     heard: Time,
     /// Address reconfiguration (RFC 5061).
@@ -327,6 +329,7 @@ impl<O: Observer> Association<O> {
             t2: None,
             t2_path: PathId(0),
             shutdown_from: None,
+            shutdown_ack_held: false,
             heard: Time::ZERO,
             reconfig: reconfig::Reconfig::new(init.initial_tsn, init.peer_initial_tsn),
         })
@@ -452,9 +455,13 @@ impl<O: Observer> Association<O> {
         self.snd.backlog = true;
         self.new_opportunity();
     }
-    /// Data delivered in order, oldest first.
+    /// Data delivered in order, oldest first. With [`bound_by_reads`](Self::bound_by_reads)
+    /// reading may make a SACK due (a window update).
     pub fn read(&mut self) -> Option<Payload> {
-        self.rcv.delivered.pop_front()
+        let p = self.rcv.delivered.pop_front()?;
+        let chunk = self.cfg.max_payload();
+        self.rcv.on_read(p.len() as u32, self.cfg.rbuf, chunk);
+        Some(p)
     }
     /// From now on, data delivered in order is not kept for [`read`](Self::read): for
     /// an embedder that follows deliveries through the observer's
@@ -463,6 +470,7 @@ impl<O: Observer> Association<O> {
     pub fn discard_delivered(&mut self) {
         self.rcv.keep_delivered = false;
         self.rcv.delivered.clear();
+        self.rcv.unread = 0;
     }
 
     // ----- helpers shared by the halves -----

@@ -47,6 +47,13 @@ pub(super) struct RecvState {
     /// Delivered data is kept in `delivered` for the application to read (see
     /// [`Association::discard_delivered`]).
     pub(super) keep_delivered: bool,
+    /// Payload bytes in `delivered` the application has not read yet.
+    pub(super) unread: u32,
+    /// `unread` takes room in the receive buffer like chunks held out of order
+    /// ([`Association::bound_by_reads`]).
+    pub(super) bound_by_reads: bool,
+    /// `unread` when the last SACK was built: the window it advertised lacked that.
+    pub(super) unread_advertised: u32,
     pkts_since_sack: u32,
     pub(super) sack_now: bool,
     pub(super) sack_at: Option<Time>,
@@ -58,6 +65,32 @@ pub(super) struct RecvState {
 }
 
 impl RecvState {
+    /// Room left in a receive buffer of `rbuf` bytes: what neither the chunks held out
+    /// of order nor (when bound by reads) the delivered data not read yet take.
+    pub(super) fn free(&self, rbuf: u32) -> u32 {
+        let unread = if self.bound_by_reads { self.unread } else { 0 };
+        rbuf.saturating_sub(self.held.saturating_add(unread))
+    }
+
+    /// The application read `bytes` of delivered data. A SACK goes now to say the
+    /// window opened (a window update) when the last SACK advertised at most half the
+    /// buffer and the window is now at least twice that and at least min(half the
+    /// buffer, one chunk) — Linux TCP's rule for a read that frees "lots" of space
+    /// (`tcp_cleanup_rbuf`), with the receiver's silly-window threshold of RFC 1122
+    /// §4.2.3.3. Without it a sender facing a closed window waits for its zero-window
+    /// probe's timeout.
+    pub(super) fn on_read(&mut self, bytes: u32, rbuf: u32, chunk: u32) {
+        self.unread = self.unread.saturating_sub(bytes);
+        if !self.bound_by_reads || self.unread >= self.unread_advertised {
+            return; // nothing the last SACK withheld was read
+        }
+        let advertised = rbuf.saturating_sub(self.held.saturating_add(self.unread_advertised));
+        let now = self.free(rbuf);
+        if advertised <= rbuf / 2 && now >= 2 * advertised && now >= (rbuf / 2).min(chunk) {
+            self.sack_now = true;
+        }
+    }
+
     pub(super) fn new(peer_initial_tsn: u32) -> Self {
         RecvState {
             cum: (1u64 << 32) + peer_initial_tsn as u64 - 1,
@@ -67,6 +100,9 @@ impl RecvState {
             dups: Vec::new(),
             delivered: VecDeque::new(),
             keep_delivered: true,
+            unread: 0,
+            bound_by_reads: false,
+            unread_advertised: 0,
             pkts_since_sack: 0,
             sack_now: false,
             sack_at: None,
@@ -87,6 +123,17 @@ impl RecvState {
 }
 
 impl<O: Observer> Association<O> {
+    /// From now on, delivered data not [`read`](Self::read) yet takes room in the
+    /// receive buffer like data held out of order (RFC 9260 §6.2's flow control): an
+    /// application that reads slowly closes the window instead of letting delivered
+    /// data pile up without bound, and a read that opens it again sends a window update.
+    /// For an embedder that may stop reading (a receiver writing to a pipe); without it
+    /// delivered data frees its room at once, as in the simulator, and the embedder
+    /// must read everything.
+    pub fn bound_by_reads(&mut self) {
+        self.rcv.bound_by_reads = true;
+    }
+
     pub(super) fn on_data(&mut self, now: Time, path: PathId, d: DataChunk) {
         let ns2 = self.ns2();
         let r = &mut self.rcv;
@@ -97,7 +144,7 @@ impl<O: Observer> Association<O> {
         } else {
             bytes
         };
-        if ns2 && size > self.cfg.rbuf - r.held {
+        if ns2 && size > r.free(self.cfg.rbuf) {
             r.dropped_in_packet = true;
             self.obs
                 .event(now, &Event::DataDropped { path, tsn, bytes });
@@ -124,6 +171,7 @@ impl<O: Observer> Association<O> {
         if tsn == r.cum + 1 {
             r.cum = tsn;
             if r.keep_delivered {
+                r.unread = r.unread.saturating_add(bytes);
                 r.delivered.push_back(d.payload);
             }
             self.obs.event(
@@ -139,7 +187,7 @@ impl<O: Observer> Association<O> {
             return;
         }
         // Out of order: keep it only if it fits the buffer and can be reported.
-        if r.held as u64 + size as u64 > self.cfg.rbuf as u64 || tsn - r.cum > u16::MAX as u64 {
+        if size > r.free(self.cfg.rbuf) || tsn - r.cum > u16::MAX as u64 {
             self.obs
                 .event(now, &Event::DataDropped { path, tsn, bytes });
             return;
@@ -171,6 +219,7 @@ impl<O: Observer> Association<O> {
             let bytes = h.payload.len() as u32;
             r.held -= h.size;
             if r.keep_delivered {
+                r.unread = r.unread.saturating_add(bytes);
                 r.delivered.push_back(h.payload);
             }
             let ev = Event::Delivered {
@@ -240,7 +289,7 @@ impl<O: Observer> Association<O> {
         let dup_tsns = r.dups.drain(..dups).collect();
         let sack = SackChunk {
             cum_tsn: wire_tsn(r.cum),
-            a_rwnd: self.cfg.rbuf - r.held,
+            a_rwnd: r.free(self.cfg.rbuf),
             gap_blocks,
             dup_tsns,
             flags: if dac_count {
@@ -250,6 +299,7 @@ impl<O: Observer> Association<O> {
             },
         };
         r.pkts_since_sack = 0;
+        r.unread_advertised = r.unread;
         r.sack_now = false;
         r.sack_at = None;
         let path = r.sack_path;

@@ -51,6 +51,15 @@ impl<O: Observer> Association<O> {
         }
     }
 
+    /// While `held`, the SHUTDOWN ACK that answers the peer's SHUTDOWN waits (the
+    /// association stays [`Closing::Received`]): for an application that must finish
+    /// with the data first — store it durably, say — and bundle what it found with the
+    /// SHUTDOWN ACK ([`bundle_with`](Self::bundle_with)). The peer's T2 timer repeats
+    /// its SHUTDOWN meanwhile.
+    pub fn hold_shutdown_ack(&mut self, held: bool) {
+        self.shutdown_ack_held = held;
+    }
+
     /// Where the shutdown stands.
     pub fn closing(&self) -> Closing {
         self.closing
@@ -80,7 +89,7 @@ impl<O: Observer> Association<O> {
                 let path = self.control_path(None);
                 self.send_t2(now, path, self.shutdown_chunk());
             }
-            Closing::Received if self.everything_acked() => {
+            Closing::Received if self.everything_acked() && !self.shutdown_ack_held => {
                 self.closing = Closing::AckSent;
                 let path = match self.shutdown_from {
                     Some(p) => p,
