@@ -18,6 +18,7 @@
 pub mod ifwatch;
 pub mod io;
 pub mod limit;
+pub mod pipe;
 pub mod relay;
 pub mod replay;
 pub mod resume;

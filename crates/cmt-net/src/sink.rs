@@ -4,11 +4,14 @@
 //! untouched — an existing file keeps its old contents — and a sink dropped without a
 //! commit removes its temporary file. Memory does not grow with the file.
 //!
-//! The destination must be a regular file or absent, with one exception: the null
-//! device (`/dev/null`, or a link to it), written through without a temporary file, to
-//! measure a transfer without storing it. Anything else that is not a regular file (a
-//! directory, another device, a FIFO, a socket) is refused before a peer is involved,
-//! so `--out` can never replace a device node with a file.
+//! The destination must be a regular file or absent, with two exceptions written through
+//! without a temporary file: the null device (`/dev/null`, or a link to it), to measure
+//! a transfer without storing it, and `-`, standard output, to stream what arrives into
+//! another program (`cmtlab recv --out - | tar x`): there bytes leave as they are
+//! delivered, so a transfer that fails midway leaves a truncated stream behind and only
+//! the exit status says so (as with `ssh` or `curl` in a pipeline). Anything else that
+//! is not a regular file (a directory, another device, a FIFO, a socket) is refused
+//! before a peer is involved, so `--out` can never replace a device node with a file.
 //!
 //! A temporary file is named `.NAME.part-PID-NONCE` and locked (`flock`) while its
 //! receiver lives; temporary files of this kind beside the destination that nobody
@@ -25,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::pipe::Pipe;
 use crate::resume::journal::{self, Record};
 use crate::resume::{Header, Offer};
 
@@ -32,8 +36,10 @@ use crate::resume::{Header, Offer};
 enum Target {
     /// A temporary file beside the destination, renamed over it on commit.
     Temporary(PathBuf),
-    /// The null device, written through.
-    NullDevice,
+    /// The null device, written through (nothing to rename).
+    Through,
+    /// Standard output, written by a thread of its own ([`Pipe`]).
+    Stdout(Pipe),
     /// `.NAME.part` with its journal, kept when the sink ends without a commit.
     Resumable(Resumable),
 }
@@ -95,6 +101,9 @@ impl Sink {
     /// the directory does not exist or cannot be written, or `dest` exists and is not
     /// a regular file (the null device aside, see the module's doc).
     pub fn create(dest: &Path) -> Result<Sink, String> {
+        if is_stdout(dest) {
+            return Self::stdout();
+        }
         let name = dest
             .file_name()
             .ok_or_else(|| format!("{}: not a file name", dest.display()))?;
@@ -119,12 +128,67 @@ impl Sink {
         Ok(Self::with(dest, Target::Temporary(tmp), file))
     }
 
+    /// Standard output (`-`), written as data is delivered by a thread of its own, at
+    /// most [`PIPE_BUFFERED`] bytes ahead of the reader.
+    fn stdout() -> Result<Sink, String> {
+        use std::os::fd::AsFd;
+        let label = "standard output";
+        let fd = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| format!("{label}: cannot write: {e}"))?;
+        let pipe = Pipe::spawn(File::from(fd), label, PIPE_BUFFERED);
+        Ok(Sink {
+            dest: PathBuf::from(label),
+            target: Target::Stdout(pipe),
+            file: None,
+            hasher: Sha256::new(),
+            bytes: 0,
+            committed: false,
+        })
+    }
+
+    /// Whether more delivered data may be written now: false while the reader of
+    /// standard output lags [`PIPE_BUFFERED`] bytes behind (the receiver then leaves
+    /// data in the association, whose window closes).
+    pub fn has_room(&self) -> bool {
+        match &self.target {
+            Target::Stdout(p) => p.has_room(),
+            _ => true,
+        }
+    }
+
+    /// Bytes written but not yet taken by standard output's writer (0 for files).
+    pub fn pending(&self) -> u64 {
+        match &self.target {
+            Target::Stdout(p) => p.pending(),
+            _ => 0,
+        }
+    }
+
+    /// Woken when standard output's writer made progress or failed (`None` for files,
+    /// written at once).
+    pub fn ready(&self) -> Option<std::sync::Arc<tokio::sync::Notify>> {
+        match &self.target {
+            Target::Stdout(p) => Some(p.ready()),
+            _ => None,
+        }
+    }
+
+    /// Standard output's writer failed (its reader went away, say).
+    pub fn failed(&self) -> Option<String> {
+        match &self.target {
+            Target::Stdout(p) => p.error(),
+            _ => None,
+        }
+    }
+
     fn null_device(dest: &Path) -> Result<Sink, String> {
         let file = File::options()
             .write(true)
             .open(dest)
             .map_err(|e| format!("{}: cannot open: {e}", dest.display()))?;
-        Ok(Self::with(dest, Target::NullDevice, file))
+        Ok(Self::with(dest, Target::Through, file))
     }
 
     fn with(dest: &Path, target: Target, file: File) -> Sink {
@@ -143,6 +207,12 @@ impl Sink {
     /// commit. What an earlier resumable sink left there (as its journal records it) is
     /// kept and returned as the offer to make to the sender.
     pub fn resumable(dest: &Path, every: u64) -> Result<(Sink, Option<Offer>), String> {
+        if is_stdout(dest) {
+            return Err(
+                "--resume keeps what arrived in a file beside --out; standard output has none"
+                    .into(),
+            );
+        }
         if dest.file_name().is_none() {
             return Err(format!("{}: not a file name", dest.display()));
         }
@@ -165,7 +235,7 @@ impl Sink {
             ));
         }
         let (hasher, offer) = crate::resume::reopen(&file, &part, journal::read(&journal))?;
-        let mut s = Self::with(dest, Target::NullDevice, file);
+        let mut s = Self::with(dest, Target::Through, file);
         s.hasher = hasher;
         s.bytes = offer.map_or(0, |o| o.offset);
         s.target = Target::Resumable(Resumable {
@@ -196,8 +266,9 @@ impl Sink {
                 ))
             }
         }
+        // A stream of unknown length is not resumable: no checkpoints.
         if let Target::Resumable(r) = &mut self.target {
-            r.total = Some(h.total);
+            r.total = (h.total != crate::resume::UNKNOWN_LENGTH).then_some(h.total);
         }
         Ok(())
     }
@@ -225,9 +296,13 @@ impl Sink {
 
     /// Appends in-order data.
     pub fn write(&mut self, data: &[u8]) -> Result<(), String> {
-        let f = self.file.as_mut().ok_or("the file was already committed")?;
-        f.write_all(data)
-            .map_err(|e| format!("{}: cannot write: {e}", self.dest.display()))?;
+        if let Target::Stdout(p) = &mut self.target {
+            p.send(bytes::Bytes::copy_from_slice(data))?;
+        } else {
+            let f = self.file.as_mut().ok_or("the file was already committed")?;
+            f.write_all(data)
+                .map_err(|e| format!("{}: cannot write: {e}", self.dest.display()))?;
+        }
         self.hasher.update(data);
         self.bytes += data.len() as u64;
         if let Target::Resumable(r) = &self.target {
@@ -281,13 +356,18 @@ impl Sink {
 
     /// Makes the file durable under its name; returns its SHA-256 (hex).
     pub fn commit(&mut self) -> Result<String, String> {
+        if let Target::Stdout(p) = &mut self.target {
+            p.finish()?;
+            self.committed = true;
+            return Ok(self.digest());
+        }
         let at = |e: std::io::Error| format!("{}: cannot store: {e}", self.dest.display());
         let f = self.file.take().ok_or("the file was already committed")?;
         let f = f.into_inner().map_err(|e| at(e.into_error()))?;
         let tmp = match &self.target {
             Target::Temporary(tmp) => tmp,
             Target::Resumable(r) => &r.part,
-            Target::NullDevice => {
+            Target::Through | Target::Stdout(_) => {
                 self.committed = true;
                 return Ok(self.digest());
             }
@@ -316,7 +396,7 @@ impl Drop for Sink {
                 let _ = std::fs::remove_file(tmp);
                 return;
             }
-            Target::NullDevice => return,
+            Target::Through | Target::Stdout(_) => return,
             Target::Resumable(r) => !r.discarded,
         };
         if keep {
@@ -327,6 +407,14 @@ impl Drop for Sink {
             let _ = std::fs::remove_file(&r.journal);
         }
     }
+}
+
+/// Bytes of delivered data that may wait for standard output's reader.
+pub const PIPE_BUFFERED: u64 = 4 << 20;
+
+/// Whether `dest` names standard output (`-`).
+pub fn is_stdout(dest: &Path) -> bool {
+    dest.as_os_str() == "-"
 }
 
 /// Checks the destination (module doc): `Ok(true)` for the null device, `Ok(false)` for

@@ -97,7 +97,9 @@ enum Command {
     /// Send a file over several real paths (SCTP packets in UDP, RFC 6951).
     #[command(after_help = algorithms_help())]
     Send {
-        /// The file.
+        /// The file, or `-` for standard input (a pipe: `tar c DIR | cmtlab send - …`);
+        /// a FIFO or `/dev/stdin` is sent as a stream too. The receiver confirms a
+        /// stream's length and SHA-256 like a file's.
         file: PathBuf,
         /// Local addresses, one per path, e.g. `127.0.1.1:0,127.0.1.2:0`, or interface
         /// names (`wlan0,eth1`: each one's first IPv4 address), or `auto` (every
@@ -134,7 +136,9 @@ enum Command {
         /// one's address changes it moves there and tells the sender (RFC 5061).
         #[arg(long, value_delimiter = ',', required = true)]
         listen: Vec<String>,
-        /// Where the file goes.
+        /// Where the file goes; `-`: standard output, written as it arrives (the
+        /// report then goes to standard error; a failed transfer leaves a truncated
+        /// stream and a non-zero exit status).
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
         /// Accept an association only from these IP addresses, e.g. `127.0.1.1,127.0.1.2`

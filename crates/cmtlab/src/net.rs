@@ -53,6 +53,10 @@ pub struct AlgArgs {
     /// apply to a real run).
     #[arg(long, value_name = "FILE")]
     summary: Option<std::path::PathBuf>,
+    /// Print the final report as one JSON object (the `--summary` keys) on standard
+    /// output instead of text.
+    #[arg(long)]
+    json: bool,
     /// Authenticate every chunk that can change the association's state (DATA, SACK,
     /// HEARTBEAT, SHUTDOWN, ABORT, the file digests, …) with SCTP-AUTH (RFC 4895,
     /// HMAC-SHA-256) under the key in FILE (its bytes verbatim, 1–4096 of them); both
@@ -241,18 +245,17 @@ fn write_summary(out: Option<Output>, v: &serde_json::Value) -> Result<(), Strin
     }
 }
 
-/// The final report; `backups` marks the paths `--backup` named.
-fn print(r: &Report, role: &str, backups: &[bool]) {
-    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        eprintln!();
-    }
-    sayln!(
+/// The final report's lines; `backups` marks the paths `--backup` named. Each end
+/// reports its own side: the sender what it sent per path, the receiver what it
+/// received.
+fn report_lines(r: &Report, role: &str, backups: &[bool]) -> Vec<String> {
+    let mut out = vec![format!(
         "{role}: {} bytes in {:.3} s = {:.3} Mbit/s, sha256 {}",
         r.bytes,
         r.seconds,
         r.goodput_mbps(),
         r.sha256
-    );
+    )];
     for (i, p) in r.paths.iter().enumerate() {
         let route = r
             .routes
@@ -264,49 +267,71 @@ fn print(r: &Report, role: &str, backups: &[bool]) {
         } else {
             route
         };
-        sayln!(
-            "  path {i}{route}: sent {} DATA packets, {} bytes, {} retransmissions; received {} DATA packets",
-            p.sent_packets, p.sent_bytes, p.retransmissions, p.received_data_packets
-        );
+        out.push(if role == "sent" {
+            format!(
+                "  path {i}{route}: sent {} DATA packets, {} bytes, {} retransmissions",
+                p.sent_packets, p.sent_bytes, p.retransmissions
+            )
+        } else {
+            format!(
+                "  path {i}{route}: received {} DATA packets",
+                p.received_data_packets
+            )
+        });
     }
     if r.resumed_from > 0 {
-        sayln!(
+        out.push(format!(
             "  resumed at byte {} (the receiver held it already): {} bytes moved now",
             r.resumed_from,
             r.moved()
-        );
+        ));
     }
     if r.receiver_rates {
-        sayln!("  receiver-driven rate control: on (negotiated)");
+        out.push("  receiver-driven rate control: on (negotiated)".into());
     }
     if r.confirmed {
-        sayln!(
+        out.push(format!(
             "  {}",
             if role == "sent" {
                 "confirmed: the receiver stored every byte (its length and SHA-256 match)"
             } else {
                 "stored durably and confirmed to the sender (length and SHA-256)"
             }
-        );
+        ));
     }
     if r.rejected > 0 {
-        sayln!(
+        out.push(format!(
             "  {} packets rejected (malformed, wrong tag, unauthenticated or from an unconfirmed source)",
             r.rejected
-        );
+        ));
     }
-    sayln!(
+    out.push(format!(
         "  socket IO: {} datagrams in {} send calls, {} in {} receive calls",
-        r.io.datagrams_sent,
-        r.io.sends,
-        r.io.datagrams_received,
-        r.io.receives
-    );
+        r.io.datagrams_sent, r.io.sends, r.io.datagrams_received, r.io.receives
+    ));
+    out
 }
 
-/// Process CPU time (user + system) since `start`, as a line for the report.
-fn cpu_line(start: cpu_time::ProcessTime, bytes: u64) -> String {
-    let s = start.elapsed().as_secs_f64();
+/// Prints the final report: as text, or with `--json` as the summary object, on
+/// standard output — or on standard error when standard output carries the data
+/// (`recv --out -`).
+fn print(lines: &[String], json: Option<&serde_json::Value>, to_stderr: bool) {
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) && !to_stderr {
+        eprintln!();
+    }
+    let text = match json {
+        Some(v) => serde_json::to_string(v).unwrap_or_default() + "\n",
+        None => lines.iter().map(|l| format!("{l}\n")).collect(),
+    };
+    if to_stderr {
+        eprint!("{}", crate::printable(&text));
+    } else {
+        say!("{text}");
+    }
+}
+
+/// Process CPU seconds (user + system) `s`, as a line for the report.
+fn cpu_line(s: f64, bytes: u64) -> String {
     format!(
         "  CPU: {s:.3} s user+system ({:.3} s per GB moved)",
         s / (bytes.max(1) as f64 / 1e9)
@@ -375,14 +400,44 @@ pub fn send(
         let mut o = abort_on_signals(options(a)?)?;
         o.backups = backups.clone();
         o.interfaces = interfaces.clone();
-        Ok::<_, String>(transfer::send_file(&local, &remote, file, &o).await?)
+        let src = if file.as_os_str() == "-" {
+            cmt_net::source::Source::stream(std::io::stdin(), "standard input")
+        } else {
+            cmt_net::source::Source::file(file)?
+        };
+        Ok::<_, String>(transfer::send_source(&local, &remote, src, &o).await?)
     })?;
-    print(&r, "sent", &backups);
-    sayln!("{}", cpu_line(cpu, r.bytes));
-    write_summary(summary, &summary_json(&r, "send", a, &backups))
+    finish(&r, ("sent", &backups), a, summary, cpu, false)
+}
+
+/// Reports a finished transfer (text or `--json`, with its CPU time) and writes
+/// `--summary`; `to_stderr` when standard output carries the data.
+fn finish(
+    r: &Report,
+    (role, backups): (&str, &[bool]),
+    a: &AlgArgs,
+    summary: Option<Output>,
+    cpu: cpu_time::ProcessTime,
+    to_stderr: bool,
+) -> Result<(), String> {
+    let mut v = summary_json(r, if role == "sent" { "send" } else { "recv" }, a, backups);
+    let mut lines = report_lines(r, role, backups);
+    let cpu_s = cpu.elapsed().as_secs_f64();
+    lines.push(cpu_line(cpu_s, r.bytes));
+    v["cpu_s"] = serde_json::json!(cpu_s);
+    print(&lines, a.json.then_some(&v), to_stderr);
+    write_summary(summary, &v)
 }
 
 pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Result<(), String> {
+    let to_stdout = cmt_net::sink::is_stdout(out);
+    if to_stdout && a.json {
+        return Err(
+            "--json prints the report on standard output, which --out - fills with the data; \
+             write it with --summary FILE instead"
+                .into(),
+        );
+    }
     let (listen, interfaces): (Vec<SocketAddr>, Vec<Option<String>>) =
         crate::locals::parse_locals(listen, &[], "--listen")?
             .into_iter()
@@ -409,9 +464,7 @@ pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Res
         o.interfaces = interfaces;
         Ok::<_, String>(transfer::receive(&listen, out, &o).await?)
     })?;
-    print(&r, "received", &[]);
-    sayln!("{}", cpu_line(cpu, r.bytes));
-    write_summary(summary, &summary_json(&r, "recv", a, &[]))
+    finish(&r, ("received", &[]), a, summary, cpu, to_stdout)
 }
 
 pub fn relay(paths: &[String], seed: u64) -> Result<(), String> {

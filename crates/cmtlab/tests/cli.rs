@@ -197,6 +197,37 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
             vec!["relay", "--path", "127.0.0.1:1>127.0.0.1:2,delay=soon"],
             "--path 127.0.0.1:1>127.0.0.1:2,delay=soon: `delay`",
         ),
+        (
+            vec![
+                "send",
+                "-",
+                "--local",
+                "127.0.0.1:0",
+                "--remote",
+                "127.0.0.1:9",
+                "--resume",
+            ],
+            "--resume: a stream cannot be resumed",
+        ),
+        (
+            vec![
+                "send",
+                dir.to_str().unwrap(),
+                "--local",
+                "127.0.0.1:0",
+                "--remote",
+                "127.0.0.1:9",
+            ],
+            "a directory (send a stream of it: tar c DIR | cmtlab send - …)",
+        ),
+        (
+            vec!["recv", "--listen", "127.0.0.1:0", "--out", "-", "--json"],
+            "--json prints the report on standard output, which --out - fills",
+        ),
+        (
+            vec!["recv", "--listen", "127.0.0.1:0", "--out", "-", "--resume"],
+            "--resume keeps what arrived in a file beside --out",
+        ),
     ];
     for (args, want) in cases {
         let out = cmtlab(&args);

@@ -120,9 +120,14 @@ pub(crate) fn reopen(
 pub struct Header {
     /// Offset of the stream's first byte in the file.
     pub start: u64,
-    /// The whole file's length.
+    /// The whole file's length ([`UNKNOWN_LENGTH`] for a stream).
     pub total: u64,
 }
+
+/// [`Header::total`] of a stream whose length is not known when it starts (standard
+/// input): the receiver learns it from the sender's digest at the end, and does not
+/// keep a resumable part of it.
+pub const UNKNOWN_LENGTH: u64 = u64::MAX;
 
 const MAGIC: &[u8; 8] = b"cmtlab\x01\x00";
 

@@ -5,8 +5,10 @@
 //! runs out of time.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use cmt_core::{Association, Packet, Time};
+use tokio::sync::Notify;
 
 use super::error::TransferError;
 use super::options::Options;
@@ -37,6 +39,10 @@ pub(super) trait End {
     fn heard(&mut self, _routes: &mut Routes, _local: usize, _from: SocketAddr) {}
     /// After packets were handed to the core (the sender takes the receiver's digest).
     fn after_packets(&mut self, _assoc: &mut Association<Counters>) {}
+    /// Woken when there is new application data to move (a stream being sent).
+    fn input(&self) -> Option<Arc<Notify>> {
+        None
+    }
 }
 
 /// The association and what the loop keeps around it.
@@ -92,6 +98,7 @@ pub(super) async fn run<E: End>(
     o: &Options,
 ) -> Result<(), TransferError> {
     let mut ticker = Ticker::new();
+    let input = end.input();
     loop {
         if let Err((e, cause)) = end.exchange(&mut s.assoc) {
             s.assoc.abort(socks.now(), Some(cause));
@@ -105,7 +112,7 @@ pub(super) async fn run<E: End>(
             return Ok(());
         }
         let wake = until(ticker.wake(s.assoc.poll_timeout(), o), o.deadline(s.start));
-        match next(socks, wake, o, Some(&mut s.watch)).await {
+        match next(socks, wake, o, Some(&mut s.watch), input.as_deref()).await {
             Wake::Packet(Arrival {
                 local,
                 from,
@@ -116,6 +123,7 @@ pub(super) async fn run<E: End>(
             Wake::Packet(Arrival { packet: Err(_), .. }) => s.rejected += 1,
             Wake::Timer => s.assoc.handle_timeout(socks.now()),
             Wake::Interfaces => reconfig::follow_interfaces(socks, s),
+            Wake::Input => {}
             Wake::Abort => {
                 return Err(match abort(socks, &mut s.assoc, &s.routes).await {
                     Ok(()) => TransferError::Aborted,

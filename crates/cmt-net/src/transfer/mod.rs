@@ -24,4 +24,4 @@ pub use reconfig::SPARE_PATHS;
 pub use recv::{receive, receive_on};
 pub use report::{Counters, PathCount, Report};
 pub use routes::pair_remotes;
-pub use send::{send, send_file};
+pub use send::{send, send_file, send_source};

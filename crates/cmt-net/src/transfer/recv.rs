@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 
 use cmt_core::setup::{
     Established as SetupDone, ListenOutcome, Listener, CAUSE_OUT_OF_RESOURCE,
@@ -10,6 +11,7 @@ use cmt_core::setup::{
 };
 use cmt_core::wire::chunk_type;
 use cmt_core::{Association, Chunk, Closing, Packet, PathId, Payload};
+use tokio::sync::Notify;
 
 use super::{
     digest::{compare_announced, digest_chunk, parse_digest},
@@ -104,6 +106,10 @@ pub async fn receive_on(
     if reconfigure {
         assoc.enable_reconfiguration();
     }
+    // Data not yet taken by the sink (a pipe whose reader lags) narrows the window, and
+    // the SHUTDOWN ACK waits for the commit (which bundles our digest with it).
+    assoc.bound_by_reads();
+    assoc.hold_shutdown_ack(true);
     start_trace(&mut assoc, trace, &routes.addresses(&socks), false);
     let mut s = Established {
         assoc,
@@ -171,9 +177,9 @@ async fn accept(
     let mut rejected = 0u64;
     let setup_deadline = o.deadline(socks.now());
     loop {
-        let a = match next(socks, Some(setup_deadline), o, None).await {
+        let a = match next(socks, Some(setup_deadline), o, None, None).await {
             Wake::Packet(a) => a,
-            Wake::Interfaces => continue,
+            Wake::Interfaces | Wake::Input => continue,
             Wake::Timer => {
                 let why = format!("no sender associated within {} s", o.timeout_s);
                 return Err(Setup(why));
@@ -235,9 +241,20 @@ struct Receiving {
 
 impl End for Receiving {
     fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
-        while let Some(p) = assoc.read() {
-            if let Payload::Bytes(b) = p {
-                self.store(&b)?;
+        if let Some(e) = self.sink.failed() {
+            return Err((e, CAUSE_OUT_OF_RESOURCE));
+        }
+        // Only as much as the sink takes now: the rest waits in the association (whose
+        // window then closes) until the sink's `ready` wakes the loop.
+        let mut drained = false;
+        while self.sink.has_room() {
+            match assoc.read() {
+                Some(Payload::Bytes(b)) => self.store(&b)?,
+                Some(Payload::Synthetic(_)) => {}
+                None => {
+                    drained = true;
+                    break;
+                }
             }
         }
         if let Some(d) = assoc
@@ -248,10 +265,15 @@ impl End for Receiving {
         {
             self.announced = Some(d);
         }
-        if self.sha.is_none() && assoc.closing() == Closing::Received {
+        let written = drained && self.sink.pending() == 0;
+        if self.sha.is_none() && assoc.closing() == Closing::Received && written {
             self.commit(assoc)?;
         }
         Ok(())
+    }
+
+    fn input(&self) -> Option<Arc<Notify>> {
+        self.sink.ready()
     }
 
     fn done(&self, _assoc: &Association<Counters>) -> u64 {
@@ -309,6 +331,7 @@ impl Receiving {
             let stored = digest_chunk(self.sink.bytes(), &digest);
             assoc.bundle_with(chunk_type::SHUTDOWN_ACK, stored);
         }
+        assoc.hold_shutdown_ack(false);
         self.sha = Some(digest);
         Ok(())
     }

@@ -3,11 +3,13 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use cmt_core::setup::{Connector, Established as SetupDone, CAUSE_USER_INITIATED_ABORT};
 use cmt_core::wire::chunk_type;
 use cmt_core::{Association, Closing, PathId, Payload, Time};
+use tokio::sync::Notify;
 
 use super::{
     digest::{check_digest, digest_chunk, parse_digest, refused},
@@ -23,7 +25,7 @@ use super::{
     },
 };
 use crate::io::{Arrival, Sockets};
-use crate::resume::{Header, Offer};
+use crate::resume::{Header, Offer, UNKNOWN_LENGTH};
 use crate::source::Source;
 use crate::trust::Trust;
 
@@ -34,7 +36,7 @@ pub async fn send(
     data: Bytes,
     o: &Options,
 ) -> Result<Report, TransferError> {
-    send_from(locals, remotes, Source::memory(data), o).await
+    send_source(locals, remotes, Source::memory(data), o).await
 }
 
 /// Sends the file at `path`, read as the transfer goes: memory stays bounded whatever
@@ -46,32 +48,20 @@ pub async fn send_file(
     o: &Options,
 ) -> Result<Report, TransferError> {
     let src = Source::file(path).map_err(Invalid)?;
-    send_from(locals, remotes, src, o).await
+    send_source(locals, remotes, src, o).await
 }
 
-/// Sends everything `src` yields, writing it into the association in pieces while less
-/// than a window's worth is unacknowledged.
-pub(super) async fn send_from(
+/// Sends everything `src` yields — a file, bytes, or a stream such as standard input
+/// ([`Source::stream`]) — writing it into the association in pieces while less than a
+/// window's worth is unacknowledged. A stream cannot be resumed (`o.resume`): its
+/// start is gone once sent.
+pub async fn send_source(
     locals: &[SocketAddr],
     remotes: &[SocketAddr],
     src: Source,
     o: &Options,
 ) -> Result<Report, TransferError> {
-    if locals.is_empty() || remotes.is_empty() {
-        return Err(Invalid(
-            "give at least one local and one remote address".into(),
-        ));
-    }
-    if locals.len() != remotes.len() {
-        return Err(Invalid(format!(
-            "{} local and {} remote addresses: path i pairs local address i with remote \
-             address i, so give as many of each",
-            locals.len(),
-            remotes.len()
-        )));
-    }
-    let overhead = overhead_of(locals);
-    o.validate_for(overhead).map_err(Invalid)?;
+    let overhead = check(locals, remotes, &src, o)?;
     let absent = absent_interfaces(locals, o)?;
     let mut socks = Sockets::bind(&placeholders(locals, &absent))
         .await
@@ -122,7 +112,7 @@ pub(super) async fn send_from(
         // Between cmtlab ends the stream says where in the file it starts.
         let header = Header {
             start: first,
-            total: src.len(),
+            total: src.len().unwrap_or(UNKNOWN_LENGTH),
         };
         assoc.write(Payload::Bytes(header.bytes()));
     }
@@ -145,7 +135,6 @@ pub(super) async fn send_from(
         ),
         addrs: Addresses::new(present.iter().map(|a| a.ip())),
     };
-    let total = src.len();
     let mut end = Sending {
         src,
         // Unacknowledged bytes the sender keeps in memory: twice the receive buffer,
@@ -156,7 +145,7 @@ pub(super) async fn send_from(
         digest: None,
     };
     let ran = established::run(&mut socks, &mut s, &mut end, o).await;
-    let sha256 = end.src.sha256();
+    let (total, sha256) = (end.src.read(), end.src.sha256());
     if let (Err(TransferError::Ended(_)), Some(got)) = (&ran, &end.digest) {
         // The receiver refused the file and said what it had received.
         return Err(Unconfirmed(refused((total, &sha256), Some(got))));
@@ -168,6 +157,38 @@ pub(super) async fn send_from(
         check_digest((total, &report.sha256), end.digest).map_err(Unconfirmed)?;
     }
     Ok(report)
+}
+
+/// Checks the addresses and options before any packet is sent; returns the paths'
+/// IP + UDP header bytes.
+fn check(
+    locals: &[SocketAddr],
+    remotes: &[SocketAddr],
+    src: &Source,
+    o: &Options,
+) -> Result<u32, TransferError> {
+    if locals.is_empty() || remotes.is_empty() {
+        return Err(Invalid(
+            "give at least one local and one remote address".into(),
+        ));
+    }
+    if locals.len() != remotes.len() {
+        return Err(Invalid(format!(
+            "{} local and {} remote addresses: path i pairs local address i with remote \
+             address i, so give as many of each",
+            locals.len(),
+            remotes.len()
+        )));
+    }
+    let overhead = overhead_of(locals);
+    o.validate_for(overhead).map_err(Invalid)?;
+    if o.resume && src.len().is_none() {
+        return Err(Invalid(
+            "--resume: a stream cannot be resumed (what was sent of it is gone); send a file"
+                .into(),
+        ));
+    }
+    Ok(overhead)
 }
 
 /// Where the stream starts: with `--resume`, where the receiver's offer (in its INIT
@@ -185,13 +206,12 @@ async fn resume_at(
     let (true, Some(offer)) = (o.resume, offer) else {
         return Ok(0);
     };
-    let why = if offer.total != src.len() {
+    let len = src.len().unwrap_or(0);
+    let why = if offer.total != len {
         format!(
             "cannot resume: the receiver holds {} bytes of a file of {} bytes, this one has \
-             {}; the source changed (send it without --resume to start over)",
-            offer.offset,
-            offer.total,
-            src.len()
+             {len}; the source changed (send it without --resume to start over)",
+            offer.offset, offer.total
         )
     } else {
         match src.skip_verified(offer.offset, &offer.prefix_sha256) {
@@ -241,7 +261,15 @@ async fn connect(
                 .await
                 .map_err(|e| Setup(e.to_string()))?;
         }
-        match next(socks, until(conn.poll_timeout(), setup_deadline), o, None).await {
+        match next(
+            socks,
+            until(conn.poll_timeout(), setup_deadline),
+            o,
+            None,
+            None,
+        )
+        .await
+        {
             Wake::Packet(Arrival { packet: Ok(p), .. }) => match conn.handle_packet(&p) {
                 Ok(Some(est)) => return Ok((est, rejected)),
                 Ok(None) if !socks.is_authenticating() => {
@@ -252,7 +280,7 @@ async fn connect(
             },
             Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
             Wake::Abort => return Err(Setup("aborted before the association was set up".into())),
-            Wake::Interfaces => {}
+            Wake::Interfaces | Wake::Input => {}
             Wake::Timer => conn
                 .handle_timeout(socks.now())
                 .map_err(|e| Setup(format!("setup failed: {e}")))?,
@@ -275,10 +303,12 @@ struct Sending {
 impl End for Sending {
     fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
         while !self.src.is_done() && assoc.unacked_bytes() < self.window {
-            let b = self
+            let piece = self
                 .src
                 .next_piece(self.piece)
                 .map_err(|e| (e, CAUSE_USER_INITIATED_ABORT))?;
+            // None: a stream waiting for its producer (its `ready` wakes the loop).
+            let Some(b) = piece else { break };
             assoc.write(Payload::Bytes(b));
         }
         let all_acked = self.src.is_done() && assoc.unacked_bytes() == 0;
@@ -294,6 +324,10 @@ impl End for Sending {
 
     fn done(&self, assoc: &Association<Counters>) -> u64 {
         self.src.read() - assoc.unacked_bytes().min(self.src.read())
+    }
+
+    fn input(&self) -> Option<Arc<Notify>> {
+        self.src.ready()
     }
 
     fn after_packets(&mut self, assoc: &mut Association<Counters>) {

@@ -211,15 +211,19 @@ pub(super) enum Wake {
     Abort,
     /// The watched interfaces' addresses may have changed.
     Interfaces,
+    /// The application has more data to move.
+    Input,
 }
 
-/// Waits for the next arrival, the association's next timer, the user's abort or —
-/// with a `watch` — a change of the watched interfaces.
+/// Waits for the next arrival, the association's next timer, the user's abort, — with
+/// a `watch` — a change of the watched interfaces, or — with an `input` — more data
+/// from the application.
 pub(super) async fn next(
     socks: &mut Sockets,
     timer: Option<Time>,
     o: &Options,
     watch: Option<&mut AddrWatch>,
+    input: Option<&tokio::sync::Notify>,
 ) -> Wake {
     let deadline = timer.map(|t| socks.instant(t));
     tokio::select! {
@@ -230,6 +234,12 @@ pub(super) async fn next(
             }
         } => Wake::Interfaces,
         a = socks.recv() => Wake::Packet(a),
+        _ = async {
+            match input {
+                Some(n) => n.notified().await,
+                None => std::future::pending().await,
+            }
+        } => Wake::Input,
         _ = async {
             match deadline {
                 Some(d) => crate::io::sleep_precisely_until(d).await,
