@@ -122,6 +122,8 @@ fn relay_spec(b: &Built, i: usize, listen: SocketAddr, target: SocketAddr) -> Re
             .filter(|e| e.links.iter().any(|&d| d / 2 == link))
             .map(|e| (e.at, e.change.clone()))
             .collect(),
+        idle: crate::relay::DEFAULT_IDLE,
+        senders: crate::relay::DEFAULT_SENDERS,
     }
 }
 

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
+use cmt_net::relay::RelayStats;
 use cmt_net::transfer::{self, Options, Report};
 
 use crate::output::Output;
@@ -162,19 +163,11 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// ("User-Initiated Abort") instead of a silent end, and a receiver removes its
 /// temporary file. Call inside the runtime.
 fn abort_on_signals(mut o: Options) -> Result<Options, String> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let watch = |k| signal(k).map_err(|e| format!("cannot watch signals: {e}"));
-    let mut int = watch(SignalKind::interrupt())?;
-    let mut term = watch(SignalKind::terminate())?;
-    let mut hup = watch(SignalKind::hangup())?;
+    let quit = quit_signal()?;
     let n = std::sync::Arc::new(tokio::sync::Notify::new());
     let n2 = n.clone();
     tokio::spawn(async move {
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-            _ = hup.recv() => {}
-        }
+        quit.await;
         n2.notify_one();
     });
     o.abort = Some(n);
@@ -473,20 +466,74 @@ pub fn relay(paths: &[String], seed: u64) -> Result<(), String> {
         .map(|p| cmt_net::relay::parse_spec(p).map_err(|e| format!("--path {p}: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
     runtime()?.block_on(async move {
-        let mut tasks = Vec::new();
+        let ended = quit_signal()?;
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut counted = Vec::new();
         for (i, s) in specs.into_iter().enumerate() {
             sayln!("relaying {} → {}", s.listen, s.target);
-            tasks.push(tokio::spawn(cmt_net::relay::run_path(s, seed + i as u64)));
+            let stats = std::sync::Arc::new(std::sync::Mutex::new(RelayStats::default()));
+            counted.push((format!("{} → {}", s.listen, s.target), stats.clone()));
+            tasks.spawn(cmt_net::relay::run_path_counted(s, seed + i as u64, stats));
         }
-        for t in tasks {
-            match t.await {
-                Ok(Err(e)) => return Err(e.to_string()),
-                Err(e) => return Err(e.to_string()),
-                Ok(Ok(())) => {}
-            }
+        let failed = tokio::select! {
+            r = tasks.join_next() => match r {
+                Some(Ok(Err(e))) => Some(e.to_string()),
+                Some(Err(e)) => Some(e.to_string()),
+                _ => None,
+            },
+            _ = ended => None,
+        };
+        tasks.abort_all();
+        for (name, stats) in &counted {
+            let st = stats.lock().map(|s| s.clone()).unwrap_or_default();
+            eprintln!("{}", relay_line(name, &st));
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     })
+}
+
+/// Resolves on SIGINT, SIGTERM or SIGHUP. Call inside the runtime.
+fn quit_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let watch = |k| signal(k).map_err(|e| format!("cannot watch signals: {e}"));
+    let (mut int, mut term, mut hup) = (
+        watch(SignalKind::interrupt())?,
+        watch(SignalKind::terminate())?,
+        watch(SignalKind::hangup())?,
+    );
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+    })
+}
+
+/// What one relayed path did, in one line.
+fn relay_line(name: &str, s: &RelayStats) -> String {
+    let dir = |i: usize| {
+        let d = &s.dropped[i];
+        format!(
+            "{} forwarded, {} dropped (queue {}, loss {}, down {})",
+            s.forwarded[i],
+            d.total(),
+            d.queue,
+            d.loss,
+            d.down
+        )
+    };
+    format!(
+        "relay {name}: to the target {}; back {}; {} senders ({} expired idle, {} still mapped, {} datagrams refused over the limit); {} orphaned, {} send errors",
+        dir(0),
+        dir(1),
+        s.senders,
+        s.expired,
+        s.active,
+        s.refused,
+        s.orphaned,
+        s.send_errors
+    )
 }
 
 #[cfg(test)]

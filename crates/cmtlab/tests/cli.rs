@@ -675,3 +675,41 @@ fn names_cannot_drive_the_terminal_and_endless_traces_are_refused() {
     assert!(err.contains("larger than 256 MiB"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `cmtlab relay` runs until signalled, then says per path what it forwarded and
+/// dropped, by cause, and how many senders it mapped; and exits 0.
+#[test]
+fn the_relay_reports_what_it_did_when_interrupted() {
+    let target = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let spec = format!("127.0.2.9:19931>{},loss=100%", target.local_addr().unwrap());
+    let mut relay = Command::new(env!("CARGO_BIN_EXE_cmtlab"))
+        .args(["relay", "--path", &spec])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let me = std::net::UdpSocket::bind("127.0.1.9:0").unwrap();
+    for _ in 0..3 {
+        me.send_to(b"lost on the way", "127.0.2.9:19931").unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let killed = Command::new("kill")
+        .args(["-INT", &relay.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let t = std::time::Instant::now();
+    while relay.try_wait().unwrap().is_none() {
+        assert!(t.elapsed().as_secs() < 10, "the relay ends on SIGINT");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = relay.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("to the target 0 forwarded, 3 dropped (queue 0, loss 3, down 0)"),
+        "{err}"
+    );
+    assert!(err.contains("1 senders"), "{err}");
+}
