@@ -79,6 +79,7 @@ mod extend;
 mod locals;
 mod net;
 mod output;
+mod progress;
 mod real;
 mod run;
 mod sweep;

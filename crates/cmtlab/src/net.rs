@@ -133,7 +133,7 @@ fn options(a: &AlgArgs) -> Result<Options, String> {
         trace: a.trace.clone(),
         abort: None,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
-            .then_some(show as fn(u64, &[_])),
+            .then_some(crate::progress::show as fn(u64, &[_])),
         auth,
         allow_unconfirmed: a.allow_unconfirmed,
         resume: a.resume,
@@ -174,16 +174,6 @@ fn abort_on_signals(mut o: Options) -> Result<Options, String> {
     Ok(o)
 }
 
-/// Live progress on a terminal: bytes done and DATA packets per path.
-fn show(done: u64, paths: &[cmt_net::transfer::PathCount]) {
-    let per: Vec<String> = paths.iter().map(|p| p.sent_packets.to_string()).collect();
-    eprint!(
-        "\r  {:.1} MB done; DATA packets per path: {}   ",
-        done as f64 / 1e6,
-        per.join(" / ")
-    );
-}
-
 /// The summary in the simulator's summary.json vocabulary.
 /// The `--summary` JSON of a transfer; `backups` marks the paths `--backup` named.
 fn summary_json(r: &Report, role: &str, a: &AlgArgs, backups: &[bool]) -> serde_json::Value {
@@ -217,6 +207,9 @@ fn summary_json(r: &Report, role: &str, a: &AlgArgs, backups: &[bool]) -> serde_
             "sent_bytes": p.sent_bytes,
             "retransmissions": p.retransmissions,
             "received_data_packets": p.received_data_packets,
+            "received_bytes": p.received_bytes,
+            "srtt_ms": p.srtt_ms,
+            "min_rtt_ms": p.min_rtt_ms,
         })).collect::<Vec<_>>(),
     })
 }
@@ -260,15 +253,19 @@ fn report_lines(r: &Report, role: &str, backups: &[bool]) -> Vec<String> {
         } else {
             route
         };
+        let rtt = match (p.srtt_ms, p.min_rtt_ms) {
+            (Some(s), Some(m)) => format!("; RTT {s:.1} ms (min {m:.1})"),
+            _ => String::new(),
+        };
         out.push(if role == "sent" {
             format!(
-                "  path {i}{route}: sent {} DATA packets, {} bytes, {} retransmissions",
+                "  path {i}{route}: sent {} DATA packets, {} bytes, {} retransmissions{rtt}",
                 p.sent_packets, p.sent_bytes, p.retransmissions
             )
         } else {
             format!(
-                "  path {i}{route}: received {} DATA packets",
-                p.received_data_packets
+                "  path {i}{route}: received {} DATA packets, {} bytes{rtt}",
+                p.received_data_packets, p.received_bytes
             )
         });
     }
@@ -309,9 +306,7 @@ fn report_lines(r: &Report, role: &str, backups: &[bool]) -> Vec<String> {
 /// standard output — or on standard error when standard output carries the data
 /// (`recv --out -`).
 fn print(lines: &[String], json: Option<&serde_json::Value>, to_stderr: bool) {
-    if std::io::IsTerminal::is_terminal(&std::io::stderr()) && !to_stderr {
-        eprintln!();
-    }
+    crate::progress::clear();
     let text = match json {
         Some(v) => serde_json::to_string(v).unwrap_or_default() + "\n",
         None => lines.iter().map(|l| format!("{l}\n")).collect(),

@@ -74,6 +74,7 @@ impl Established {
     ) -> Result<Report, TransferError> {
         let seconds = (socks.now().as_nanos() - self.start.as_nanos()) as f64 / 1e9;
         finish_trace(&mut self.assoc, o).map_err(TransferError::Io)?;
+        super::report::note_rtts(&mut self.assoc);
         socks.finish_capture().map_err(TransferError::Io)?;
         Ok(Report {
             bytes,
@@ -106,7 +107,7 @@ pub(super) async fn run<E: End>(
             return Err(TransferError::Io(e));
         }
         let done = end.done(&s.assoc);
-        ticker.tick(socks.now(), done, &s.assoc.observer().paths, o);
+        ticker.tick(socks.now(), done, &mut s.assoc, o);
         let closed = flush_and_check(socks, &mut s.assoc, &s.routes, o, s.start).await;
         if closed.map_err(TransferError::Ended)? {
             return Ok(());

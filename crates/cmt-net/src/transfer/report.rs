@@ -16,6 +16,13 @@ pub struct PathCount {
     pub retransmissions: u64,
     /// Packets carrying DATA that arrived on this path's local address.
     pub received_data_packets: u64,
+    /// DATA payload bytes in them (duplicates included).
+    pub received_bytes: u64,
+    /// The path's smoothed round-trip time (ms) when last looked at (progress reports,
+    /// the end), if measured.
+    pub srtt_ms: Option<f64>,
+    /// The smallest round-trip time (ms) measured on the path.
+    pub min_rtt_ms: Option<f64>,
 }
 
 /// The observer of a runtime association.
@@ -27,6 +34,19 @@ pub struct Counters {
     pub delivered: u64,
     /// The per-packet trace (`--trace`), and whether this end is the sender.
     pub trace: Option<(PacketTrace, bool)>,
+}
+
+/// Copies the round-trip times of the paths that have counters into them (for a
+/// progress report or the final one).
+pub(super) fn note_rtts(assoc: &mut cmt_core::Association<Counters>) {
+    let ms = |d: cmt_core::Duration| d.as_nanos() as f64 / 1e6;
+    let counted = assoc.observer().paths.len().min(assoc.num_paths());
+    for i in 0..counted {
+        let v = assoc.path(PathId(i));
+        let p = assoc.observer_mut().path(PathId(i));
+        p.srtt_ms = v.srtt.map(ms);
+        p.min_rtt_ms = v.min_rtt.map(ms);
+    }
 }
 
 impl Counters {

@@ -15,12 +15,7 @@ use cmt_core::setup::{
 use cmt_core::wire::chunk_type;
 use cmt_core::{Algorithms, Association, Chunk, Config, Packet, PathId, Time};
 
-use super::{
-    error::TransferError,
-    options::Options,
-    report::{Counters, PathCount},
-    routes::Routes,
-};
+use super::{error::TransferError, options::Options, report::Counters, routes::Routes};
 use crate::ifwatch::AddrWatch;
 use crate::io::{Arrival, Sockets};
 use crate::trust::Trust;
@@ -191,10 +186,19 @@ impl Ticker {
             (t, false) => t,
         }
     }
-    pub(super) fn tick(&mut self, now: Time, done: u64, paths: &[PathCount], o: &Options) {
+    /// Reports progress when a report is due: `done` bytes, and each path's counters
+    /// with its round-trip times.
+    pub(super) fn tick(
+        &mut self,
+        now: Time,
+        done: u64,
+        assoc: &mut Association<Counters>,
+        o: &Options,
+    ) {
         if let Some(f) = o.progress {
             if now >= self.next {
-                f(done, paths);
+                super::report::note_rtts(assoc);
+                f(done, &assoc.observer().paths);
                 self.next = Time::from_nanos(now.as_nanos() + self.every.as_nanos());
             }
         }
@@ -357,8 +361,18 @@ pub(super) async fn admit(
 /// Hands a packet to the association, counting DATA arrivals per path (and tracing a
 /// SACK's arrival at the sender).
 pub(super) fn deliver(assoc: &mut Association<Counters>, now: Time, path: PathId, p: Packet) {
+    let data: usize = p
+        .chunks
+        .iter()
+        .map(|c| match c {
+            Chunk::Data(d) => d.payload.len(),
+            _ => 0,
+        })
+        .sum();
     if p.chunks.iter().any(|c| matches!(c, Chunk::Data(_))) {
-        assoc.observer_mut().path(path).received_data_packets += 1;
+        let counts = assoc.observer_mut().path(path);
+        counts.received_data_packets += 1;
+        counts.received_bytes += data as u64;
     }
     if let Some((t, true)) = &mut assoc.observer_mut().trace {
         t.sender_received(now, path, &p);
