@@ -17,6 +17,39 @@ enum Origin {
     Memory(Bytes),
     File(File, PathBuf),
     Stream(Stream),
+    Generated(Generated),
+}
+
+/// Pseudo-random bytes (xorshift64*), made as they are asked for, until a time after
+/// the first piece: a measurement's data (`cmtlab send --measure`).
+struct Generated {
+    seconds: f64,
+    until: Option<std::time::Instant>,
+    state: u64,
+    ended: bool,
+}
+
+impl Generated {
+    /// Up to `max` bytes, or none once the time is over.
+    fn take(&mut self, max: usize) -> Bytes {
+        let secs = std::time::Duration::from_secs_f64(self.seconds);
+        let until = *self
+            .until
+            .get_or_insert_with(|| std::time::Instant::now() + secs);
+        if self.ended || std::time::Instant::now() >= until {
+            self.ended = true;
+            return Bytes::new();
+        }
+        let mut buf = vec![0u8; max];
+        for chunk in buf.chunks_mut(8) {
+            self.state ^= self.state >> 12;
+            self.state ^= self.state << 25;
+            self.state ^= self.state >> 27;
+            let v = self.state.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+        Bytes::from(buf)
+    }
 }
 
 /// A source of data to send.
@@ -145,6 +178,22 @@ impl Source {
         }
     }
 
+    /// Generated data for `seconds` from the first piece taken (so the handshake does
+    /// not count), made as the association takes it: a stream of unknown length.
+    pub fn generated(seconds: f64) -> Source {
+        Source {
+            len: None,
+            from: Origin::Generated(Generated {
+                seconds,
+                until: None,
+                state: 0x9e37_79b9_7f4a_7c15,
+                ended: false,
+            }),
+            read: 0,
+            hasher: Sha256::new(),
+        }
+    }
+
     /// Total bytes, when known before the end (not for a stream).
     pub fn len(&self) -> Option<u64> {
         self.len
@@ -173,6 +222,7 @@ impl Source {
     pub fn is_done(&self) -> bool {
         match (&self.from, self.len) {
             (Origin::Stream(s), _) => s.ended && s.pending.is_empty(),
+            (Origin::Generated(g), _) => g.ended,
             (_, Some(len)) => self.read >= len,
             (_, None) => true,
         }
@@ -197,6 +247,7 @@ impl Source {
                 Bytes::from(buf)
             }
             Origin::Stream(s) => s.take(max)?,
+            Origin::Generated(g) => g.take(max),
         };
         if piece.is_empty() {
             return Ok(None);
@@ -221,7 +272,7 @@ impl Source {
             Origin::Memory(b) => Sha256::new_with_prefix(&b[..n as usize]),
             Origin::File(f, path) => crate::resume::hash_prefix(f, n)
                 .map_err(|e| format!("{}: cannot read: {e}", path.display()))?,
-            Origin::Stream(_) => return Err("cannot resume a stream".into()),
+            Origin::Stream(_) | Origin::Generated(_) => return Err("cannot resume a stream".into()),
         };
         let same = h.clone().finalize().as_slice() == expect;
         self.hasher = h;
@@ -367,5 +418,19 @@ mod tests {
         assert_eq!(drain(&mut s, 8192).unwrap(), vec![5u8; 70_000]);
         writer.join().unwrap();
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn generated_data_ends_after_its_time_and_is_not_constant() {
+        let mut s = Source::generated(0.2);
+        assert_eq!(s.len(), None);
+        let t = std::time::Instant::now();
+        let first = s.next_piece(4096).unwrap().unwrap();
+        assert!(first.len() == 4096 && first.iter().any(|&b| b != first[0]));
+        while s.next_piece(4096).unwrap().is_some() {
+            assert!(t.elapsed() < std::time::Duration::from_secs(5));
+        }
+        assert!(s.is_done() && t.elapsed() >= std::time::Duration::from_millis(200));
+        assert!(s.next_piece(4096).unwrap().is_none());
     }
 }

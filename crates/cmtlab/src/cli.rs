@@ -99,8 +99,15 @@ enum Command {
     Send {
         /// The file, or `-` for standard input (a pipe: `tar c DIR | cmtlab send - …`);
         /// a FIFO or `/dev/stdin` is sent as a stream too. The receiver confirms a
-        /// stream's length and SHA-256 like a file's.
-        file: PathBuf,
+        /// stream's length and SHA-256 like a file's. Not with `--measure`.
+        #[arg(required_unless_present = "measure", conflicts_with = "measure")]
+        file: Option<PathBuf>,
+        /// Measure the paths instead of sending a file: generated data for SECONDS
+        /// (the receiver runs `recv` as usual, `--out /dev/null` to keep nothing), then
+        /// per path what it carried, its RTTs and retransmitted share, and a scenario
+        /// that puts the same paths into the simulator.
+        #[arg(long, value_name = "SECONDS")]
+        measure: Option<f64>,
         /// Local addresses, one per path, e.g. `127.0.1.1:0,127.0.1.2:0`, or interface
         /// names (`wlan0,eth1`: each one's first IPv4 address), or `auto` (every
         /// interface with a usable IPv4 address, in name order, but loopback, virtual
@@ -204,12 +211,22 @@ pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
         Command::Merge { dirs, out } => sweep::merge(&dirs, &out),
         Command::Send {
             file,
+            measure,
             local,
             exclude,
             remote,
             backup,
             algs,
-        } => net::send(&file, (&local, &exclude), &remote, &backup, &algs),
+        } => {
+            let what = match (file, measure) {
+                (_, Some(secs)) => net::What::Measure(secs),
+                (Some(f), None) => net::What::File(f),
+                (None, None) => {
+                    return Err("give a file, - for standard input, or --measure SECONDS".into())
+                }
+            };
+            net::send(&what, (&local, &exclude), &remote, &backup, &algs)
+        }
         Command::Recv {
             listen,
             out,

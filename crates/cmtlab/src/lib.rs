@@ -77,6 +77,7 @@ pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
 mod cli;
 mod extend;
 mod locals;
+mod measure;
 mod net;
 mod output;
 mod progress;

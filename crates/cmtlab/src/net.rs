@@ -356,9 +356,17 @@ fn parse_backups(
     Ok(backups)
 }
 
+/// What `cmtlab send` sends.
+pub enum What {
+    /// A file, or `-` for standard input.
+    File(std::path::PathBuf),
+    /// Generated data for this many seconds (`--measure`).
+    Measure(f64),
+}
+
 /// `cmtlab send`; `locals`: the `--local` entries and the interfaces `auto` leaves out.
 pub fn send(
-    file: &Path,
+    what: &What,
     (local_entries, exclude): (&[String], &[String]),
     remote: &[String],
     backup: &[String],
@@ -388,32 +396,66 @@ pub fn send(
         let mut o = abort_on_signals(options(a)?)?;
         o.backups = backups.clone();
         o.interfaces = interfaces.clone();
-        let src = if file.as_os_str() == "-" {
-            cmt_net::source::Source::stream(std::io::stdin(), "standard input")
-        } else {
-            cmt_net::source::Source::file(file)?
-        };
-        Ok::<_, String>(transfer::send_source(&local, &remote, src, &o).await?)
+        Ok::<_, String>(transfer::send_source(&local, &remote, source(what)?, &o).await?)
     })?;
-    finish(&r, ("sent", &backups), a, summary, cpu, false)
+    let how = match what {
+        What::Measure(_) => Finish::Measured,
+        What::File(_) => Finish::Plain,
+    };
+    finish(&r, ("sent", &backups), a, summary, cpu, how)
+}
+
+/// The source `what` names (checked before anything is bound).
+fn source(what: &What) -> Result<cmt_net::source::Source, String> {
+    use cmt_net::source::Source;
+    Ok(match what {
+        What::File(f) if f.as_os_str() == "-" => Source::stream(std::io::stdin(), "standard input"),
+        What::File(f) => Source::file(f)?,
+        What::Measure(s) if !(0.1..=3600.0).contains(s) => {
+            return Err(format!("--measure {s}: give 0.1 to 3600 seconds"))
+        }
+        What::Measure(s) => Source::generated(*s),
+    })
+}
+
+/// How a finished transfer is reported.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Finish {
+    /// The report on standard output.
+    Plain,
+    /// On standard error: standard output carries the data (`recv --out -`).
+    ToStderr,
+    /// A measurement (`send --measure`): its results and scenario follow the report.
+    Measured,
 }
 
 /// Reports a finished transfer (text or `--json`, with its CPU time) and writes
-/// `--summary`; `to_stderr` when standard output carries the data.
+/// `--summary`.
 fn finish(
     r: &Report,
     (role, backups): (&str, &[bool]),
     a: &AlgArgs,
     summary: Option<Output>,
     cpu: cpu_time::ProcessTime,
-    to_stderr: bool,
+    how: Finish,
 ) -> Result<(), String> {
     let mut v = summary_json(r, if role == "sent" { "send" } else { "recv" }, a, backups);
     let mut lines = report_lines(r, role, backups);
     let cpu_s = cpu.elapsed().as_secs_f64();
     lines.push(cpu_line(cpu_s, r.bytes));
     v["cpu_s"] = serde_json::json!(cpu_s);
-    print(&lines, a.json.then_some(&v), to_stderr);
+    if how == Finish::Measured {
+        let m = crate::measure::lines(r, &a.scheduler, a.rbuf);
+        let toml: Vec<&str> = m
+            .iter()
+            .skip_while(|l| !l.starts_with('#'))
+            .skip(1)
+            .map(String::as_str)
+            .collect();
+        v["scenario_toml"] = serde_json::json!(toml.join("\n") + "\n");
+        lines.extend(m);
+    }
+    print(&lines, a.json.then_some(&v), how == Finish::ToStderr);
     write_summary(summary, &v)
 }
 
@@ -452,7 +494,12 @@ pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Res
         o.interfaces = interfaces;
         Ok::<_, String>(transfer::receive(&listen, out, &o).await?)
     })?;
-    finish(&r, ("received", &[]), a, summary, cpu, to_stdout)
+    let how = if to_stdout {
+        Finish::ToStderr
+    } else {
+        Finish::Plain
+    };
+    finish(&r, ("received", &[]), a, summary, cpu, how)
 }
 
 pub fn relay(paths: &[String], seed: u64) -> Result<(), String> {

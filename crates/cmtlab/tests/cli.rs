@@ -221,6 +221,18 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
             "a directory (send a stream of it: tar c DIR | cmtlab send - …)",
         ),
         (
+            vec![
+                "send",
+                "--measure",
+                "0",
+                "--local",
+                "127.0.0.1:0",
+                "--remote",
+                "127.0.0.1:9",
+            ],
+            "--measure 0: give 0.1 to 3600 seconds",
+        ),
+        (
             vec!["recv", "--listen", "127.0.0.1:0", "--out", "-", "--json"],
             "--json prints the report on standard output, which --out - fills",
         ),

@@ -259,3 +259,68 @@ fn a_consumer_that_goes_away_fails_both_ends() {
     );
     assert!(tx_err.contains("out of resource"), "{tx_err}");
 }
+
+/// `send --measure 1`: generated data for about a second, then per path what it
+/// carried, and a scenario of the same paths that `cmtlab run` accepts and simulates.
+#[test]
+fn a_measurement_runs_for_its_time_and_prints_a_scenario_the_simulator_runs() {
+    let port = free_port();
+    let rx = Command::new(bin())
+        .args(["recv", "--listen"])
+        .arg(format!("127.0.0.1:{port},127.0.0.2:{port}"))
+        .args(["--out", "/dev/null", "--timeout", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rx = running(rx);
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    let tx = Command::new(bin())
+        .args([
+            "send",
+            "--measure",
+            "1",
+            "--local",
+            "127.0.1.1:0,127.0.1.2:0",
+        ])
+        .arg("--remote")
+        .arg(format!("127.0.0.1:{port},127.0.0.2:{port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (code, out, err) = finish(running(tx), Duration::from_secs(60));
+    let took = t.elapsed();
+    let (rx_code, _, rx_err) = finish(rx, Duration::from_secs(10));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(rx_code, Some(0), "{rx_err}");
+    assert!(
+        took >= Duration::from_secs(1),
+        "sent for its second: {took:?}"
+    );
+    assert!(took < Duration::from_secs(10), "and then stopped: {took:?}");
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("measured for"), "{out}");
+    assert!(out.contains("  path 0: carried"), "{out}");
+    let toml: String = out
+        .lines()
+        .skip_while(|l| !l.starts_with("# the same paths in the simulator"))
+        .skip(1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let dir = std::env::temp_dir().join(format!("cmtlab-measure-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("measured.toml");
+    std::fs::write(&f, &toml).unwrap();
+    let sim = Command::new(bin()).arg("run").arg(&f).output().unwrap();
+    let sim_out = String::from_utf8_lossy(&sim.stdout);
+    assert!(
+        sim.status.success(),
+        "{toml}\n{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    assert!(sim_out.contains("scenario measured"), "{sim_out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -39,6 +39,12 @@ fn sched_context<'a>(
 }
 
 impl<O: Observer> Association<O> {
+    /// Bytes written by the application and not sent yet (`u64::MAX` for a backlogged
+    /// source): what a writer of a stream keeps short so that little waits here.
+    pub fn unsent_bytes(&self) -> u64 {
+        self.snd.queued_bytes()
+    }
+
     /// The next packet to send, if any. Control chunks (SACK, HEARTBEAT, HEARTBEAT-ACK)
     /// first, then retransmissions, then new data chosen by the scheduler.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {

@@ -302,7 +302,16 @@ struct Sending {
 
 impl End for Sending {
     fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
-        while !self.src.is_done() && assoc.unacked_bytes() < self.window {
+        // A stream's data waits in the source, not here: little is written ahead of
+        // what the paths take (a measurement ends on time, a pipe is read as needed).
+        let ahead = match self.src.len() {
+            Some(_) => u64::MAX,
+            None => 4 * self.piece as u64,
+        };
+        while !self.src.is_done()
+            && assoc.unacked_bytes() < self.window
+            && assoc.unsent_bytes() < ahead
+        {
             let piece = self
                 .src
                 .next_piece(self.piece)
