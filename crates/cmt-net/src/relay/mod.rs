@@ -7,7 +7,7 @@
 //!
 //! A path relays datagrams arriving at `listen` to `target`, and the answers back to the
 //! sender they are for: each sender (address and port) gets a socket of its own towards
-//! the target, as behind a NAT ([`mappings`]), so one path carries any number of
+//! the target, as behind a NAT (`relay/mappings.rs`), so one path carries any number of
 //! associations; all of them share the path's link, as flows share a bottleneck. A
 //! mapping expires after `idle` (default 60 s) without a datagram either way; at most
 //! `senders` (default 256) exist at once. [`RelayStats`] counts what the path did.
