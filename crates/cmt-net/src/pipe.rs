@@ -15,7 +15,10 @@ use tokio::sync::Notify;
 /// Bytes gathered into one write call at most.
 const WRITE_MAX: usize = 1 << 20;
 
-/// A writer thread fed through a channel, with the bytes waiting counted.
+/// A writer thread fed through a channel, with the bytes waiting counted. Dropped
+/// without [`finish`](Pipe::finish), the thread is not waited for: it ends once what
+/// is queued is written or writing fails (a reader that never reads must not hold up
+/// the process's end).
 pub struct Pipe {
     tx: Option<mpsc::Sender<Bytes>>,
     shared: Arc<Shared>,
@@ -104,14 +107,6 @@ impl Pipe {
             Some(e) => Err(e),
             None => Ok(()),
         }
-    }
-}
-
-impl Drop for Pipe {
-    fn drop(&mut self) {
-        // The thread ends once what is queued is written or writing fails; it is not
-        // waited for (a reader that never reads must not hold up the process's end).
-        self.tx = None;
     }
 }
 

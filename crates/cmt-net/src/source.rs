@@ -23,7 +23,7 @@ enum Origin {
 /// Pseudo-random bytes (xorshift64*), made as they are asked for, until a time after
 /// the first piece: a measurement's data (`cmtlab send --measure`).
 struct Generated {
-    seconds: f64,
+    length: std::time::Duration,
     until: Option<std::time::Instant>,
     state: u64,
     ended: bool,
@@ -32,10 +32,10 @@ struct Generated {
 impl Generated {
     /// Up to `max` bytes, or none once the time is over.
     fn take(&mut self, max: usize) -> Bytes {
-        let secs = std::time::Duration::from_secs_f64(self.seconds);
+        let length = self.length;
         let until = *self
             .until
-            .get_or_insert_with(|| std::time::Instant::now() + secs);
+            .get_or_insert_with(|| std::time::Instant::now() + length);
         if self.ended || std::time::Instant::now() >= until {
             self.ended = true;
             return Bytes::new();
@@ -184,7 +184,7 @@ impl Source {
         Source {
             len: None,
             from: Origin::Generated(Generated {
-                seconds,
+                length: std::time::Duration::from_secs_f64(seconds),
                 until: None,
                 state: 0x9e37_79b9_7f4a_7c15,
                 ended: false,

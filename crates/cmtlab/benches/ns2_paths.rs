@@ -17,9 +17,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use common::{cpu_per_run, env_u32, which};
+use common::{cpu_per_run, Bench};
 
 const COUNTS: [usize; 4] = [2, 4, 8, 16];
 
@@ -116,20 +115,12 @@ fn per_packet(full: Option<f64>, setup: Option<f64>, packets: Option<u64>) -> Op
 }
 
 fn main() {
-    let Some(ns) = which("ns") else {
-        println!("ns2_paths: `ns` (ns-2.35) is not installed (Debian: apt-get install ns2); nothing measured");
+    let cmtlab = PathBuf::from(env!("CARGO_BIN_EXE_cmtlab"));
+    let Some(bench) = Bench::setup("ns2_paths", 5, cmtlab) else {
         return;
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let tcl = root.join("tools/ns2/case.tcl");
-    let cmtlab = PathBuf::from(env!("CARGO_BIN_EXE_cmtlab"));
-    let work = std::env::temp_dir().join(format!("cmtlab-ns2-paths-{}", std::process::id()));
-    std::fs::create_dir_all(&work).expect("temporary directory");
-    let plan = (
-        env_u32("NS2_RATIO_REPEATS", 3),
-        env_u32("NS2_RATIO_BATCH", 5),
-    );
-    let limit = Duration::from_secs(120);
+    let (ns, tcl, cmtlab, work) = (&*bench.ns, &*bench.tcl, &*bench.cmtlab, &*bench.work);
+    let (plan, limit) = (bench.plan, bench.limit);
     println!(
         "marginal CPU µs per data packet (lowest of {} batches of {} runs, minus a 10 ms run)\n",
         plan.0, plan.1
@@ -143,13 +134,13 @@ fn main() {
         let short = work.join("short.toml");
         std::fs::write(&toml, scenario(n, secs)).expect("write the scenario");
         std::fs::write(&short, scenario(n, 0.01)).expect("write the scenario");
-        let ns_full = cpu_per_run(&ns, &ns_args(&tcl, n, secs, "none"), &work, plan, limit);
-        let ns_setup = cpu_per_run(&ns, &ns_args(&tcl, n, 0.01, "none"), &work, plan, limit);
-        let ns_pkts = ns_packets(&ns, &ns_args(&tcl, n, secs, "trace.tr"), &work);
+        let ns_full = cpu_per_run(ns, &ns_args(tcl, n, secs, "none"), work, plan, limit);
+        let ns_setup = cpu_per_run(ns, &ns_args(tcl, n, 0.01, "none"), work, plan, limit);
+        let ns_pkts = ns_packets(ns, &ns_args(tcl, n, secs, "trace.tr"), work);
         let run = |f: &Path| vec!["run".to_string(), f.display().to_string()];
-        let cm_full = cpu_per_run(&cmtlab, &run(&toml), &work, plan, limit);
-        let cm_setup = cpu_per_run(&cmtlab, &run(&short), &work, plan, limit);
-        let cm_pkts = cmtlab_packets(&cmtlab, &toml, &work);
+        let cm_full = cpu_per_run(cmtlab, &run(&toml), work, plan, limit);
+        let cm_setup = cpu_per_run(cmtlab, &run(&short), work, plan, limit);
+        let cm_pkts = cmtlab_packets(cmtlab, &toml, work);
         let a = per_packet(ns_full, ns_setup, ns_pkts);
         let b = per_packet(cm_full, cm_setup, cm_pkts);
         let show = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.3}"));
@@ -173,7 +164,6 @@ fn main() {
         growth(&ns_col),
         growth(&cm_col)
     );
-    let _ = std::fs::remove_dir_all(&work);
 }
 
 /// Last over first of a column, as a factor.

@@ -17,9 +17,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use common::{cpu_per_run, env_u32, which};
+use common::{cpu_per_run, Bench};
 
 /// One case: a label, simulated seconds, receive buffer, and its paths.
 struct Case {
@@ -191,20 +190,12 @@ fn ns_args(c: &Case, tcl: &Path) -> Vec<String> {
 }
 
 fn main() {
-    let Some(ns) = which("ns") else {
-        println!("ns2_ratio: `ns` (ns-2.35) is not installed (Debian: apt-get install ns2); nothing measured");
+    let cmtlab = PathBuf::from(env!("CARGO_BIN_EXE_cmtlab"));
+    let Some(bench) = Bench::setup("ns2_ratio", 10, cmtlab) else {
         return;
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let tcl = root.join("tools/ns2/case.tcl");
-    let cmtlab = PathBuf::from(env!("CARGO_BIN_EXE_cmtlab"));
-    let work = std::env::temp_dir().join(format!("cmtlab-ns2-ratio-{}", std::process::id()));
-    std::fs::create_dir_all(&work).expect("temporary directory");
-    let plan = (
-        env_u32("NS2_RATIO_REPEATS", 3),
-        env_u32("NS2_RATIO_BATCH", 10),
-    );
-    let limit = Duration::from_secs(120);
+    let (ns, tcl, cmtlab, work) = (&*bench.ns, &*bench.tcl, &*bench.cmtlab, &*bench.work);
+    let (plan, limit) = (bench.plan, bench.limit);
     println!(
         "CPU seconds per run (user + system; lowest of {} batches of {} runs)\n",
         plan.0, plan.1
@@ -215,9 +206,9 @@ fn main() {
     for c in CASES {
         let toml = work.join("case.toml");
         std::fs::write(&toml, scenario(c)).expect("write the scenario");
-        let t_ns = cpu_per_run(&ns, &ns_args(c, &tcl), &work, plan, limit);
+        let t_ns = cpu_per_run(ns, &ns_args(c, tcl), work, plan, limit);
         let run_args = vec!["run".to_string(), toml.display().to_string()];
-        let t_cm = cpu_per_run(&cmtlab, &run_args, &work, plan, limit);
+        let t_cm = cpu_per_run(cmtlab, &run_args, work, plan, limit);
         let show = |t: Option<f64>| t.map_or("failed or hung".into(), |t| format!("{t:.4}"));
         let ratio = match (t_ns, t_cm) {
             (Some(a), Some(b)) if b > 0.0 => {
@@ -237,5 +228,4 @@ fn main() {
     if let Some(min) = ratios.iter().copied().reduce(f64::min) {
         println!("\nlowest ratio: {min:.1}× (goal: at least 5× on every case)");
     }
-    let _ = std::fs::remove_dir_all(&work);
 }

@@ -6,10 +6,18 @@
 
 use cmt_net::transfer::Report;
 
-/// The measurement's lines: per path what it carried (payload bytes sent over the
-/// transfer's time, retransmissions included), its RTTs and retransmitted share; then
-/// a scenario of the same paths for `cmtlab run`.
-pub fn lines(r: &Report, scheduler: &str, rbuf: u32) -> Vec<String> {
+/// What a measurement reports.
+pub struct Measurement {
+    /// Per path what it carried (payload bytes sent over the transfer's time,
+    /// retransmissions included), its RTTs and retransmitted share; the last line
+    /// introduces the scenario.
+    pub lines: Vec<String>,
+    /// A scenario of the same paths for `cmtlab run` (TOML).
+    pub scenario: String,
+}
+
+/// The measurement of the transfer `r`, run with `scheduler` and `rbuf`.
+pub fn measure(r: &Report, scheduler: &str, rbuf: u32) -> Measurement {
     let secs = r.seconds.max(1e-9);
     let mut out = vec![format!(
         "measured for {:.1} s: {:.2} Mbit/s delivered in all",
@@ -53,6 +61,8 @@ pub fn lines(r: &Report, scheduler: &str, rbuf: u32) -> Vec<String> {
          bound) — save the lines below as measured.toml and run `cmtlab run measured.toml`:"
             .into(),
     );
-    out.extend(toml.lines().map(str::to_string));
-    out
+    Measurement {
+        lines: out,
+        scenario: toml,
+    }
 }

@@ -445,15 +445,10 @@ fn finish(
     lines.push(cpu_line(cpu_s, r.bytes));
     v["cpu_s"] = serde_json::json!(cpu_s);
     if how == Finish::Measured {
-        let m = crate::measure::lines(r, &a.scheduler, a.rbuf);
-        let toml: Vec<&str> = m
-            .iter()
-            .skip_while(|l| !l.starts_with('#'))
-            .skip(1)
-            .map(String::as_str)
-            .collect();
-        v["scenario_toml"] = serde_json::json!(toml.join("\n") + "\n");
-        lines.extend(m);
+        let m = crate::measure::measure(r, &a.scheduler, a.rbuf);
+        lines.extend(m.lines);
+        lines.extend(m.scenario.lines().map(str::to_string));
+        v["scenario_toml"] = serde_json::json!(m.scenario);
     }
     print(&lines, a.json.then_some(&v), how == Finish::ToStderr);
     write_summary(summary, &v)

@@ -361,18 +361,16 @@ pub(super) async fn admit(
 /// Hands a packet to the association, counting DATA arrivals per path (and tracing a
 /// SACK's arrival at the sender).
 pub(super) fn deliver(assoc: &mut Association<Counters>, now: Time, path: PathId, p: Packet) {
-    let data: usize = p
-        .chunks
-        .iter()
-        .map(|c| match c {
-            Chunk::Data(d) => d.payload.len(),
-            _ => 0,
-        })
-        .sum();
-    if p.chunks.iter().any(|c| matches!(c, Chunk::Data(_))) {
+    let mut data = None;
+    for c in &p.chunks {
+        if let Chunk::Data(d) = c {
+            *data.get_or_insert(0) += d.payload.len() as u64;
+        }
+    }
+    if let Some(bytes) = data {
         let counts = assoc.observer_mut().path(path);
         counts.received_data_packets += 1;
-        counts.received_bytes += data as u64;
+        counts.received_bytes += bytes;
     }
     if let Some((t, true)) = &mut assoc.observer_mut().trace {
         t.sender_received(now, path, &p);

@@ -1,5 +1,5 @@
-//! Process timing shared by the ns-2 benches: CPU time of child processes, batches,
-//! a limit for hung runs.
+//! What the ns-2 benches share: finding `ns` and the case script, a work directory,
+//! and process timing (CPU time of child processes, batches, a limit for hung runs).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -71,4 +71,49 @@ pub fn which(prog: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(prog))
         .find(|p| p.is_file())
+}
+
+/// Where a bench runs: ns-2, its case script, the cmtlab binary, a temporary work
+/// directory (removed when dropped), the timing plan and the limit for a hung run.
+pub struct Bench {
+    pub ns: PathBuf,
+    pub tcl: PathBuf,
+    pub cmtlab: PathBuf,
+    pub work: PathBuf,
+    /// (batches, runs per batch): `NS2_RATIO_REPEATS` (default 3), `NS2_RATIO_BATCH`.
+    pub plan: (u32, u32),
+    pub limit: Duration,
+}
+
+impl Bench {
+    /// Sets bench `name` up with `batch` runs per batch unless `NS2_RATIO_BATCH` says
+    /// otherwise; `None` (and a line saying so) when `ns` is not installed.
+    pub fn setup(name: &str, batch: u32, cmtlab: PathBuf) -> Option<Bench> {
+        let Some(ns) = which("ns") else {
+            println!(
+                "{name}: `ns` (ns-2.35) is not installed (Debian: apt-get install ns2); nothing measured"
+            );
+            return None;
+        };
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let work = std::env::temp_dir().join(format!("cmtlab-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&work).expect("temporary directory");
+        Some(Bench {
+            ns,
+            tcl: root.join("tools/ns2/case.tcl"),
+            cmtlab,
+            work,
+            plan: (
+                env_u32("NS2_RATIO_REPEATS", 3),
+                env_u32("NS2_RATIO_BATCH", batch),
+            ),
+            limit: Duration::from_secs(120),
+        })
+    }
+}
+
+impl Drop for Bench {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.work);
+    }
 }
