@@ -1,11 +1,14 @@
 //! The IO edge: one UDP socket per local address, read by polling them all from the
 //! association's own task (no reader tasks: dropping [`Sockets`] closes every socket at
-//! once, so its ports are free again), and the clock. Everything else is the sans-IO
+//! once, so its ports are free again) — or, for one of many associations a server
+//! runs on the same sockets, fed by the server's dispatcher ([`routed`]) — and the
+//! clock. Everything else is the sans-IO
 //! core. Once an association authenticates (RFC 4895), packets are signed after
 //! encoding and checked before they are handed on, so the core never sees an AUTH
 //! chunk.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Instant;
 
 use cmt_core::auth::Session;
@@ -13,13 +16,16 @@ use cmt_core::wire::{chunk_type, decode, encode, WireError};
 use cmt_core::{Packet, Time};
 
 mod capture;
+pub mod routed;
 mod rx;
 mod tx;
 mod udp;
 
+use routed::{Inbox, Outbox};
+
 use capture::Capture;
 
-pub(crate) use rx::RxBatch;
+pub(crate) use rx::{Datagram as RxDatagram, RxBatch};
 pub use tx::Gso;
 pub(crate) use tx::TxQueue;
 pub use udp::SOCKET_BUFFER;
@@ -61,8 +67,11 @@ pub struct IoCounts {
 /// handed out one at a time; what [`queue`](Self::queue) gathers leaves in GSO batches
 /// at [`send_queued`](Self::send_queued).
 pub struct Sockets {
-    /// Bound sockets, in the order of the local addresses.
-    sockets: Vec<Udp>,
+    /// Bound sockets, in the order of the local addresses (shared with the other
+    /// associations of a server, see [`routed`]).
+    sockets: Arc<Vec<Udp>>,
+    /// Datagrams a dispatcher routed here; `None`: the sockets are read here.
+    inbox: Option<Inbox>,
     /// Their addresses as bound (read once: sending and capturing need them per packet).
     locals: Vec<SocketAddr>,
     start: Instant,
@@ -107,12 +116,27 @@ impl Sockets {
             .iter()
             .map(|s| s.local_addr())
             .collect::<std::io::Result<_>>()?;
-        Ok(Sockets {
+        Ok(Self::with(
+            Arc::new(sockets),
+            None,
+            locals,
+            RxBatch::default(),
+        ))
+    }
+
+    fn with(
+        sockets: Arc<Vec<Udp>>,
+        inbox: Option<Inbox>,
+        locals: Vec<SocketAddr>,
+        rx: RxBatch,
+    ) -> Sockets {
+        Sockets {
             sockets,
+            inbox,
             locals,
             start: Instant::now(),
             buf: Vec::with_capacity(2048),
-            rx: RxBatch::default(),
+            rx,
             tx: TxQueue::default(),
             first: 0,
             capture: None,
@@ -121,14 +145,42 @@ impl Sockets {
             counts: IoCounts::default(),
             gso: Gso::default(),
             batched: true,
-        })
+        }
     }
 
-    /// The next datagram on any socket, parsed (and recorded when capturing). Errors of
-    /// a socket (e.g. ICMP port unreachable reported on the next read) are skipped: to
-    /// the protocol they are lost packets.
+    /// Sockets for one more association on the same sockets, whose datagrams come
+    /// through the returned [`Outbox`] (a dispatcher reads the sockets, see [`routed`]);
+    /// same clock, same GSO setting, no capture, not authenticating yet.
+    pub fn routed(&self) -> (Sockets, Outbox) {
+        let (outbox, inbox) = Inbox::channel();
+        let mut s = Self::with(
+            self.sockets.clone(),
+            Some(inbox),
+            self.locals.clone(),
+            RxBatch::unused(),
+        );
+        s.start = self.start;
+        s.gso = self.gso;
+        (s, outbox)
+    }
+
+    /// The next datagram on any socket (or routed here), parsed (and recorded when
+    /// capturing). Errors of a socket (e.g. ICMP port unreachable reported on the next
+    /// read) are skipped: to the protocol they are lost packets.
     pub async fn recv(&mut self) -> Arrival {
-        let d = match self.rx.next() {
+        if let Some(inbox) = self.inbox.as_mut() {
+            let (socket, from) = inbox.next().await;
+            self.counts.receives += 1;
+            return self.parse(socket, from, None);
+        }
+        let d = self.recv_datagram().await;
+        self.parse(d.socket, d.from, Some(d))
+    }
+
+    /// The next datagram on any socket, unparsed (for a dispatcher: its bytes are
+    /// [`datagram_bytes`](Self::datagram_bytes), [`arrival`](Self::arrival) parses it).
+    pub(crate) async fn recv_datagram(&mut self) -> rx::Datagram {
+        match self.rx.next() {
             Some(d) => d,
             None => {
                 let d = std::future::poll_fn(|cx| {
@@ -138,15 +190,30 @@ impl Sockets {
                 self.counts.receives += 1;
                 d
             }
-        };
-        self.arrival(d)
+        }
     }
 
-    /// Parses (and captures) a received datagram.
-    fn arrival(&mut self, d: rx::Datagram) -> Arrival {
+    /// The bytes of a datagram [`recv_datagram`](Self::recv_datagram) returned.
+    pub(crate) fn datagram_bytes(&self, d: &rx::Datagram) -> &[u8] {
+        self.rx.bytes(d)
+    }
+
+    /// Parses a datagram [`recv_datagram`](Self::recv_datagram) returned.
+    pub(crate) fn arrival(&mut self, d: rx::Datagram) -> Arrival {
+        self.parse(d.socket, d.from, Some(d))
+    }
+
+    /// Parses (and captures) a received datagram: `d` in the receive batch, or (`None`)
+    /// the one routed here last.
+    fn parse(&mut self, local: usize, from: SocketAddr, d: Option<rx::Datagram>) -> Arrival {
         self.counts.datagrams_received += 1;
-        let (local, from) = (d.socket, d.from);
-        let raw = self.rx.bytes(&d);
+        // Only a session that covers every packet vouches for its source.
+        let vouches = self.is_authenticating();
+        let raw = match (&d, &self.inbox) {
+            (Some(d), _) => self.rx.bytes(d),
+            (None, Some(i)) => &i.last[..],
+            (None, None) => &[],
+        };
         if let Some(c) = self.capture.as_mut() {
             let t = self.start.elapsed().as_nanos() as u64;
             c.record(t, from, self.locals[local], raw);
@@ -154,14 +221,13 @@ impl Sockets {
         let decoded = decode(raw);
         let src_port = decoded.as_ref().map_or(0, |d| d.src_port);
         let mut authenticated = false;
-        // Only a session that covers every packet vouches for its source.
-        let vouches = self.is_authenticating();
+        let counts = &mut self.counts;
         let packet = decoded.and_then(|d| {
             let mut p = d.packet;
             match self.auth.as_ref().map(|a| a.check(raw, &mut p)) {
                 // A legitimate peer never sends what we discard: refuse the packet.
                 Some(Err(_)) => {
-                    self.counts.unauthenticated += 1;
+                    counts.unauthenticated += 1;
                     Err(WireError {
                         offset: 0,
                         what: "chunks that must be authenticated (RFC 4895) are not",
@@ -174,7 +240,7 @@ impl Sockets {
                 None => Ok(p),
             }
         });
-        self.last = Some(d);
+        self.last = d;
         Arrival {
             local,
             from,
@@ -187,7 +253,11 @@ impl Sockets {
     /// The bytes of the datagram [`recv`](Self::recv) returned last (valid until the
     /// next call): what an AUTH chunk's HMAC is checked over.
     pub fn last_datagram(&self) -> &[u8] {
-        self.last.as_ref().map_or(&[], |d| self.rx.bytes(d))
+        match (&self.last, &self.inbox) {
+            (Some(d), _) => self.rx.bytes(d),
+            (None, Some(i)) => &i.last,
+            (None, None) => &[],
+        }
     }
 
     /// From now on, signs what is sent and checks what arrives with `auth` (RFC 4895).
@@ -245,7 +315,8 @@ impl Sockets {
         let s = Udp::bind(a)
             .map_err(|e| std::io::Error::new(e.kind(), format!("cannot bind {a}: {e}")))?;
         let local = s.local_addr()?;
-        self.sockets[i] = s;
+        let shared = || std::io::Error::other("the sockets are shared with other associations");
+        Arc::get_mut(&mut self.sockets).ok_or_else(shared)?[i] = s;
         self.locals[i] = local;
         Ok(local)
     }
@@ -289,7 +360,11 @@ impl Sockets {
     /// replies to one receive batch then leave in a few sends instead of one each;
     /// each reply is still made when its datagram is handled.
     pub fn can_defer_sends(&self) -> bool {
-        self.batched && self.rx.has_more() && self.tx.datagrams() < DEFER_MAX
+        let more = match &self.inbox {
+            Some(i) => i.has_more(),
+            None => self.rx.has_more(),
+        };
+        self.batched && more && self.tx.datagrams() < DEFER_MAX
     }
 
     /// Sends everything queued, one system call per batch. A batch the kernel refuses

@@ -68,6 +68,8 @@ pub struct Sink {
     hasher: Sha256,
     bytes: u64,
     committed: bool,
+    /// The commit may replace a file of the destination's name.
+    replace: bool,
 }
 
 /// What a non-regular file is, for the error.
@@ -128,6 +130,15 @@ impl Sink {
         Ok(Self::with(dest, Target::Temporary(tmp), file))
     }
 
+    /// As [`create`](Self::create), for a destination that must not exist when the
+    /// file is committed: the commit fails, and the file already there stays, when one
+    /// of its name appeared meanwhile (an atomic no-replace rename).
+    pub fn create_new(dest: &Path) -> Result<Sink, String> {
+        let mut s = Self::create(dest)?;
+        s.replace = false;
+        Ok(s)
+    }
+
     /// Standard output (`-`), written as data is delivered by a thread of its own, at
     /// most [`PIPE_BUFFERED`] bytes ahead of the reader.
     fn stdout() -> Result<Sink, String> {
@@ -145,6 +156,7 @@ impl Sink {
             hasher: Sha256::new(),
             bytes: 0,
             committed: false,
+            replace: true,
         })
     }
 
@@ -199,6 +211,7 @@ impl Sink {
             hasher: Sha256::new(),
             bytes: 0,
             committed: false,
+            replace: true,
         }
     }
 
@@ -373,7 +386,16 @@ impl Sink {
             }
         };
         f.sync_all().map_err(at)?;
-        std::fs::rename(tmp, &self.dest).map_err(at)?;
+        match self.replace {
+            true => std::fs::rename(tmp, &self.dest).map_err(at)?,
+            false => rename_new(tmp, &self.dest).map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => format!(
+                    "{}: a file of that name appeared during the transfer; it stays",
+                    self.dest.display()
+                ),
+                _ => at(e),
+            })?,
+        }
         drop(f); // the lock goes with it, after the rename
         self.committed = true;
         if let Target::Resumable(r) = &self.target {
@@ -460,6 +482,20 @@ fn remove_stale(dir: &Path, prefix: &str) {
             let _ = std::fs::remove_file(e.path());
         }
     }
+}
+
+/// Renames `from` to `to` unless `to` exists (then `AlreadyExists`), atomically.
+#[cfg(target_os = "linux")]
+fn rename_new(from: &Path, to: &Path) -> std::io::Result<()> {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    Ok(renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE)?)
+}
+
+/// Elsewhere: a hard link (which fails when `to` exists), then the old name removed.
+#[cfg(not(target_os = "linux"))]
+fn rename_new(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::hard_link(from, to)?;
+    std::fs::remove_file(from)
 }
 
 /// Lower-case hex.

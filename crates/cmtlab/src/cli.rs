@@ -132,10 +132,15 @@ enum Command {
         /// (MPTCP's backup flag), e.g. a metered LTE interface `--backup wwan0`.
         #[arg(long, value_delimiter = ',')]
         backup: Vec<String>,
+        /// The name a serving receiver (`recv --dir`) stores the data under (default:
+        /// the file's own name; a stream from standard input needs one there).
+        #[arg(long, value_name = "NAME", conflicts_with = "measure")]
+        name: Option<String>,
         #[command(flatten)]
         algs: net::AlgArgs,
     },
-    /// Receive one file over several real paths.
+    /// Receive one file over several real paths — or, with `--dir`, serve: store any
+    /// number of transfers, several at once, under the names their senders give.
     #[command(after_help = algorithms_help())]
     Recv {
         /// Addresses to listen on, one per path, e.g. `127.0.0.1:9899,127.0.0.2:9899`,
@@ -145,13 +150,15 @@ enum Command {
         listen: Vec<String>,
         /// Where the file goes; `-`: standard output, written as it arrives (the
         /// report then goes to standard error; a failed transfer leaves a truncated
-        /// stream and a non-zero exit status).
-        #[arg(long, value_name = "FILE")]
-        out: PathBuf,
+        /// stream and a non-zero exit status). Or `--dir` to serve many.
+        #[arg(long, value_name = "FILE", required_unless_present = "dir")]
+        out: Option<PathBuf>,
         /// Accept an association only from these IP addresses, e.g. `127.0.1.1,127.0.1.2`
         /// (default: anyone).
         #[arg(long, value_delimiter = ',')]
         peer: Vec<String>,
+        #[command(flatten)]
+        serve: crate::serve::ServeArgs,
         #[command(flatten)]
         algs: net::AlgArgs,
     },
@@ -216,11 +223,12 @@ pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
             exclude,
             remote,
             backup,
+            name,
             algs,
         } => {
             let what = match (file, measure) {
                 (_, Some(secs)) => net::What::Measure(secs),
-                (Some(f), None) => net::What::File(f),
+                (Some(f), None) => net::What::File(f, name),
                 (None, None) => {
                     return Err("give a file, - for standard input, or --measure SECONDS".into())
                 }
@@ -231,8 +239,16 @@ pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
             listen,
             out,
             peer,
+            serve,
             algs,
-        } => net::recv(&listen, &out, &peer, &algs),
+        } => match (serve.dir.clone(), out) {
+            (Some(dir), _) => crate::serve::serve(dir, (&listen, &peer), &serve, &algs),
+            (None, _) if serve.overwrite || serve.log.is_some() => {
+                Err("--overwrite and --log apply to a serving receiver: give --dir DIR".into())
+            }
+            (None, Some(out)) => net::recv(&listen, &out, &peer, &algs),
+            (None, None) => Err("give --out FILE, or --dir DIR to serve".into()),
+        },
         Command::Relay { paths, seed } => net::relay(&paths, seed),
         Command::Plot { dir } => sweep::plot(&dir),
         Command::Algorithms => {

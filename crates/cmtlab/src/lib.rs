@@ -83,6 +83,7 @@ mod output;
 mod progress;
 mod real;
 mod run;
+mod serve;
 mod sweep;
 
 pub use extend::Cmtlab;

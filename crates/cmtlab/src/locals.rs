@@ -109,6 +109,32 @@ pub fn auto(ifaces: &[(String, IpAddr)], exclude: &[String]) -> Vec<(IpAddr, Str
     picked
 }
 
+/// The `--listen` entries (addresses, or interfaces with a port, each with the
+/// interface that named it) and the `--peer` addresses of a receiver.
+pub type Listening = (Vec<SocketAddr>, Vec<Option<String>>, Vec<std::net::IpAddr>);
+
+/// Parses a receiver's `--listen` and `--peer` lists; an interface without an address
+/// yet cannot be listened on.
+pub fn listen_and_peers(listen: &[String], peers: &[String]) -> Result<Listening, String> {
+    let (listen, interfaces): (Vec<SocketAddr>, Vec<Option<String>>) =
+        parse_locals(listen, &[], "--listen")?.into_iter().unzip();
+    if let Some(i) = listen.iter().position(|a| a.ip().is_unspecified()) {
+        let name = interfaces[i].clone().unwrap_or_default();
+        return Err(format!(
+            "--listen: interface `{name}` has no address to listen on yet"
+        ));
+    }
+    let peers = peers
+        .iter()
+        .map(|p| {
+            p.trim()
+                .parse::<std::net::IpAddr>()
+                .map_err(|_| format!("--peer: `{p}` is not an IP address like 127.0.1.1"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((listen, interfaces, peers))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{auto, parse_locals};

@@ -57,7 +57,7 @@ pub struct AlgArgs {
     /// Print the final report as one JSON object (the `--summary` keys) on standard
     /// output instead of text.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Authenticate every chunk that can change the association's state (DATA, SACK,
     /// HEARTBEAT, SHUTDOWN, ABORT, the file digests, …) with SCTP-AUTH (RFC 4895,
     /// HMAC-SHA-256) under the key in FILE (its bytes verbatim, 1–4096 of them); both
@@ -114,7 +114,7 @@ fn read_key(p: &Path) -> Result<Vec<u8>, String> {
     Ok(key)
 }
 
-fn options(a: &AlgArgs) -> Result<Options, String> {
+pub(crate) fn options(a: &AlgArgs) -> Result<Options, String> {
     let auth = match &a.key {
         Some(p) => Some(cmt_core::auth::AuthConfig::with_key(read_key(p)?)),
         None => None,
@@ -152,7 +152,7 @@ fn parse(list: &[String], flag: &str) -> Result<Vec<SocketAddr>, String> {
         .collect()
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -162,7 +162,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// Ctrl-C (SIGINT), SIGTERM and SIGHUP abort the association: the peer gets an ABORT
 /// ("User-Initiated Abort") instead of a silent end, and a receiver removes its
 /// temporary file. Call inside the runtime.
-fn abort_on_signals(mut o: Options) -> Result<Options, String> {
+pub(crate) fn abort_on_signals(mut o: Options) -> Result<Options, String> {
     let quit = quit_signal()?;
     let n = std::sync::Arc::new(tokio::sync::Notify::new());
     let n2 = n.clone();
@@ -176,7 +176,12 @@ fn abort_on_signals(mut o: Options) -> Result<Options, String> {
 
 /// The summary in the simulator's summary.json vocabulary.
 /// The `--summary` JSON of a transfer; `backups` marks the paths `--backup` named.
-fn summary_json(r: &Report, role: &str, a: &AlgArgs, backups: &[bool]) -> serde_json::Value {
+pub(crate) fn summary_json(
+    r: &Report,
+    role: &str,
+    a: &AlgArgs,
+    backups: &[bool],
+) -> serde_json::Value {
     serde_json::json!({
         "scenario": format!("real {role}"),
         "scheduler": a.scheduler,
@@ -358,8 +363,8 @@ fn parse_backups(
 
 /// What `cmtlab send` sends.
 pub enum What {
-    /// A file, or `-` for standard input.
-    File(std::path::PathBuf),
+    /// A file, or `-` for standard input, and the name to store it under (`--name`).
+    File(std::path::PathBuf, Option<String>),
     /// Generated data for this many seconds (`--measure`).
     Measure(f64),
 }
@@ -396,11 +401,12 @@ pub fn send(
         let mut o = abort_on_signals(options(a)?)?;
         o.backups = backups.clone();
         o.interfaces = interfaces.clone();
+        o.name = name_of(what)?;
         Ok::<_, String>(transfer::send_source(&local, &remote, source(what)?, &o).await?)
     })?;
     let how = match what {
         What::Measure(_) => Finish::Measured,
-        What::File(_) => Finish::Plain,
+        What::File(..) => Finish::Plain,
     };
     finish(&r, ("sent", &backups), a, summary, cpu, how)
 }
@@ -409,13 +415,30 @@ pub fn send(
 fn source(what: &What) -> Result<cmt_net::source::Source, String> {
     use cmt_net::source::Source;
     Ok(match what {
-        What::File(f) if f.as_os_str() == "-" => Source::stream(std::io::stdin(), "standard input"),
-        What::File(f) => Source::file(f)?,
+        What::File(f, _) if f.as_os_str() == "-" => {
+            Source::stream(std::io::stdin(), "standard input")
+        }
+        What::File(f, _) => Source::file(f)?,
         What::Measure(s) if !(0.1..=3600.0).contains(s) => {
             return Err(format!("--measure {s}: give 0.1 to 3600 seconds"))
         }
         What::Measure(s) => Source::generated(*s),
     })
+}
+
+/// The name the data goes under at a serving receiver: `--name` (checked as the
+/// receiver will), or the file's own name; none for a stream or a measurement.
+fn name_of(what: &What) -> Result<Option<String>, String> {
+    match what {
+        What::File(_, Some(n)) => {
+            cmt_net::transfer::serve::names::check(n).map_err(|e| format!("--name: {e}"))?;
+            Ok(Some(n.clone()))
+        }
+        What::File(f, None) if f.as_os_str() != "-" => {
+            Ok(f.file_name().and_then(|n| n.to_str()).map(str::to_string))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// How a finished transfer is reported.
@@ -463,24 +486,7 @@ pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Res
                 .into(),
         );
     }
-    let (listen, interfaces): (Vec<SocketAddr>, Vec<Option<String>>) =
-        crate::locals::parse_locals(listen, &[], "--listen")?
-            .into_iter()
-            .unzip();
-    if let Some(i) = listen.iter().position(|a| a.ip().is_unspecified()) {
-        let name = interfaces[i].clone().unwrap_or_default();
-        return Err(format!(
-            "--listen: interface `{name}` has no address to listen on yet"
-        ));
-    }
-    let peers = peers
-        .iter()
-        .map(|p| {
-            p.trim()
-                .parse::<std::net::IpAddr>()
-                .map_err(|_| format!("--peer: `{p}` is not an IP address like 127.0.1.1"))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let (listen, interfaces, peers) = crate::locals::listen_and_peers(listen, peers)?;
     let summary = open_summary(a)?;
     let cpu = cpu_time::ProcessTime::now();
     let r = runtime()?.block_on(async {

@@ -32,6 +32,17 @@ impl Default for RxBatch {
     fn default() -> Self {
         RxBatch {
             mem: vec![0; SLOT * BATCH],
+            ..Self::unused()
+        }
+    }
+}
+
+impl RxBatch {
+    /// A batch never filled (an association whose datagrams are routed to it): no
+    /// buffers.
+    pub(crate) fn unused() -> Self {
+        RxBatch {
+            mem: Vec::new(),
             meta: [RecvMeta::default(); BATCH],
             socket: 0,
             filled: 0,

@@ -114,14 +114,17 @@ pub(crate) fn reopen(
     Ok((hasher, Some(offer)))
 }
 
-/// The first bytes of a cmtlab data stream: where in the file it starts, and the file's
-/// length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The first bytes of a cmtlab data stream: where in the file it starts, the file's
+/// length and, when the sender gives one, the name to store it under (what a receiver
+/// serving a directory uses; a receiver writing to a named file ignores it).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
     /// Offset of the stream's first byte in the file.
     pub start: u64,
     /// The whole file's length ([`UNKNOWN_LENGTH`] for a stream).
     pub total: u64,
+    /// The file's name as the sender gives it (unchecked: see `transfer::names`).
+    pub name: Option<String>,
 }
 
 /// [`Header::total`] of a stream whose length is not known when it starts (standard
@@ -129,19 +132,43 @@ pub struct Header {
 /// keep a resumable part of it.
 pub const UNKNOWN_LENGTH: u64 = u64::MAX;
 
+/// The header without a name (version 1).
 const MAGIC: &[u8; 8] = b"cmtlab\x01\x00";
+/// The header with a name (version 2): two bytes of name length and the name follow.
+const MAGIC_NAMED: &[u8; 8] = b"cmtlab\x01\x01";
 
-/// Bytes of a [`Header`] on the stream.
+/// Bytes of a [`Header`] without a name on the stream (a name adds 2 + its length).
 pub const HEADER_LEN: usize = 24;
+
+/// The longest name a header carries, in bytes (a longer one is malformed).
+pub const MAX_NAME: usize = 1024;
 
 impl Header {
     /// The header's bytes.
     pub fn bytes(&self) -> Bytes {
-        let mut v = Vec::with_capacity(HEADER_LEN);
-        v.extend_from_slice(MAGIC);
+        let mut v = Vec::with_capacity(self.len());
+        v.extend_from_slice(if self.name.is_some() {
+            MAGIC_NAMED
+        } else {
+            MAGIC
+        });
         v.extend_from_slice(&self.start.to_be_bytes());
         v.extend_from_slice(&self.total.to_be_bytes());
+        if let Some(n) = &self.name {
+            v.extend_from_slice(&(n.len() as u16).to_be_bytes());
+            v.extend_from_slice(n.as_bytes());
+        }
         Bytes::from(v)
+    }
+
+    /// Its length on the stream.
+    pub fn len(&self) -> usize {
+        HEADER_LEN + self.name.as_ref().map_or(0, |n| 2 + n.len())
+    }
+
+    /// Never empty (for clippy's `len_without_is_empty`).
+    pub fn is_empty(&self) -> bool {
+        false
     }
 }
 
@@ -160,21 +187,55 @@ impl HeaderReader {
         if self.done {
             return Ok((None, data));
         }
-        let take = (HEADER_LEN - self.buf.len()).min(data.len());
-        self.buf.extend_from_slice(&data[..take]);
-        if self.buf.len() < HEADER_LEN {
-            return Ok((None, &[]));
+        let mut data = data;
+        loop {
+            let want = self.wanted()?;
+            let take = (want - self.buf.len()).min(data.len());
+            self.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.buf.len() < want {
+                return Ok((None, &[]));
+            }
+            // Complete unless the length just read asks for the name.
+            if self.wanted()? == self.buf.len() {
+                break;
+            }
         }
         self.done = true;
-        if &self.buf[..8] != MAGIC {
-            return Err("the data stream does not start with a cmtlab header".into());
-        }
         let start = u64::from_be_bytes(self.buf[8..16].try_into().expect("8 bytes"));
         let total = u64::from_be_bytes(self.buf[16..24].try_into().expect("8 bytes"));
         if start > total {
             return Err(format!("stream header: start {start} past the end {total}"));
         }
-        Ok((Some(Header { start, total }), &data[take..]))
+        let name = match self.buf.get(HEADER_LEN + 2..) {
+            Some(n) => Some(
+                String::from_utf8(n.to_vec())
+                    .map_err(|_| "stream header: the file's name is not UTF-8".to_string())?,
+            ),
+            None => None,
+        };
+        Ok((Some(Header { start, total, name }), data))
+    }
+
+    /// How many bytes the header has, as far as what was read tells.
+    fn wanted(&self) -> Result<usize, String> {
+        if self.buf.len() < 8 {
+            return Ok(HEADER_LEN);
+        }
+        match &self.buf[..8] {
+            m if m == MAGIC => Ok(HEADER_LEN),
+            m if m == MAGIC_NAMED && self.buf.len() < HEADER_LEN + 2 => Ok(HEADER_LEN + 2),
+            m if m == MAGIC_NAMED => {
+                let n = u16::from_be_bytes([self.buf[HEADER_LEN], self.buf[HEADER_LEN + 1]]);
+                if n as usize > MAX_NAME {
+                    return Err(format!(
+                        "stream header: a name of {n} bytes (at most {MAX_NAME})"
+                    ));
+                }
+                Ok(HEADER_LEN + 2 + n as usize)
+            }
+            _ => Err("the data stream does not start with a cmtlab header".into()),
+        }
     }
 
     /// Whether the header was read.
@@ -206,15 +267,49 @@ mod tests {
 
     #[test]
     fn a_header_split_over_pieces_is_read_and_what_follows_passed_on() {
-        let h = Header { start: 5, total: 9 };
-        let mut stream = h.bytes().to_vec();
-        stream.extend_from_slice(b"abcd");
-        let mut r = HeaderReader::default();
-        assert_eq!(r.feed(&stream[..10]).unwrap(), (None, &[][..]));
-        let (got, rest) = r.feed(&stream[10..]).unwrap();
-        assert_eq!((got, rest), (Some(h), &b"abcd"[..]));
-        assert_eq!(r.feed(b"ef").unwrap(), (None, &b"ef"[..]));
+        for name in [None, Some("report.pdf".to_string()), Some(String::new())] {
+            let h = Header {
+                start: 5,
+                total: 9,
+                name,
+            };
+            let mut stream = h.bytes().to_vec();
+            assert_eq!(stream.len(), h.len());
+            stream.extend_from_slice(b"abcd");
+            // Every split point: the header read whole, what follows passed on.
+            for cut in 0..stream.len() {
+                let mut r = HeaderReader::default();
+                let (first, rest1) = r.feed(&stream[..cut]).unwrap();
+                let (second, rest2) = match first {
+                    Some(got) => (
+                        Some(got),
+                        [rest1, r.feed(&stream[cut..]).unwrap().1].concat(),
+                    ),
+                    None => {
+                        let (got, rest) = r.feed(&stream[cut..]).unwrap();
+                        (got, rest.to_vec())
+                    }
+                };
+                assert_eq!(second.as_ref(), Some(&h), "cut at {cut}");
+                assert_eq!(rest2, b"abcd", "cut at {cut}");
+                assert_eq!(r.feed(b"ef").unwrap(), (None, &b"ef"[..]));
+            }
+        }
         let mut bad = HeaderReader::default();
         assert!(bad.feed(&[0u8; 30]).is_err());
+    }
+
+    #[test]
+    fn a_header_with_a_name_too_long_or_not_utf8_is_refused() {
+        let mut long = MAGIC_NAMED.to_vec();
+        long.extend_from_slice(&[0; 16]);
+        long.extend_from_slice(&((MAX_NAME + 1) as u16).to_be_bytes());
+        let e = HeaderReader::default().feed(&long).unwrap_err();
+        assert!(e.contains("a name of 1025 bytes"), "{e}");
+        let mut latin1 = MAGIC_NAMED.to_vec();
+        latin1.extend_from_slice(&[0; 16]);
+        latin1.extend_from_slice(&[0, 1, 0xE9]);
+        let e = HeaderReader::default().feed(&latin1).unwrap_err();
+        assert!(e.contains("not UTF-8"), "{e}");
     }
 }

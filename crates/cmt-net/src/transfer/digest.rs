@@ -4,6 +4,11 @@
 //! ACK) — or, when they differ, with what it received, bundled with an ABORT. Neither
 //! end reports success on anything less; nothing depends on SHUTDOWN COMPLETE, which
 //! RFC 4895 does not let a key protect.
+//!
+//! A receiver that refuses a transfer for a reason of its own (a name it will not store
+//! under, a file of that name that exists) says why in the same chunk type with the
+//! [`REFUSAL`] flag, bundled with its ABORT, so the sender's user reads the reason
+//! instead of a bare error cause.
 
 use cmt_core::wire::chunk_type;
 use cmt_core::Chunk;
@@ -24,13 +29,49 @@ pub(super) fn digest_chunk(len: u64, sha_hex: &str) -> Chunk {
     }
 }
 
+/// The flag of a FILE-DIGEST chunk that carries a refusal's reason (UTF-8).
+pub(super) const REFUSAL: u8 = 1;
+
+/// The longest reason a refusal carries, in bytes.
+const MAX_REASON: usize = 400;
+
+/// A FILE-DIGEST chunk with the [`REFUSAL`] flag saying `why` (cut to 400 bytes).
+pub(super) fn refusal_chunk(why: &str) -> Chunk {
+    let mut end = why.len().min(MAX_REASON);
+    while !why.is_char_boundary(end) {
+        end -= 1;
+    }
+    Chunk::Unknown {
+        chunk_type: chunk_type::FILE_DIGEST,
+        flags: REFUSAL,
+        value: why.as_bytes()[..end].to_vec().into(),
+    }
+}
+
+/// The reason a refusal chunk gives, if `c` is one (printable characters only).
+pub(super) fn parse_refusal(c: &Chunk) -> Option<String> {
+    match c {
+        Chunk::Unknown {
+            chunk_type: chunk_type::FILE_DIGEST,
+            flags: REFUSAL,
+            value,
+        } => Some(
+            String::from_utf8_lossy(&value[..value.len().min(MAX_REASON)])
+                .chars()
+                .filter(|c| !c.is_control())
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
 /// Length and SHA-256 (hex) of a FILE-DIGEST chunk, if well formed.
 pub(super) fn parse_digest(c: &Chunk) -> Option<(u64, String)> {
     match c {
         Chunk::Unknown {
             chunk_type: chunk_type::FILE_DIGEST,
+            flags: 0,
             value,
-            ..
         } if value.len() == 40 => {
             let len = u64::from_be_bytes(value[..8].try_into().ok()?);
             Some((len, hex(&value[8..])))
@@ -106,6 +147,27 @@ mod tests {
         assert!(e.contains(&sha) && e.contains(&other), "{e}");
         let e = check_digest((1234, &sha), None).unwrap_err();
         assert!(e.contains("without confirming"), "{e}");
+    }
+
+    #[test]
+    fn a_refusal_carries_its_reason_and_is_never_taken_for_a_digest() {
+        let why = "x".repeat(40);
+        let c = refusal_chunk(&why);
+        assert_eq!(parse_refusal(&c), Some(why));
+        assert_eq!(parse_digest(&c), None, "40 bytes, but a refusal");
+        assert_eq!(parse_refusal(&digest_chunk(1, &"ab".repeat(32))), None);
+        let long = "é".repeat(300);
+        let cut = parse_refusal(&refusal_chunk(&long)).unwrap();
+        assert_eq!(cut, "é".repeat(200));
+        let Chunk::Unknown { value, .. } = refusal_chunk("a\x1b[2Jb") else {
+            panic!("a chunk")
+        };
+        let forged = Chunk::Unknown {
+            chunk_type: chunk_type::FILE_DIGEST,
+            flags: REFUSAL,
+            value,
+        };
+        assert_eq!(parse_refusal(&forged).as_deref(), Some("a[2Jb"));
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub enum TransferError {
     Aborted,
     /// The receiver's confirmation did not match what was sent.
     Unconfirmed(String),
+    /// The receiver refused the data for a reason it gave (a name it does not store
+    /// under, a file of that name that exists, its limit of transfers at once).
+    Refused(String),
 }
 
 impl fmt::Display for TransferError {
@@ -31,6 +34,7 @@ impl fmt::Display for TransferError {
             | TransferError::Ended(m)
             | TransferError::Io(m)
             | TransferError::Unconfirmed(m) => f.write_str(m),
+            TransferError::Refused(m) => write!(f, "the receiver refused the transfer: {m}"),
             TransferError::Aborted => f.write_str("aborted: ABORT sent to the peer"),
         }
     }

@@ -87,6 +87,7 @@ impl Established {
             routes: self.routes.addresses(socks),
             io: socks.counts(),
             resumed_from: 0,
+            stored_as: None,
         })
     }
 }

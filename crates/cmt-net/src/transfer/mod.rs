@@ -6,6 +6,8 @@
 //! [`pair_remotes`]) and then answers each path from wherever its packets come (relays,
 //! NATs). The runtime confirms paths before use (RFC 9260 §5.4) and runs CMT-PF, so a
 //! path that dies mid-transfer stops getting new data after its second timeout.
+//! [`serve`] runs many receiving associations at once on the same sockets, each storing
+//! a file in a directory under the name its sender gives.
 
 mod digest;
 mod error;
@@ -16,6 +18,7 @@ mod recv;
 mod report;
 mod routes;
 mod send;
+pub mod serve;
 mod session;
 
 pub use error::TransferError;

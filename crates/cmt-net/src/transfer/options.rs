@@ -93,6 +93,11 @@ pub struct Options {
     /// When consecutive datagrams for one path leave in one GSO send
     /// ([`crate::io::Gso`]; default: towards loopback addresses only).
     pub gso: crate::io::Gso,
+    /// Sender: the name the data is stored under by a receiver serving a directory
+    /// (`recv --dir`), carried in the stream's header; [`send_file`](super::send_file)
+    /// gives the file's own name when this is `None`. A receiver writing to a file it
+    /// was given ignores it.
+    pub name: Option<String>,
 }
 
 impl Options {
@@ -198,6 +203,7 @@ impl Default for Options {
             allow_unconfirmed: false,
             resume: false,
             gso: crate::io::Gso::default(),
+            name: None,
         }
     }
 }

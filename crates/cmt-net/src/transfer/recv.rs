@@ -14,19 +14,20 @@ use cmt_core::{Association, Chunk, Closing, Packet, PathId, Payload};
 use tokio::sync::Notify;
 
 use super::{
-    digest::{compare_announced, digest_chunk, parse_digest},
+    digest::{compare_announced, digest_chunk, parse_digest, refusal_chunk},
     error::TransferError::{self, Ended, Invalid, Io, Setup},
     established::{self, End, Established},
     options::{overhead_of, Options},
     reconfig::{self, Addresses, SPARE_PATHS},
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
+    serve::names,
     session::{
         association, confirms, negotiated_receiver_rates, next, open_outputs, setup_config,
         start_trace, watch_interfaces, Wake,
     },
 };
-use crate::io::Sockets;
+use crate::io::{Arrival, Sockets};
 use crate::limit::{is_unicast, ReplyLimit};
 use crate::resume::{HeaderReader, Offer};
 use crate::sink::Sink;
@@ -39,13 +40,17 @@ pub async fn receive(
     out: &Path,
     o: &Options,
 ) -> Result<Report, TransferError> {
+    receive_on(bind_listening(listen).await?, out, o).await
+}
+
+/// The sockets of a receiver listening on `listen` (at least one address).
+pub(super) async fn bind_listening(listen: &[SocketAddr]) -> Result<Sockets, TransferError> {
     if listen.is_empty() {
         return Err(Invalid("give at least one address to listen on".into()));
     }
-    let socks = Sockets::bind(listen)
+    Sockets::bind(listen)
         .await
-        .map_err(|e| Invalid(e.to_string()))?;
-    receive_on(socks, out, o).await
+        .map_err(|e| Invalid(e.to_string()))
 }
 
 /// As [`receive`], on sockets already bound (tests bind port 0 and read the ports).
@@ -65,8 +70,30 @@ pub async fn receive_on(
         (Sink::create(out).map_err(Invalid)?, None)
     };
     let trace = open_outputs(&mut socks, o).map_err(Invalid)?;
-    let listen = socks.local_addrs();
     let (a, rejected) = accept(&mut socks, o, offer).await?;
+    receive_accepted(socks, (a, rejected), Dest::File(Box::new(sink)), trace, o).await
+}
+
+/// Where a receiver stores what arrives.
+pub(super) enum Dest {
+    /// This file (its sink opened before the peer came).
+    File(Box<Sink>),
+    /// Under the name the sender gives, in this directory; a file of that name is
+    /// replaced only when allowed (the `bool`).
+    Dir(std::path::PathBuf, bool),
+}
+
+/// Runs an association the listener accepted (`rejected`: datagrams refused meanwhile)
+/// to its end, storing what arrives in `dest`.
+pub(super) async fn receive_accepted(
+    mut socks: Sockets,
+    (a, rejected): (Accepted, u64),
+    dest: Dest,
+    trace: Option<cmt_sim::packet_trace::PacketTrace>,
+    o: &Options,
+) -> Result<Report, TransferError> {
+    let overhead = overhead_of(&socks.local_addrs());
+    let listen = socks.local_addrs();
     let est = a.est;
     // Authentication first: the COOKIE ACK is signed when the peer requires it.
     let overhead = overhead + socks.authenticate(est.auth.clone());
@@ -82,9 +109,20 @@ pub async fn receive_on(
     let n = routes.paths.len();
     let receiver_rates = negotiated_receiver_rates(o, &est);
     let confirm = confirms(&mut socks, &routes, &est, o).await?;
-    let mut sink = sink;
+    let (mut sink, dir) = match dest {
+        Dest::File(sink) => (Some(*sink), None),
+        Dest::Dir(dir, overwrite) => (None, Some((dir, overwrite))),
+    };
     if !confirm {
-        sink.begin_unframed().map_err(Io)?;
+        match sink.as_mut() {
+            Some(s) => s.begin_unframed().map_err(Io)?,
+            // No header, so no name to store it under.
+            None => {
+                return Err(Invalid(
+                    "a peer without a stream header names no file".into(),
+                ))
+            }
+        }
     }
     let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     // The handshake's source and the addresses the peer's INIT listed (at the same
@@ -124,6 +162,7 @@ pub async fn receive_on(
     };
     let mut end = Receiving {
         sink,
+        dir,
         // Between cmtlab ends (FILE-DIGEST) the stream starts with a header.
         header: confirm.then(HeaderReader::default),
         resumed_from: 0,
@@ -131,15 +170,23 @@ pub async fn receive_on(
         sha: None,
         confirm,
         cookie_ack: a.cookie_ack,
+        stored_as: None,
+        refusal: None,
     };
-    established::run(&mut socks, &mut s, &mut end, o).await?;
-    let done = (
-        end.sink.bytes(),
-        end.sha.clone().unwrap_or_default(),
-        confirm,
-    );
+    let ran = established::run(&mut socks, &mut s, &mut end, o).await;
+    if let (Err(_), Some(why)) = (&ran, end.refusal.take()) {
+        return Err(TransferError::Refused(why));
+    }
+    match ran {
+        // Stopped (a serving receiver told to quit) after the file was committed and
+        // confirmed, while waiting for the SHUTDOWN COMPLETE: stored all the same.
+        Err(TransferError::Aborted) if end.sha.is_some() => {}
+        r => r?,
+    }
+    let done = (end.bytes(), end.sha.clone().unwrap_or_default(), confirm);
     let mut report = s.finish(&mut socks, o, done, receiver_rates)?;
     report.resumed_from = end.resumed_from;
+    report.stored_as = end.stored_as;
     if end.sha.is_none() {
         return Err(Ended(
             "the association closed before the peer's SHUTDOWN".into(),
@@ -149,14 +196,27 @@ pub async fn receive_on(
 }
 
 /// An association the listener accepted.
-struct Accepted {
-    est: Box<SetupDone>,
+pub(super) struct Accepted {
+    pub(super) est: Box<SetupDone>,
     /// The local socket the COOKIE ECHO came to, and its source.
-    arrived_on: usize,
-    from: SocketAddr,
+    pub(super) arrived_on: usize,
+    pub(super) from: SocketAddr,
     /// The peer's SCTP port.
-    peer_port: u16,
-    cookie_ack: Packet,
+    pub(super) peer_port: u16,
+    pub(super) cookie_ack: Packet,
+}
+
+impl Accepted {
+    /// The association `est` the COOKIE ECHO of arrival `a` set up.
+    pub(super) fn new(est: Box<SetupDone>, a: &Arrival, cookie_ack: Packet) -> Self {
+        Accepted {
+            est,
+            arrived_on: a.local,
+            from: a.from,
+            peer_port: a.src_port,
+            cookie_ack,
+        }
+    }
 }
 
 /// Listens until a valid COOKIE ECHO arrives (or the time limit passes). What the
@@ -186,7 +246,7 @@ async fn accept(
             }
             Wake::Abort => return Err(Setup("aborted before a peer connected".into())),
         };
-        let Ok(p) = a.packet else {
+        let Ok(p) = &a.packet else {
             rejected += 1;
             continue;
         };
@@ -195,7 +255,7 @@ async fn accept(
             continue;
         }
         let now = socks.now();
-        match listener.handle_datagram(now, socks.last_datagram(), &p) {
+        match listener.handle_datagram(now, socks.last_datagram(), p) {
             ListenOutcome::Reply(r) => {
                 // Anything but an INIT belongs to no association: answered, and rejected.
                 rejected += u64::from(!matches!(p.chunks.first(), Some(Chunk::Init(_))));
@@ -206,13 +266,7 @@ async fn accept(
                 }
             }
             ListenOutcome::Established(est, cookie_ack) => {
-                let accepted = Accepted {
-                    est,
-                    arrived_on: a.local,
-                    from: a.from,
-                    peer_port: a.src_port,
-                    cookie_ack,
-                };
+                let accepted = Accepted::new(est, &a, cookie_ack);
                 return Ok((accepted, rejected));
             }
             ListenOutcome::Drop(_) => rejected += 1,
@@ -225,7 +279,14 @@ async fn accept(
 /// where their packets come from, a silent sender given up on, a repeated COOKIE ECHO
 /// answered again.
 struct Receiving {
-    sink: Sink,
+    /// Where the data goes (opened when the header names it, serving a directory).
+    sink: Option<Sink>,
+    /// Serving a directory: it, and whether a file there may be replaced.
+    dir: Option<(std::path::PathBuf, bool)>,
+    /// Where the file goes, serving a directory.
+    stored_as: Option<std::path::PathBuf>,
+    /// Why this end refused the transfer (told to the peer with the ABORT).
+    refusal: Option<String>,
     /// The stream's header, until it has been read (`None`: no header, a peer other
     /// than cmtlab).
     header: Option<HeaderReader>,
@@ -241,15 +302,15 @@ struct Receiving {
 
 impl End for Receiving {
     fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
-        if let Some(e) = self.sink.failed() {
+        if let Some(e) = self.sink.as_ref().and_then(Sink::failed) {
             return Err((e, CAUSE_OUT_OF_RESOURCE));
         }
         // Only as much as the sink takes now: the rest waits in the association (whose
         // window then closes) until the sink's `ready` wakes the loop.
         let mut drained = false;
-        while self.sink.has_room() {
+        while self.sink.as_ref().is_none_or(Sink::has_room) {
             match assoc.read() {
-                Some(Payload::Bytes(b)) => self.store(&b)?,
+                Some(Payload::Bytes(b)) => self.store(&b, assoc)?,
                 Some(Payload::Synthetic(_)) => {}
                 None => {
                     drained = true;
@@ -265,7 +326,7 @@ impl End for Receiving {
         {
             self.announced = Some(d);
         }
-        let written = drained && self.sink.pending() == 0;
+        let written = drained && self.sink.as_ref().is_none_or(|s| s.pending() == 0);
         if self.sha.is_none() && assoc.closing() == Closing::Received && written {
             self.commit(assoc)?;
         }
@@ -273,11 +334,11 @@ impl End for Receiving {
     }
 
     fn input(&self) -> Option<Arc<Notify>> {
-        self.sink.ready()
+        self.sink.as_ref().and_then(Sink::ready)
     }
 
     fn done(&self, _assoc: &Association<Counters>) -> u64 {
-        self.sink.bytes()
+        self.bytes()
     }
 
     fn direct_reply(&self, p: &Packet, trusted: bool) -> Option<Packet> {
@@ -292,25 +353,64 @@ impl End for Receiving {
 }
 
 impl Receiving {
+    /// Bytes stored so far.
+    fn bytes(&self) -> u64 {
+        self.sink.as_ref().map_or(0, Sink::bytes)
+    }
+
     /// Stores delivered bytes, the stream's header first.
-    fn store(&mut self, b: &[u8]) -> Result<(), (String, u16)> {
+    fn store(&mut self, b: &[u8], assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
         let data = match self.header.as_mut() {
             Some(r) if !r.is_done() => {
                 let (h, rest) = r.feed(b).map_err(|e| (e, CAUSE_PROTOCOL_VIOLATION))?;
                 if let Some(h) = h {
+                    self.resumed_from = h.start;
+                    if self.sink.is_none() {
+                        self.open(h.name.as_deref(), assoc)?;
+                    }
                     self.sink
+                        .as_mut()
+                        .expect("opened")
                         .begin(h)
                         .map_err(|e| (e, CAUSE_PROTOCOL_VIOLATION))?;
-                    self.resumed_from = h.start;
                 }
                 rest
             }
             _ => b,
         };
+        if data.is_empty() {
+            return Ok(());
+        }
+        let sink = self.sink.as_mut().ok_or_else(|| {
+            let e = "data before the stream's header named the file".to_string();
+            (e, CAUSE_PROTOCOL_VIOLATION)
+        })?;
         // The sender must not believe the file arrived: ABORT, "out of resource".
-        self.sink
-            .write(data)
-            .map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))
+        sink.write(data).map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))
+    }
+
+    /// Serving a directory: opens the file the header names, or refuses the transfer
+    /// (the reason goes to the sender with the ABORT).
+    fn open(
+        &mut self,
+        name: Option<&str>,
+        assoc: &mut Association<Counters>,
+    ) -> Result<(), (String, u16)> {
+        let (dir, overwrite) = self.dir.as_ref().expect("a sink or a directory");
+        let dest = names::destination(dir, name, *overwrite).map_err(|why| {
+            assoc.bundle_with(chunk_type::ABORT, refusal_chunk(&why));
+            self.refusal = Some(why.clone());
+            (why, CAUSE_USER_INITIATED_ABORT)
+        })?;
+        let sink = match overwrite {
+            true => Sink::create(&dest),
+            false => Sink::create_new(&dest),
+        };
+        // The server's own trouble: the detail stays here, the sender learns the cause.
+        let sink = sink.map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))?;
+        self.sink = Some(sink);
+        self.stored_as = Some(dest);
+        Ok(())
     }
 
     /// The peer asked to shut down, so everything it sent has arrived: the file is
@@ -318,17 +418,32 @@ impl Receiving {
     /// with the SHUTDOWN ACK); otherwise nothing is stored and the ABORT that ends the
     /// association carries what we received.
     fn commit(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
-        let ours = (self.sink.bytes(), self.sink.digest());
+        let Some(sink) = self.sink.as_mut() else {
+            let e = "the sender shut down before its stream's header arrived".to_string();
+            return Err((e, CAUSE_PROTOCOL_VIOLATION));
+        };
+        let ours = (sink.bytes(), sink.digest());
         if self.confirm {
             if let Err(e) = compare_announced(self.announced.as_ref(), (ours.0, &ours.1)) {
-                self.sink.discard();
+                sink.discard();
                 assoc.bundle_with(chunk_type::ABORT, digest_chunk(ours.0, &ours.1));
                 return Err((e, CAUSE_USER_INITIATED_ABORT));
             }
         }
-        let digest = self.sink.commit().map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))?;
+        if let (Some((_, false)), Some(dest)) = (&self.dir, &self.stored_as) {
+            // Another transfer stored a file of this name meanwhile (the commit could
+            // not replace it anyway): the sender hears why.
+            if std::fs::symlink_metadata(dest).is_ok() {
+                let name = dest.file_name().unwrap_or_default().to_string_lossy();
+                let why = format!("{name:?} was stored by another transfer meanwhile");
+                assoc.bundle_with(chunk_type::ABORT, refusal_chunk(&why));
+                self.refusal = Some(why.clone());
+                return Err((why, CAUSE_USER_INITIATED_ABORT));
+            }
+        }
+        let digest = sink.commit().map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))?;
         if self.confirm {
-            let stored = digest_chunk(self.sink.bytes(), &digest);
+            let stored = digest_chunk(sink.bytes(), &digest);
             assoc.bundle_with(chunk_type::SHUTDOWN_ACK, stored);
         }
         assoc.hold_shutdown_ack(false);

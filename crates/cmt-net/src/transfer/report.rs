@@ -109,6 +109,8 @@ pub struct Report {
     /// Where in the file this transfer started: 0, or the offset a resumed transfer
     /// continued from ([`Options::resume`](super::Options::resume)).
     pub resumed_from: u64,
+    /// Receiver serving a directory (`recv --dir`): where the file was stored.
+    pub stored_as: Option<std::path::PathBuf>,
 }
 
 impl Report {

@@ -6,14 +6,17 @@ use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use cmt_core::setup::{Connector, Established as SetupDone, CAUSE_USER_INITIATED_ABORT};
+use cmt_core::setup::{
+    Connector, Established as SetupDone, SetupError, CAUSE_OUT_OF_RESOURCE,
+    CAUSE_USER_INITIATED_ABORT,
+};
 use cmt_core::wire::chunk_type;
 use cmt_core::{Association, Closing, PathId, Payload, Time};
 use tokio::sync::Notify;
 
 use super::{
-    digest::{check_digest, digest_chunk, parse_digest, refused},
-    error::TransferError::{self, Invalid, Setup, Unconfirmed},
+    digest::{check_digest, digest_chunk, parse_digest, parse_refusal, refused},
+    error::TransferError::{self, Invalid, Refused, Setup, Unconfirmed},
     established::{self, End, Established},
     options::{overhead_of, Options},
     reconfig::{self, Addresses, SPARE_PATHS},
@@ -48,6 +51,14 @@ pub async fn send_file(
     o: &Options,
 ) -> Result<Report, TransferError> {
     let src = Source::file(path).map_err(Invalid)?;
+    if o.name.is_none() {
+        let mut o = o.clone();
+        o.name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .map(str::to_string);
+        return send_source(locals, remotes, src, &o).await;
+    }
     send_source(locals, remotes, src, o).await
 }
 
@@ -113,6 +124,7 @@ pub async fn send_source(
         let header = Header {
             start: first,
             total: src.len().unwrap_or(UNKNOWN_LENGTH),
+            name: o.name.clone(),
         };
         assoc.write(Payload::Bytes(header.bytes()));
     }
@@ -143,9 +155,13 @@ pub async fn send_source(
         piece,
         confirm,
         digest: None,
+        refusal: None,
     };
     let ran = established::run(&mut socks, &mut s, &mut end, o).await;
     let (total, sha256) = (end.src.read(), end.src.sha256());
+    if let (Err(TransferError::Ended(_)), Some(why)) = (&ran, end.refusal) {
+        return Err(Refused(why));
+    }
     if let (Err(TransferError::Ended(_)), Some(got)) = (&ran, &end.digest) {
         // The receiver refused the file and said what it had received.
         return Err(Unconfirmed(refused((total, &sha256), Some(got))));
@@ -276,6 +292,13 @@ async fn connect(
                     socks.authenticate(conn.session().cloned());
                 }
                 Ok(None) => {}
+                Err(SetupError::Aborted(Some(CAUSE_OUT_OF_RESOURCE))) => {
+                    return Err(Refused(
+                        "out of resource at association setup (a server at its limit of \
+                         transfers at once: try again later)"
+                            .into(),
+                    ))
+                }
                 Err(e) => return Err(Setup(format!("setup failed: {e}"))),
             },
             Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
@@ -298,6 +321,8 @@ struct Sending {
     piece: usize,
     confirm: bool,
     digest: Option<(u64, String)>,
+    /// Why the receiver refused the transfer, when it said.
+    refusal: Option<String>,
 }
 
 impl End for Sending {
@@ -340,8 +365,13 @@ impl End for Sending {
     }
 
     fn after_packets(&mut self, assoc: &mut Association<Counters>) {
-        if let Some(d) = assoc.take_extension_chunks().iter().find_map(parse_digest) {
-            self.digest = Some(d);
+        for c in assoc.take_extension_chunks() {
+            if let Some(d) = parse_digest(&c) {
+                self.digest = Some(d);
+            }
+            if let Some(why) = parse_refusal(&c) {
+                self.refusal = Some(why);
+            }
         }
     }
 }

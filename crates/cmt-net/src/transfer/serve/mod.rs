@@ -1,0 +1,383 @@
+//! A receiver that serves (`cmtlab recv --dir DIR`): any number of associations, several
+//! at once, on the same listening sockets, each storing one file in DIR under the name
+//! its sender gives ([`names`]), durably and only when its digest matches — exactly as a
+//! one-shot receiver does — until the server is told to stop.
+//!
+//! One task reads the sockets. A datagram whose verification tag (the four bytes after
+//! the ports in the SCTP common header) is an association's own tag — or, for an ABORT
+//! or SHUTDOWN COMPLETE with the T bit, its peer's tag — is routed to that association's
+//! task ([`crate::io::routed`]); anything else goes to one stateless listener (INIT →
+//! INIT ACK with a signed cookie, a valid COOKIE ECHO → a new association task, the
+//! rest answered as RFC 9260 §8.4 says for packets of no association), within the same
+//! reply budget as a one-shot receiver ([`ReplyLimit`]). Each association task sends
+//! through the shared sockets and runs the one-shot receiver's established phase.
+//!
+//! Bounds: at most [`Serve::max_associations`] at once (an INIT beyond that is answered
+//! with an ABORT, "Out of Resource", so its sender fails at once instead of timing
+//! out); per association the receive window (`--rbuf`) bounds data held for
+//! reordering, and at most [`INBOX_BYTES`] of datagrams wait for its task (more are
+//! dropped: lost packets to the protocol). A COOKIE ECHO for an association that has
+//! just ended (a late retransmission, a replay) starts nothing: tags of ended
+//! associations are remembered for twice the cookie's lifetime.
+
+pub mod names;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cmt_core::setup::{ListenOutcome, Listener, CAUSE_OUT_OF_RESOURCE};
+use cmt_core::{Chunk, Packet, Time};
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+
+use super::{
+    error::TransferError::{self, Invalid},
+    options::{overhead_of, Options},
+    recv::{bind_listening, receive_accepted, Accepted, Dest},
+    report::Report,
+    session::setup_config,
+};
+use crate::io::routed::{Outbox, Routed};
+use crate::io::Sockets;
+use crate::limit::{is_unicast, ReplyLimit};
+
+/// Bytes of datagrams that may wait for one association's task before more are
+/// dropped.
+pub const INBOX_BYTES: usize = 4 << 20;
+
+/// How long the tag of an ended association is remembered: twice the cookie's
+/// lifetime, so no COOKIE ECHO for it can start a new one.
+const ENDED_MEMORY: Time = Time::from_nanos(120_000_000_000);
+
+/// What a serving receiver does.
+#[derive(Clone, Debug)]
+pub struct Serve {
+    /// Where files are stored.
+    pub dir: PathBuf,
+    /// A file of the name a sender gives may be replaced.
+    pub overwrite: bool,
+    /// Associations at once (more are refused).
+    pub max_associations: usize,
+}
+
+/// One transfer the server finished (stored, refused or failed).
+#[derive(Debug)]
+pub struct Finished {
+    /// Where its association was set up from.
+    pub peer: SocketAddr,
+    /// The report of a stored file, or why it was not stored.
+    pub result: Result<Report, TransferError>,
+}
+
+/// What a server did, over its life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServeStats {
+    /// Files stored and confirmed.
+    pub stored: u64,
+    /// Transfers that ended without a stored file (refused names, failures, aborts).
+    pub failed: u64,
+    /// Associations refused because as many as allowed were running.
+    pub busy: u64,
+    /// Datagrams that did not parse or came from sources not allowed (`--peer`).
+    pub rejected: u64,
+    /// Datagrams dropped because an association's task had [`INBOX_BYTES`] waiting.
+    pub overflowed: u64,
+}
+
+/// Serves `s.dir` on `listen` until `o.abort` is notified; `done` hears of every
+/// finished transfer. Running transfers are then aborted (their senders told).
+pub async fn serve(
+    listen: &[SocketAddr],
+    s: &Serve,
+    o: &Options,
+    done: impl FnMut(Finished),
+) -> Result<ServeStats, TransferError> {
+    serve_on(bind_listening(listen).await?, s, o, done).await
+}
+
+/// As [`serve`], on sockets already bound.
+pub async fn serve_on(
+    mut socks: Sockets,
+    s: &Serve,
+    o: &Options,
+    mut done: impl FnMut(Finished),
+) -> Result<ServeStats, TransferError> {
+    s.check(o, &socks.local_addrs())?;
+    socks.set_gso(o.gso);
+    let mut d = Dispatcher::new(&socks, s, o);
+    // Association tasks are not `Send` (the core's algorithms are boxed without it):
+    // they run on this thread.
+    let local = tokio::task::LocalSet::new();
+    local
+        .run_until(async {
+            loop {
+                tokio::select! {
+                    dg = socks.recv_datagram() => d.on_datagram(&mut socks, dg).await,
+                    Some(j) = d.tasks.join_next(), if !d.tasks.is_empty() => {
+                        if let Ok(f) = j {
+                            done(d.ended(&socks, f));
+                        }
+                    }
+                    _ = stopped(o) => break,
+                }
+            }
+            d.stop(&socks, &mut done).await;
+        })
+        .await;
+    Ok(d.stats)
+}
+
+/// Resolves when the server is told to stop.
+async fn stopped(o: &Options) {
+    match &o.abort {
+        Some(n) => n.notified().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Serve {
+    /// Checks the directory and the options (for sockets bound to `locals`) before
+    /// anything is accepted; [`serve_on`] does too.
+    pub fn check(&self, o: &Options, locals: &[SocketAddr]) -> Result<(), TransferError> {
+        o.validate_for(overhead_of(locals)).map_err(Invalid)?;
+        let at = |why: &str| Invalid(format!("--dir {}: {why}", self.dir.display()));
+        match std::fs::metadata(&self.dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(at("not a directory")),
+            Err(e) => return Err(at(&e.to_string())),
+        }
+        if self.max_associations == 0 {
+            return Err(Invalid(
+                "at least one association at once must be allowed".into(),
+            ));
+        }
+        if o.resume || o.allow_unconfirmed || o.pcap.is_some() || o.trace.is_some() {
+            return Err(Invalid(
+                "a serving receiver stores whole, confirmed transfers: --resume, \
+                 --allow-unconfirmed, --pcap and --trace apply to one transfer (recv --out)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A running association, as the dispatcher knows it.
+struct Running {
+    outbox: Outbox,
+    peer_tag: u32,
+    abort: Arc<Notify>,
+}
+
+/// What a task returns: its tag, and how its transfer ended.
+type TaskEnd = (u32, Finished);
+
+/// The task that reads the sockets and routes what arrives.
+struct Dispatcher {
+    serve: Serve,
+    o: Options,
+    listener: Listener,
+    limit: ReplyLimit,
+    /// By our verification tag.
+    running: BTreeMap<u32, Running>,
+    /// Our tag, by the peer's (for packets with the T bit).
+    by_peer_tag: BTreeMap<u32, u32>,
+    /// Tags of ended associations, with when they ended.
+    ended: BTreeMap<u32, Time>,
+    tasks: JoinSet<TaskEnd>,
+    stats: ServeStats,
+}
+
+impl Dispatcher {
+    fn new(socks: &Sockets, s: &Serve, o: &Options) -> Self {
+        let cfg = setup_config(o, &socks.local_addrs());
+        Dispatcher {
+            serve: s.clone(),
+            o: o.clone(),
+            listener: Listener::new(cfg, rand::random(), rand::random()),
+            limit: ReplyLimit::default(),
+            running: BTreeMap::new(),
+            by_peer_tag: BTreeMap::new(),
+            ended: BTreeMap::new(),
+            tasks: JoinSet::new(),
+            stats: ServeStats::default(),
+        }
+    }
+
+    /// Routes a datagram to its association, or hands it to the listener.
+    async fn on_datagram(&mut self, socks: &mut Sockets, dg: crate::io::RxDatagram) {
+        let raw = socks.datagram_bytes(&dg);
+        let tag = raw
+            .get(4..8)
+            .map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")));
+        let to = tag.and_then(|t| match self.running.contains_key(&t) {
+            true => Some(t),
+            false => self.by_peer_tag.get(&t).copied(),
+        });
+        if let Some(r) = to.and_then(|t| self.running.get(&t)) {
+            let routed = Routed {
+                socket: dg.socket,
+                from: dg.from,
+                bytes: raw.to_vec(),
+            };
+            if !r.outbox.offer(routed, INBOX_BYTES) {
+                self.stats.overflowed += 1;
+            }
+            return;
+        }
+        let now = socks.now();
+        if tag.is_some_and(|t| self.recently_ended(t, now)) {
+            // A late or replayed packet of an association that ended.
+            self.stats.rejected += 1;
+            return;
+        }
+        self.listen(socks, dg).await;
+    }
+
+    /// Whether `tag` belonged to an association that ended lately (forgetting the
+    /// ones that ended long ago).
+    fn recently_ended(&mut self, tag: u32, now: Time) -> bool {
+        let horizon = Time::from_nanos(now.as_nanos().saturating_sub(ENDED_MEMORY.as_nanos()));
+        self.ended.retain(|_, at| *at >= horizon);
+        self.ended.contains_key(&tag)
+    }
+
+    /// A datagram of no running association: the listener's.
+    async fn listen(&mut self, socks: &mut Sockets, dg: crate::io::RxDatagram) {
+        let a = socks.arrival(dg);
+        let Ok(p) = &a.packet else {
+            self.stats.rejected += 1;
+            return;
+        };
+        if !self.o.peers.is_empty() && !self.o.peers.contains(&a.from.ip()) {
+            self.stats.rejected += 1;
+            return;
+        }
+        let now = socks.now();
+        let busy = self.running.len() >= self.serve.max_associations;
+        let reply = match (
+            self.listener.handle_datagram(now, socks.last_datagram(), p),
+            busy,
+        ) {
+            (ListenOutcome::Reply(_), true) if is_init(p) => Some(busy_abort(p)),
+            (ListenOutcome::Reply(r), _) => Some(r),
+            // (A COOKIE ECHO under a running association's tag went to it, not here.)
+            (ListenOutcome::Established(est, _), true) => Some(Packet {
+                vtag: est.init.peer_vtag,
+                chunks: vec![out_of_resource()],
+            }),
+            (ListenOutcome::Established(est, cookie_ack), false) => {
+                let accepted = Accepted::new(est, &a, cookie_ack);
+                self.start(socks, accepted);
+                None
+            }
+            (ListenOutcome::Drop(_), _) => {
+                self.stats.rejected += 1;
+                None
+            }
+        };
+        if let Some(r) = reply {
+            self.stats.busy += u64::from(busy && is_out_of_resource(&r));
+            let bytes = r.wire_len() + crate::IPV6_UDP_OVERHEAD as usize;
+            if is_unicast(a.from.ip()) && self.limit.allow(now, a.from.ip(), bytes) {
+                // A failing send is a lost reply: the peer retransmits.
+                let _ = socks.send(a.local, a.from, a.src_port, &r).await;
+            }
+        }
+    }
+
+    /// Starts the task of an association just accepted.
+    fn start(&mut self, socks: &Sockets, a: Accepted) {
+        let (assoc_socks, outbox) = socks.routed();
+        let (tag, peer_tag, peer) = (a.est.init.local_vtag, a.est.init.peer_vtag, a.from);
+        let abort = Arc::new(Notify::new());
+        let mut o = self.o.clone();
+        o.abort = Some(abort.clone());
+        o.progress = None;
+        o.interfaces = Vec::new();
+        let dest = Dest::Dir(self.serve.dir.clone(), self.serve.overwrite);
+        self.tasks.spawn_local(async move {
+            let result = receive_accepted(assoc_socks, (a, 0), dest, None, &o).await;
+            (tag, Finished { peer, result })
+        });
+        self.running.insert(
+            tag,
+            Running {
+                outbox,
+                peer_tag,
+                abort,
+            },
+        );
+        self.by_peer_tag.insert(peer_tag, tag);
+    }
+
+    /// An association's task ended: its routes go, its tag is remembered.
+    fn ended(&mut self, socks: &Sockets, (tag, f): TaskEnd) -> Finished {
+        if let Some(r) = self.running.remove(&tag) {
+            self.by_peer_tag.remove(&r.peer_tag);
+        }
+        self.ended.insert(tag, socks.now());
+        match f.result {
+            Ok(_) => self.stats.stored += 1,
+            Err(_) => self.stats.failed += 1,
+        }
+        f
+    }
+
+    /// Aborts every running association (their senders get an ABORT) and reports
+    /// them, waiting at most two seconds for their tasks.
+    async fn stop(&mut self, socks: &Sockets, done: &mut impl FnMut(Finished)) {
+        for r in self.running.values() {
+            r.abort.notify_one();
+        }
+        let wait = tokio::time::sleep(std::time::Duration::from_secs(2));
+        tokio::pin!(wait);
+        while !self.tasks.is_empty() {
+            tokio::select! {
+                Some(j) = self.tasks.join_next() => {
+                    if let Ok(f) = j {
+                        done(self.ended(socks, f));
+                    }
+                }
+                _ = &mut wait => break,
+            }
+        }
+        self.tasks.abort_all();
+    }
+}
+
+/// Whether `p` is an INIT.
+fn is_init(p: &Packet) -> bool {
+    matches!(p.chunks.first(), Some(Chunk::Init(_)))
+}
+
+/// The ABORT that tells the sender of INIT `p` the server is busy.
+fn busy_abort(p: &Packet) -> Packet {
+    let tag = match p.chunks.first() {
+        Some(Chunk::Init(i)) => i.initiate_tag,
+        _ => 0,
+    };
+    Packet {
+        vtag: tag,
+        chunks: vec![out_of_resource()],
+    }
+}
+
+fn out_of_resource() -> Chunk {
+    Chunk::Abort {
+        cause: Some(CAUSE_OUT_OF_RESOURCE),
+        reflected: false,
+    }
+}
+
+fn is_out_of_resource(p: &Packet) -> bool {
+    matches!(
+        p.chunks.first(),
+        Some(Chunk::Abort {
+            cause: Some(CAUSE_OUT_OF_RESOURCE),
+            ..
+        })
+    )
+}
