@@ -95,6 +95,15 @@ async fn twenty_megabytes_over_three_impaired_paths_arrive_identical() {
         sent.paths.iter().map(|p| p.retransmissions).sum::<u64>() > 0,
         "losses were repaired"
     );
+    // Reordering, where it happens: chunks of a TSN sent on the 10 ms path right after
+    // one on the 60 ms path wait about the 50 ms difference of one-way delay for it
+    // (less the little time between the two sends). The sender delivers nothing.
+    assert_eq!(sent.reordering, None);
+    let o = got.reordering.expect("the receiver measured reordering");
+    assert!(o.chunks >= 20_000_000 / 1500, "{o:?}");
+    assert!(o.reordered_share > 0.0 && o.max_ms >= 40.0, "{o:?}");
+    assert!(o.p99_ms <= o.max_ms && o.mean_ms <= o.max_ms, "{o:?}");
+    assert!(o.held_peak_bytes > 0, "{o:?}");
     // The receiver answers every path back through its own relay (the address its
     // packets come from), never straight to the sender's addresses.
     let back: std::collections::BTreeSet<_> = got.routes.iter().map(|r| r.1).collect();

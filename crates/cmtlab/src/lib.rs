@@ -85,5 +85,6 @@ mod real;
 mod run;
 mod serve;
 mod sweep;
+mod transfer_report;
 
 pub use extend::Cmtlab;

@@ -56,6 +56,11 @@ pub fn measure(r: &Report, scheduler: &str, rbuf: u32) -> Measurement {
         toml += &format!("\n[[paths]]\nname = \"path{i}\"\nlinks = [\"path{i}\"]\n");
     }
     out.push(
+        "  reordering: measured where it happens, by the receiver (its report's reordering \
+         line; with --json `reordering_latency_ms`, the key of the simulator's summary.json)"
+            .into(),
+    );
+    out.push(
         "# the same paths in the simulator (rate: what each carried, a lower bound of its \
          capacity; delay: half the smallest RTT; loss: the retransmitted share, an upper \
          bound) — save the lines below as measured.toml and run `cmtlab run measured.toml`:"

@@ -91,7 +91,7 @@ pub fn serve(
 fn transfer_json(f: &Finished, a: &AlgArgs) -> serde_json::Value {
     let time = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let mut v = match &f.result {
-        Ok(r) => net::summary_json(r, "recv", a, &[]),
+        Ok(r) => crate::transfer_report::summary_json(r, "recv", a, &[]),
         Err(_) => serde_json::json!({}),
     };
     v["time"] = time.into();

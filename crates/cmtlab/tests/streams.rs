@@ -293,7 +293,7 @@ fn a_measurement_runs_for_its_time_and_prints_a_scenario_the_simulator_runs() {
         .unwrap();
     let (code, out, err) = finish(running(tx), Duration::from_secs(60));
     let took = t.elapsed();
-    let (rx_code, _, rx_err) = finish(rx, Duration::from_secs(10));
+    let (rx_code, rx_out, rx_err) = finish(rx, Duration::from_secs(10));
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(rx_code, Some(0), "{rx_err}");
     assert!(
@@ -304,6 +304,13 @@ fn a_measurement_runs_for_its_time_and_prints_a_scenario_the_simulator_runs() {
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains("measured for"), "{out}");
     assert!(out.contains("  path 0: carried"), "{out}");
+    // Reordering is the receiver's to measure: its report says how long chunks waited.
+    let rx_out = String::from_utf8(rx_out).unwrap();
+    assert!(rx_out.contains("  reordering: "), "{rx_out}");
+    assert!(
+        rx_out.contains("chunks waited for an earlier one"),
+        "{rx_out}"
+    );
     let toml: String = out
         .lines()
         .skip_while(|l| !l.starts_with("# the same paths in the simulator"))

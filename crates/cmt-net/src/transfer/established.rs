@@ -88,6 +88,7 @@ impl Established {
             io: socks.counts(),
             resumed_from: 0,
             stored_as: None,
+            reordering: self.assoc.observer().reorder.summary(),
         })
     }
 }

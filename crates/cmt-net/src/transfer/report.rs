@@ -34,6 +34,8 @@ pub struct Counters {
     pub delivered: u64,
     /// The per-packet trace (`--trace`), and whether this end is the sender.
     pub trace: Option<(PacketTrace, bool)>,
+    /// How long delivered chunks waited for earlier ones (receiving end).
+    pub reorder: super::reorder::ReorderStats,
 }
 
 /// Copies the round-trip times of the paths that have counters into them (for a
@@ -76,7 +78,11 @@ impl Observer for Counters {
                     p.retransmissions += 1;
                 }
             }
-            Event::Delivered { bytes, .. } => self.delivered += bytes as u64,
+            Event::Delivered { bytes, arrived, .. } => {
+                self.delivered += bytes as u64;
+                self.reorder.delivered(now.saturating_since(arrived));
+            }
+            Event::RbufOccupancy { held } => self.reorder.held(held),
             _ => {}
         }
     }
@@ -111,6 +117,8 @@ pub struct Report {
     pub resumed_from: u64,
     /// Receiver serving a directory (`recv --dir`): where the file was stored.
     pub stored_as: Option<std::path::PathBuf>,
+    /// Receiver: how long delivered chunks waited for earlier ones.
+    pub reordering: Option<super::reorder::Reordering>,
 }
 
 impl Report {
