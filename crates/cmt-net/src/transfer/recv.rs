@@ -23,7 +23,7 @@ use super::{
     routes::{pair_remotes, Routes},
     serve::names,
     session::{
-        association, confirms, negotiated_receiver_rates, next, open_outputs, setup_config,
+        association, confirms, negotiated_receiver_rates, next, open_outputs, refuse, setup_config,
         start_trace, watch_interfaces, Wake,
     },
 };
@@ -116,11 +116,11 @@ pub(super) async fn receive_accepted(
     if !confirm {
         match sink.as_mut() {
             Some(s) => s.begin_unframed().map_err(Io)?,
-            // No header, so no name to store it under.
+            // No header, so no name to store it under (a serving receiver does not
+            // allow unconfirmed peers: `confirms` refused it already).
             None => {
-                return Err(Invalid(
-                    "a peer without a stream header names no file".into(),
-                ))
+                let why = "a peer without a stream header names no file";
+                return Err(refuse(&mut socks, &routes, &est, why).await);
             }
         }
     }
