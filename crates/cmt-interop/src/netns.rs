@@ -117,6 +117,11 @@ impl NsThread {
         Ok(NsThread { jobs, tid })
     }
 
+    /// The thread's id: `ip link … netns TID` moves a device into its namespace.
+    pub fn tid(&self) -> i32 {
+        self.tid
+    }
+
     /// Runs `f` on the thread (in its namespace) and returns its result.
     pub fn run<R: Send + 'static>(&self, f: impl FnOnce() -> R + Send + 'static) -> R {
         let (tx, rx) = mpsc::channel();

@@ -5,6 +5,13 @@
 //! addresses are polled every [`POLL`]. Either way the addresses themselves are read
 //! with `if-addrs` and compared with the last reading, so a notification about an
 //! unrelated interface changes nothing.
+//!
+//! A sender started with `--local auto` also *adopts* interfaces that appear during
+//! the transfer ([`Adopt`]): one that [`auto`] would have picked, not in use yet, gets a
+//! spare socket, which from then on follows it like a named one — so a phone's second
+//! radio coming up, or a cable plugged in, becomes a path of the running transfer.
+
+pub mod auto;
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -45,10 +52,22 @@ pub fn interface_exists(name: &str) -> bool {
     })
 }
 
+/// Spare sockets for interfaces that appear: the sockets not yet given to an interface,
+/// and the interfaces never to adopt besides those [`auto`] leaves out.
+#[derive(Clone, Debug, Default)]
+pub struct Adopt {
+    /// Socket indices free for an interface that appears, first used first.
+    pub free: Vec<usize>,
+    /// Interface names not to adopt (`--exclude`).
+    pub exclude: Vec<String>,
+}
+
 /// Watches the interfaces some paths were named by.
 pub struct AddrWatch {
     /// `(path, interface, its address at the last reading)`.
     watched: Vec<(usize, String, Option<IpAddr>)>,
+    /// Spare sockets for interfaces that appear.
+    adopt: Adopt,
     #[cfg(target_os = "linux")]
     netlink: Option<netlink_sys::TokioSocket>,
 }
@@ -57,20 +76,29 @@ impl AddrWatch {
     /// Watches `watched`: `(path, interface name, its address now)`. Opens the netlink
     /// subscription where there is one (call inside the Tokio runtime).
     pub fn new(watched: Vec<(usize, String, Option<IpAddr>)>) -> AddrWatch {
-        AddrWatch {
+        Self::adopting(watched, Adopt::default())
+    }
+
+    /// As [`new`](Self::new), and gives the sockets `adopt.free` to interfaces that
+    /// appear (reported by [`changes`](Self::changes) like a watched interface that got
+    /// an address).
+    pub fn adopting(watched: Vec<(usize, String, Option<IpAddr>)>, adopt: Adopt) -> AddrWatch {
+        let mut w = AddrWatch {
             #[cfg(target_os = "linux")]
-            netlink: if watched.is_empty() {
-                None
-            } else {
-                subscribe().ok()
-            },
+            netlink: None,
             watched,
+            adopt,
+        };
+        #[cfg(target_os = "linux")]
+        if !w.is_empty() {
+            w.netlink = subscribe().ok();
         }
+        w
     }
 
     /// Whether there is anything to watch.
     pub fn is_empty(&self) -> bool {
-        self.watched.is_empty()
+        self.watched.is_empty() && self.adopt.free.is_empty()
     }
 
     /// Whether changes arrive as netlink notifications (otherwise by polling).
@@ -84,7 +112,7 @@ impl AddrWatch {
     /// Completes when addresses may have changed: a netlink notification, or the next
     /// poll; never when nothing is watched.
     pub async fn changed(&mut self) {
-        if self.watched.is_empty() {
+        if self.is_empty() {
             return std::future::pending().await;
         }
         #[cfg(target_os = "linux")]
@@ -103,6 +131,9 @@ impl AddrWatch {
         let Ok(ifaces) = if_addrs::get_if_addrs() else {
             return Vec::new();
         };
+        let named: Vec<(String, IpAddr)> =
+            ifaces.iter().map(|i| (i.name.clone(), i.ip())).collect();
+        self.adopt_new(&named);
         let mut out = Vec::new();
         for (path, name, last) in &mut self.watched {
             let now = address_of(&ifaces, name);
@@ -115,6 +146,26 @@ impl AddrWatch {
             }
         }
         out
+    }
+}
+
+impl AddrWatch {
+    /// Gives free sockets to interfaces [`auto`] picks that no socket follows yet (in
+    /// name order); their first reading then reports their address.
+    fn adopt_new(&mut self, named: &[(String, IpAddr)]) {
+        if self.adopt.free.is_empty() {
+            return;
+        }
+        for (_, name) in auto::auto(named, &self.adopt.exclude) {
+            if self.adopt.free.is_empty() {
+                break;
+            }
+            if self.watched.iter().any(|(_, n, _)| *n == name) {
+                continue;
+            }
+            let slot = self.adopt.free.remove(0);
+            self.watched.push((slot, name, None));
+        }
     }
 }
 
@@ -152,5 +203,34 @@ mod tests {
         );
         assert!(w.changes().is_empty());
         assert!(AddrWatch::new(Vec::new()).is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_interface_that_appears_gets_a_free_socket_unless_excluded_or_followed() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let adopt = Adopt {
+            free: vec![3, 4],
+            exclude: vec!["eth9".into()],
+        };
+        let mut w = AddrWatch::adopting(vec![(0, "wlan0".into(), Some(ip("10.0.0.2")))], adopt);
+        assert!(!w.is_empty());
+        let now = |list: &[(&str, &str)]| -> Vec<(String, IpAddr)> {
+            list.iter().map(|(n, a)| (n.to_string(), ip(a))).collect()
+        };
+        // Followed already, excluded, virtual, loopback: none adopted.
+        let seen = [
+            ("wlan0", "10.0.0.2"),
+            ("eth9", "10.9.0.2"),
+            ("docker0", "172.17.0.1"),
+            ("lo", "127.0.0.1"),
+        ];
+        w.adopt_new(&now(&seen));
+        assert_eq!(w.watched.len(), 1);
+        // Two appear, then a third: the free sockets go in name order, then run out.
+        w.adopt_new(&now(&[("wwan0", "10.64.0.7"), ("eth1", "192.168.1.5")]));
+        w.adopt_new(&now(&[("wwan1", "10.65.0.7")]));
+        let got: Vec<(usize, &str)> = w.watched.iter().map(|(i, n, _)| (*i, n.as_str())).collect();
+        assert_eq!(got, [(0, "wlan0"), (3, "eth1"), (4, "wwan0")]);
+        assert!(w.adopt.free.is_empty());
     }
 }

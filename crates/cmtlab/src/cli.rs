@@ -112,7 +112,8 @@ enum Command {
         /// names (`wlan0,eth1`: each one's first IPv4 address), or `auto` (every
         /// interface with a usable IPv4 address, in name order, but loopback, virtual
         /// ones — docker*, br-*, virbr*, veth*, vnet*, vmnet*, vboxnet*, tun*, tap*, wg*,
-        /// tailscale* — and `--exclude`). A path named by its interface follows it: it
+        /// tailscale* — and `--exclude`; an interface that appears during the transfer
+        /// is adopted as a new path too). A path named by its interface follows it: it
         /// stops carrying data the moment the interface loses its address and is used
         /// again, verified, when it gets one; the receiver is told of each change (RFC
         /// 5061 ADD-IP / DEL-IP). An interface may be without an address at the start

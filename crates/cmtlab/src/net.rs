@@ -245,6 +245,9 @@ pub fn send(
         o.backups = backups.clone();
         o.interfaces = interfaces.clone();
         o.name = name_of(what)?;
+        // `auto` also takes interfaces that appear during the transfer.
+        let auto = |e: &String| e.trim() == "auto" || e.trim().starts_with("auto:");
+        o.adopt = local_entries.iter().any(auto).then(|| exclude.to_vec());
         Ok::<_, String>(transfer::send_source(&local, &remote, source(what)?, &o).await?)
     })?;
     let how = match what {

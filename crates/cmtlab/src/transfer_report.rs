@@ -84,6 +84,11 @@ pub(crate) fn report_lines(r: &Report, role: &str, backups: &[bool]) -> Vec<Stri
         r.sha256
     )];
     for (i, p) in r.paths.iter().enumerate() {
+        // A sender's spare socket for an interface that never appeared (`--local auto`).
+        let idle = p.sent_packets == 0 && p.received_data_packets == 0 && p.srtt_ms.is_none();
+        if role == "sent" && i >= backups.len() && idle {
+            continue;
+        }
         let route = r
             .routes
             .get(i)

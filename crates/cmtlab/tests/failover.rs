@@ -367,6 +367,10 @@ const TESTS: &[Test<Env>] = &[
         interfaces::local_auto_takes_the_real_interfaces,
     ),
     (
+        "an_interface_that_appears_is_adopted",
+        interfaces::an_interface_that_appears_is_adopted,
+    ),
+    (
         "the_receivers_interface_is_readdressed",
         interfaces::the_receivers_interface_is_readdressed,
     ),

@@ -29,4 +29,4 @@ pub use recv::{receive, receive_on};
 pub use reorder::{ReorderStats, Reordering};
 pub use report::{Counters, PathCount, Report};
 pub use routes::pair_remotes;
-pub use send::{send, send_file, send_source};
+pub use send::{send, send_file, send_source, ADOPT_SLOTS};

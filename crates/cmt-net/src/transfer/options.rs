@@ -69,6 +69,11 @@ pub struct Options {
     /// it loses its address, and bound to its new address and verified when it gets
     /// one, the peer told of both (docs/algorithms.md §1.9, §1.10).
     pub interfaces: Vec<Option<String>>,
+    /// Sender (`--local auto`): adopt interfaces that appear during the transfer — any
+    /// that `--local auto` would have taken, but those named here — each on one of
+    /// [`ADOPT_SLOTS`](super::ADOPT_SLOTS) spare sockets, as a new path (told to the
+    /// receiver with ADD-IP, verified before it carries data). `None`: no adoption.
+    pub adopt: Option<Vec<String>>,
     /// RFC 4895 authentication with a pre-shared endpoint key (`--key FILE`): every
     /// chunk that can change the association's state must then carry an AUTH chunk
     /// ([`cmt_core::auth::CHANGES_STATE`]), and a peer that does not support it is
@@ -198,6 +203,7 @@ impl Default for Options {
             capacities: Vec::new(),
             backups: Vec::new(),
             interfaces: Vec::new(),
+            adopt: None,
             auth: None,
             reconfigure: true,
             allow_unconfirmed: false,

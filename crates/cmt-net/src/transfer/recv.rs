@@ -157,7 +157,11 @@ pub(super) async fn receive_accepted(
         peer_vtag,
         rejected,
         start,
-        watch: watch_interfaces(o, &listen.iter().map(|a| Some(a.ip())).collect::<Vec<_>>()),
+        watch: watch_interfaces(
+            o,
+            &listen.iter().map(|a| Some(a.ip())).collect::<Vec<_>>(),
+            listen.len(),
+        ),
         addrs: Addresses::new(listen.iter().map(|a| a.ip())),
     };
     let mut end = Receiving {

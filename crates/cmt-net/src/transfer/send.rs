@@ -73,7 +73,9 @@ pub async fn send_source(
     o: &Options,
 ) -> Result<Report, TransferError> {
     let overhead = check(locals, remotes, &src, o)?;
-    let absent = absent_interfaces(locals, o)?;
+    let asked = locals.len();
+    let (locals, remotes) = &with_adopt_slots(locals, remotes, o);
+    let absent = absent_interfaces(locals, asked, o)?;
     let mut socks = Sockets::bind(&placeholders(locals, &absent))
         .await
         .map_err(|e| Invalid(e.to_string()))?;
@@ -144,6 +146,7 @@ pub async fn send_source(
             &(socks.local_addrs().iter().zip(&absent))
                 .map(|(a, &gone)| (!gone).then_some(a.ip()))
                 .collect::<Vec<_>>(),
+            asked,
         ),
         addrs: Addresses::new(present.iter().map(|a| a.ip())),
     };
@@ -380,10 +383,15 @@ impl End for Sending {
 /// with an interface name): their paths start removed and are added when the interface
 /// gets an address (told to the peer with ADD-IP). The first path starts the
 /// association, so it needs an address now.
-fn absent_interfaces(locals: &[SocketAddr], o: &Options) -> Result<Vec<bool>, TransferError> {
+fn absent_interfaces(
+    locals: &[SocketAddr],
+    asked: usize,
+    o: &Options,
+) -> Result<Vec<bool>, TransferError> {
     let absent: Vec<bool> = (0..locals.len())
         .map(|i| {
-            locals[i].ip().is_unspecified() && o.interfaces.get(i).is_some_and(Option::is_some)
+            let named = o.interfaces.get(i).is_some_and(Option::is_some);
+            i >= asked || (locals[i].ip().is_unspecified() && named)
         })
         .collect();
     if absent.first() == Some(&true) {
@@ -394,19 +402,42 @@ fn absent_interfaces(locals: &[SocketAddr], o: &Options) -> Result<Vec<bool>, Tr
     Ok(absent)
 }
 
-/// The addresses to bind: an absent interface's socket waits on the loopback address
-/// of its family (it sends nothing until rebound).
+/// Spare sockets a sender adopting interfaces (`--local auto`) keeps for interfaces
+/// that appear during the transfer (Linux MPTCP's default limit of additional subflows
+/// is two as well).
+pub const ADOPT_SLOTS: usize = 2;
+
+/// `locals` and `remotes` with [`ADOPT_SLOTS`] more paths when adopting: unbound until
+/// an interface appears, each towards the remotes in turn.
+fn with_adopt_slots(
+    locals: &[SocketAddr],
+    remotes: &[SocketAddr],
+    o: &Options,
+) -> (Vec<SocketAddr>, Vec<SocketAddr>) {
+    let (mut l, mut r) = (locals.to_vec(), remotes.to_vec());
+    if o.adopt.is_some() {
+        for k in 0..ADOPT_SLOTS {
+            l.push(SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), 0));
+            r.push(remotes[k % remotes.len()]);
+        }
+    }
+    (l, r)
+}
+
+/// The addresses to bind: an absent interface's socket waits on a loopback address of
+/// its family (it sends nothing until rebound) — over IPv4 one of its own in
+/// 127.255.255.0/24, so several absent sockets can share the endpoint's port.
 fn placeholders(locals: &[SocketAddr], absent: &[bool]) -> Vec<SocketAddr> {
-    let loopback = |a: &SocketAddr| -> std::net::IpAddr {
+    let loopback = |i: usize, a: &SocketAddr| -> std::net::IpAddr {
         if a.is_ipv4() {
-            std::net::Ipv4Addr::LOCALHOST.into()
+            std::net::Ipv4Addr::new(127, 255, 255, (1 + i % 254) as u8).into()
         } else {
             std::net::Ipv6Addr::LOCALHOST.into()
         }
     };
     (0..locals.len())
         .map(|i| match absent[i] {
-            true => SocketAddr::new(loopback(&locals[i]), locals[i].port()),
+            true => SocketAddr::new(loopback(i, &locals[i]), locals[i].port()),
             false => locals[i],
         })
         .collect()

@@ -442,7 +442,13 @@ fn failure(assoc: &Association<Counters>) -> String {
 /// Watches the interfaces the local sockets were named by (`Options::interfaces`), each
 /// with the address socket i is bound to (`bound[i]`; `None` for an interface without
 /// one yet): those sockets follow their interface (`reconfig::follow_interfaces`).
-pub(super) fn watch_interfaces(o: &Options, bound: &[Option<std::net::IpAddr>]) -> AddrWatch {
+/// Sockets from `spare` on are given to interfaces that appear, when the options ask
+/// for adoption.
+pub(super) fn watch_interfaces(
+    o: &Options,
+    bound: &[Option<std::net::IpAddr>],
+    spare: usize,
+) -> AddrWatch {
     let watched = o
         .interfaces
         .iter()
@@ -450,5 +456,12 @@ pub(super) fn watch_interfaces(o: &Options, bound: &[Option<std::net::IpAddr>]) 
         .enumerate()
         .filter_map(|(i, (name, &ip))| Some((i, name.clone()?, ip)))
         .collect();
-    AddrWatch::new(watched)
+    let adopt = match &o.adopt {
+        Some(exclude) => crate::ifwatch::Adopt {
+            free: (spare..bound.len()).collect(),
+            exclude: exclude.clone(),
+        },
+        None => crate::ifwatch::Adopt::default(),
+    };
+    AddrWatch::adopting(watched, adopt)
 }

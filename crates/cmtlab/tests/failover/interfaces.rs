@@ -25,6 +25,12 @@
 //!   go with it in one ASCONF, sent from the new address; the in-order stall must stay
 //!   under 1 s plus one round trip of the new path (0.1 s with the tbf queues):
 //!   1.1 s.
+//! * An interface that appears: the sender starts with `--local auto --exclude
+//!   cmt1,cmt2` (cmt0 alone); 2 MB in, a new veth pair cmt5 / peer5 comes up, with a
+//!   source route from its address towards the receiver (as a phone's second radio
+//!   with its own default route). The sender must adopt it — a spare socket bound to
+//!   it, ADD-IP, verification — and data must arrive from it within 1 s, on a path
+//!   the receiver added.
 use std::time::Duration;
 
 use super::procs::spawn;
@@ -214,4 +220,64 @@ pub(super) fn the_receivers_interface_is_readdressed(env: &Env) -> Result<String
         "completed; in-order stall {:.2} s; the receiver's path 1 silent {silence:.2} s",
         trace.stall()
     ))
+}
+
+pub(super) fn an_interface_that_appears_is_adopted(env: &Env) -> Result<String, String> {
+    let remote = env.list(1, false, PORT);
+    let t = env.start_with("adopt", 1, 16, |data| {
+        let data = data.display().to_string();
+        let args = [
+            "send",
+            "--local",
+            "auto",
+            "--exclude",
+            "cmt1,cmt2",
+            "--remote",
+            &remote,
+            "--timeout",
+            "90",
+            &data,
+        ];
+        spawn(&env.bin, &args.map(String::from))
+    });
+    let appeared = (|| {
+        t.wait_stored(2)?;
+        new_interface(env)
+    })();
+    let trace = t.finish();
+    // Put the namespace back for the tests after this one, whatever happened.
+    let _ = netns::ip(&["link", "del", "cmt5"]);
+    let _ = netns::ip(&["rule", "del", "from", "10.77.5.1", "lookup", "105"]);
+    let trace = trace?;
+    appeared?;
+    // The receiver's path 0 is the handshake's; what came from cmt5 arrived on a path
+    // it added for the ADD-IP.
+    let first = first_added(&trace, 1)?;
+    let after = first - trace.delivered_at(2 << 20)?;
+    let carried = trace.arrivals[1..].iter().map(Vec::len).sum::<usize>();
+    check(after <= NEW_ADDRESS_SILENCE && carried > 100, || {
+        format!("cmt5's first data {after:.2} s after it appeared; {carried} DATA arrivals from it")
+    })?;
+    Ok(format!(
+        "completed; the new interface cmt5 carried data {after:.2} s after it appeared \
+         ({carried} DATA arrivals), on a path the receiver added"
+    ))
+}
+
+/// A veth pair cmt5 / peer5 (10.77.5.1 / 10.77.5.2), up, with a source route from
+/// 10.77.5.1 to the receiver's first address through it; the address comes last.
+fn new_interface(env: &Env) -> Result<(), String> {
+    let tid = env.peer.tid().to_string();
+    netns::ip(&[
+        "link", "add", "cmt5", "type", "veth", "peer", "name", "peer5", "netns", &tid,
+    ])?;
+    netns::ip(&["link", "set", "cmt5", "up"])?;
+    env.peer.run(|| -> Result<(), String> {
+        netns::ip(&["addr", "add", "10.77.5.2/24", "dev", "peer5"])?;
+        netns::ip(&["link", "set", "peer5", "up"])
+    })?;
+    let receiver = env.paths[0].1.to_string();
+    netns::ip(&["rule", "add", "from", "10.77.5.1", "lookup", "105"])?;
+    netns::ip(&["route", "add", &receiver, "dev", "cmt5", "table", "105"])?;
+    netns::ip(&["addr", "add", "10.77.5.1/24", "dev", "cmt5"])
 }
