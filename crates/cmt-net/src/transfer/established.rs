@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use cmt_core::{Association, Packet, Time};
+use cmt_core::{Association, Packet, PathId, Time};
 use tokio::sync::Notify;
 
 use super::error::TransferError;
@@ -35,8 +35,11 @@ pub(super) trait End {
     fn direct_reply(&self, _p: &Packet, _trusted: bool) -> Option<Packet> {
         None
     }
-    /// A packet from a trusted source under our tag arrived on `local` from `from`.
-    fn heard(&mut self, _routes: &mut Routes, _local: usize, _from: SocketAddr) {}
+    /// A packet from a trusted source under our tag arrived on `local` from `from`;
+    /// returns the path whose remote address this changed, if any.
+    fn heard(&mut self, _routes: &mut Routes, _local: usize, _from: SocketAddr) -> Option<PathId> {
+        None
+    }
     /// After packets were handed to the core (the sender takes the receiver's digest).
     fn after_packets(&mut self, _assoc: &mut Association<Counters>) {}
     /// Woken when there is new application data to move (a stream being sent).
@@ -171,7 +174,10 @@ async fn on_packet<E: End>(
     let peer = (s.peer_vtag, s.routes.peer_port);
     let arrival = (local, from, authenticated);
     for (l, p) in admit(socks, &mut s.trust, arrival, p, peer.0, peer.1).await {
-        end.heard(&mut s.routes, l, from);
+        if let Some(moved) = end.heard(&mut s.routes, l, from) {
+            // Round trips measured to the old address are not this route's.
+            s.assoc.observer_mut().forget_rtt(moved);
+        }
         deliver(&mut s.assoc, now, s.routes.path_of(l, from), p);
     }
     end.after_packets(&mut s.assoc);

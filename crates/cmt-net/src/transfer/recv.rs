@@ -351,8 +351,8 @@ impl End for Receiving {
         (trusted && echo).then(|| self.cookie_ack.clone())
     }
 
-    fn heard(&mut self, routes: &mut Routes, local: usize, from: SocketAddr) {
-        routes.latch(local, from);
+    fn heard(&mut self, routes: &mut Routes, local: usize, from: SocketAddr) -> Option<PathId> {
+        routes.latch(local, from)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use cmt_core::{Event, Observer, PathId, SendKind, Time};
+use cmt_core::{Event, Observer, PathId, PathState, SendKind, Time};
 use cmt_sim::packet_trace::PacketTrace;
 
 /// Per-path counters kept by the runtime's observer.
@@ -36,22 +36,43 @@ pub struct Counters {
     pub trace: Option<(PacketTrace, bool)>,
     /// How long delivered chunks waited for earlier ones (receiving end).
     pub reorder: super::reorder::ReorderStats,
+    /// Per path, since its route last changed: the smallest RTT sample and the smoothed
+    /// RTT after the latest one (ns).
+    rtts: Vec<(Option<u64>, Option<u64>)>,
 }
 
 /// Copies the round-trip times of the paths that have counters into them (for a
-/// progress report or the final one).
+/// progress report or the final one): those measured since the path's route last
+/// changed (a receiver's path that moved to a relay's or NAT's address keeps none of
+/// the round trips to the address it had before).
 pub(super) fn note_rtts(assoc: &mut cmt_core::Association<Counters>) {
-    let ms = |d: cmt_core::Duration| d.as_nanos() as f64 / 1e6;
-    let counted = assoc.observer().paths.len().min(assoc.num_paths());
-    for i in 0..counted {
-        let v = assoc.path(PathId(i));
-        let p = assoc.observer_mut().path(PathId(i));
-        p.srtt_ms = v.srtt.map(ms);
-        p.min_rtt_ms = v.min_rtt.map(ms);
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let o = assoc.observer_mut();
+    for i in 0..o.paths.len() {
+        let (min, srtt) = o.rtts.get(i).copied().unwrap_or_default();
+        o.paths[i].srtt_ms = srtt.map(ms);
+        o.paths[i].min_rtt_ms = min.map(ms);
     }
 }
 
 impl Counters {
+    /// Forgets the round trips measured on `path` (its route changed).
+    pub(super) fn forget_rtt(&mut self, path: PathId) {
+        if let Some(r) = self.rtts.get_mut(path.0) {
+            *r = (None, None);
+        }
+    }
+
+    fn rtt_sample(&mut self, path: PathId, rtt: cmt_core::Duration, srtt: cmt_core::Duration) {
+        if self.rtts.len() <= path.0 {
+            self.rtts.resize(path.0 + 1, (None, None));
+        }
+        let r = &mut self.rtts[path.0];
+        r.0 = Some(r.0.map_or(rtt.as_nanos(), |m| m.min(rtt.as_nanos())));
+        r.1 = Some(srtt.as_nanos());
+        self.path(path);
+    }
+
     pub(super) fn path(&mut self, path: PathId) -> &mut PathCount {
         if self.paths.len() <= path.0 {
             self.paths.resize(path.0 + 1, PathCount::default());
@@ -83,6 +104,14 @@ impl Observer for Counters {
                 self.reorder.delivered(now.saturating_since(arrived));
             }
             Event::RbufOccupancy { held } => self.reorder.held(held),
+            Event::RttSample {
+                path, rtt, srtt, ..
+            } => self.rtt_sample(path, rtt, srtt),
+            // A path added again starts its estimate afresh (the core's too).
+            Event::PathStateChanged {
+                path,
+                state: PathState::Unconfirmed,
+            } => self.forget_rtt(path),
             _ => {}
         }
     }
@@ -131,5 +160,51 @@ impl Report {
     /// Bytes this transfer moved (a resumed one: what was missing).
     pub fn moved(&self) -> u64 {
         self.bytes.saturating_sub(self.resumed_from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cmt_core::Duration;
+
+    fn sample(c: &mut Counters, path: usize, rtt_ms: u64, srtt_ms: u64) {
+        let ev = Event::RttSample {
+            path: PathId(path),
+            rtt: Duration::from_millis(rtt_ms),
+            srtt: Duration::from_millis(srtt_ms),
+            rto: Duration::from_secs(1),
+        };
+        c.event(Time::ZERO, &ev);
+    }
+
+    fn rtts(c: &Counters, path: usize) -> (Option<u64>, Option<u64>) {
+        let (min, srtt) = c.rtts[path];
+        (min.map(|n| n / 1_000_000), srtt.map(|n| n / 1_000_000))
+    }
+
+    #[test]
+    fn round_trips_count_only_since_the_paths_route_last_changed() {
+        let mut c = Counters::default();
+        sample(&mut c, 1, 30, 30);
+        sample(&mut c, 1, 20, 28);
+        sample(&mut c, 1, 50, 31);
+        assert_eq!(rtts(&c, 1), (Some(20), Some(31)));
+        // The receiver follows the path to a relay's address: the old round trips go.
+        c.forget_rtt(PathId(1));
+        assert_eq!(rtts(&c, 1), (None, None));
+        sample(&mut c, 1, 80, 80);
+        assert_eq!(rtts(&c, 1), (Some(80), Some(80)));
+        // A path added again starts afresh, as the core's estimate does.
+        let added = Event::PathStateChanged {
+            path: PathId(1),
+            state: PathState::Unconfirmed,
+        };
+        c.event(Time::ZERO, &added);
+        assert_eq!(rtts(&c, 1), (None, None));
+        // Another path is untouched; the report's fields follow.
+        sample(&mut c, 0, 10, 10);
+        assert_eq!(rtts(&c, 0), (Some(10), Some(10)));
+        assert_eq!(c.paths.len(), 2);
     }
 }

@@ -40,13 +40,14 @@ impl Routes {
     /// remotes from the INIT; behind a relay or a NAT the peer's packets come from
     /// elsewhere, and answers must go back the way they came.
     /// A source another path already goes to changes nothing (the peer added it).
-    pub(super) fn latch(&mut self, local: usize, from: SocketAddr) {
-        let Some(&k) = self.of_local.get(local) else {
-            return;
-        };
+    /// Returns the path whose remote changed, if one did.
+    pub(super) fn latch(&mut self, local: usize, from: SocketAddr) -> Option<PathId> {
+        let &k = self.of_local.get(local)?;
         if self.paths[k].0 == local && !self.paths.iter().any(|p| p.1 == from) {
             self.paths[k].1 = from;
+            return Some(PathId(k));
         }
+        None
     }
     /// The path of an arrival on `local` from `from`: the path between the two, else
     /// the local socket's path.
