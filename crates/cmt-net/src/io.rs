@@ -2,10 +2,9 @@
 //! association's own task (no reader tasks: dropping [`Sockets`] closes every socket at
 //! once, so its ports are free again) — or, for one of many associations a server
 //! runs on the same sockets, fed by the server's dispatcher ([`routed`]) — and the
-//! clock. Everything else is the sans-IO
-//! core. Once an association authenticates (RFC 4895), packets are signed after
-//! encoding and checked before they are handed on, so the core never sees an AUTH
-//! chunk.
+//! clock. Everything else is the sans-IO core. Once an association authenticates (RFC
+//! 4895), packets are signed after encoding and checked before they are handed on, so
+//! the core never sees an AUTH chunk.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -124,6 +123,7 @@ impl Sockets {
         ))
     }
 
+    /// Sockets over `sockets`, fed by `inbox` or by reading them into `rx`.
     fn with(
         sockets: Arc<Vec<Udp>>,
         inbox: Option<Inbox>,

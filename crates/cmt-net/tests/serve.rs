@@ -11,11 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use cmt_core::auth::AuthConfig;
 use cmt_net::io::Sockets;
 use cmt_net::relay::{parse_spec, run_path};
 use cmt_net::source::Source;
 use cmt_net::transfer::serve::{serve_on, Finished, Serve, ServeStats};
-use cmt_net::transfer::{send, send_source, Options, TransferError};
+use cmt_net::transfer::{send, send_source, Options, Report, TransferError};
 use tokio::net::UdpSocket;
 use tokio::sync::Notify;
 
@@ -57,11 +58,13 @@ fn sender(name: Option<&str>) -> Options {
     }
 }
 
-/// A server of `s` on fresh sockets of `ips`: their addresses, the notify that stops
-/// it, and the server itself (run it alongside the senders; it returns what it did).
+/// A server of `s` (holding `key`, if any) on fresh sockets of `ips`: their addresses,
+/// the notify that stops it, and the server itself (run it alongside the senders; it
+/// returns what it did).
 async fn server(
     ips: &[&str],
     s: Serve,
+    key: Option<AuthConfig>,
 ) -> (
     Vec<SocketAddr>,
     Arc<Notify>,
@@ -74,6 +77,7 @@ async fn server(
     let o = Options {
         abort: Some(stop.clone()),
         timeout_s: 30.0,
+        auth: key,
         ..Options::default()
     };
     let run = async move {
@@ -82,6 +86,16 @@ async fn server(
         (stats, finished)
     };
     (bound, stop, run)
+}
+
+/// Sends `len` bytes of pattern `seed` from `local` to `to` with options `o`.
+async fn put(
+    local: &str,
+    to: &[SocketAddr],
+    (len, seed): (usize, u8),
+    o: Options,
+) -> Result<Report, TransferError> {
+    send(&[a(local)], to, data(len, seed), &o).await
 }
 
 fn serve_dir(dir: &Path, overwrite: bool, max: usize) -> Serve {
@@ -95,7 +109,8 @@ fn serve_dir(dir: &Path, overwrite: bool, max: usize) -> Serve {
 #[tokio::test]
 async fn two_senders_at_once_through_one_relay_are_both_stored_under_their_names() {
     let dir = fresh_dir("two");
-    let (addrs, stop, run) = server(&["127.0.0.1", "127.0.0.2"], serve_dir(&dir, false, 8)).await;
+    let (addrs, stop, run) =
+        server(&["127.0.0.1", "127.0.0.2"], serve_dir(&dir, false, 8), None).await;
     // One relay per server address; both senders' two paths go through them.
     let fronts = ["127.0.2.1:19931", "127.0.2.2:19932"];
     for (i, f) in fronts.iter().enumerate() {
@@ -111,18 +126,23 @@ async fn two_senders_at_once_through_one_relay_are_both_stored_under_their_names
             [a("127.0.1.1:0"), a("127.0.1.2:0")],
             [a("127.0.1.3:0"), a("127.0.1.4:0")],
         );
+        // Each transfer with the instant it ended.
+        let timed = |r| async { (r.await, std::time::Instant::now()) };
         let (rx, ry) = tokio::join!(
-            send(&lx, &remotes, x.clone(), &ox),
-            send(&ly, &remotes, y.clone(), &oy),
+            timed(send(&lx, &remotes, x.clone(), &ox)),
+            timed(send(&ly, &remotes, y.clone(), &oy)),
         );
         stop.notify_one();
         (rx, ry)
     };
-    let ((stats, finished), (rx, ry)) = tokio::join!(run, senders);
+    let ((stats, finished), ((rx, x_end), (ry, y_end))) = tokio::join!(run, senders);
     let (rx, ry) = (rx.unwrap(), ry.unwrap());
     assert!(rx.confirmed && ry.confirmed);
-    // Both carried data at the same time: each started before the other ended.
-    assert!(rx.seconds > 0.1 && ry.seconds > 0.1);
+    // Both carried data at the same time: each transfer (its data phase, `seconds`
+    // long, ending when its send returned) started before the other ended.
+    let x_start = x_end - Duration::from_secs_f64(rx.seconds);
+    let y_start = y_end - Duration::from_secs_f64(ry.seconds);
+    assert!(x_start < y_end && y_start < x_end, "{rx:?} {ry:?}");
     assert_eq!(std::fs::read(dir.join("x.bin")).unwrap(), x);
     assert_eq!(std::fs::read(dir.join("y.bin")).unwrap(), y);
     assert_eq!(listing(&dir), ["x.bin", "y.bin"]);
@@ -147,7 +167,7 @@ async fn names_that_escape_hide_or_replace_are_refused_and_the_sender_told_why()
     let inner = dir.join("in");
     std::fs::create_dir(&inner).unwrap();
     std::fs::write(inner.join("there.bin"), b"old").unwrap();
-    let (addrs, stop, run) = server(&["127.0.0.3"], serve_dir(&inner, false, 8)).await;
+    let (addrs, stop, run) = server(&["127.0.0.3"], serve_dir(&inner, false, 8), None).await;
     let senders = async {
         let mut results = Vec::new();
         for name in [
@@ -157,8 +177,7 @@ async fn names_that_escape_hide_or_replace_are_refused_and_the_sender_told_why()
             None,
             Some("ok.bin"),
         ] {
-            let o = sender(name);
-            results.push(send(&[a("127.0.1.5:0")], &addrs, data(50_000, 3), &o).await);
+            results.push(put("127.0.1.5:0", &addrs, (50_000, 3), sender(name)).await);
         }
         stop.notify_one();
         results
@@ -184,13 +203,13 @@ async fn names_that_escape_hide_or_replace_are_refused_and_the_sender_told_why()
     assert_eq!((stats.stored, stats.failed), (1, 4));
 
     // Told it may, a server replaces the file.
-    let (addrs, stop, run) = server(&["127.0.0.3"], serve_dir(&inner, true, 8)).await;
+    let (addrs, stop, run) = server(&["127.0.0.3"], serve_dir(&inner, true, 8), None).await;
     let senders = async {
-        let r = send(
-            &[a("127.0.1.5:0")],
+        let r = put(
+            "127.0.1.5:0",
             &addrs,
-            data(70_000, 4),
-            &sender(Some("there.bin")),
+            (70_000, 4),
+            sender(Some("there.bin")),
         )
         .await;
         stop.notify_one();
@@ -232,7 +251,7 @@ fn fed() -> (Source, std::sync::mpsc::Sender<Vec<u8>>) {
 #[tokio::test]
 async fn one_association_too_many_is_refused_at_once_and_its_slot_reused_later() {
     let dir = fresh_dir("bound");
-    let (addrs, stop, run) = server(&["127.0.0.4"], serve_dir(&dir, false, 1)).await;
+    let (addrs, stop, run) = server(&["127.0.0.4"], serve_dir(&dir, false, 1), None).await;
     let (slow, feed) = fed();
     let senders = async {
         let first = async {
@@ -244,13 +263,7 @@ async fn one_association_too_many_is_refused_at_once_and_its_slot_reused_later()
             // The first association holds the only slot until its stream ends.
             tokio::time::sleep(Duration::from_millis(500)).await;
             let t = std::time::Instant::now();
-            let busy = send(
-                &[a("127.0.1.7:0")],
-                &addrs,
-                data(10_000, 5),
-                &sender(Some("b")),
-            )
-            .await;
+            let busy = put("127.0.1.7:0", &addrs, (10_000, 5), sender(Some("b"))).await;
             let refused_after = t.elapsed();
             feed.send(vec![8; 100_000]).unwrap();
             drop(feed);
@@ -260,13 +273,7 @@ async fn one_association_too_many_is_refused_at_once_and_its_slot_reused_later()
         // The slot is free again once the first association ended (its SHUTDOWN
         // COMPLETE reached the server: a round trip after the sender returned).
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let later = send(
-            &[a("127.0.1.7:0")],
-            &addrs,
-            data(10_000, 6),
-            &sender(Some("c")),
-        )
-        .await;
+        let later = put("127.0.1.7:0", &addrs, (10_000, 6), sender(Some("c"))).await;
         stop.notify_one();
         (first, busy, refused_after, later)
     };
@@ -287,7 +294,7 @@ async fn one_association_too_many_is_refused_at_once_and_its_slot_reused_later()
 #[tokio::test]
 async fn stopping_aborts_running_transfers_and_leaves_no_partial_file() {
     let dir = fresh_dir("stop");
-    let (addrs, stop, run) = server(&["127.0.0.5"], serve_dir(&dir, false, 4)).await;
+    let (addrs, stop, run) = server(&["127.0.0.5"], serve_dir(&dir, false, 4), None).await;
     let (slow, feed) = fed();
     let senders = async {
         let first = async {
@@ -351,17 +358,11 @@ async fn forwarder(front: SocketAddr, server: SocketAddr) -> Arc<std::sync::Mute
 #[tokio::test]
 async fn a_replayed_cookie_echo_of_an_ended_association_starts_nothing() {
     let dir = fresh_dir("replay");
-    let (addrs, stop, run) = server(&["127.0.0.6"], serve_dir(&dir, false, 4)).await;
+    let (addrs, stop, run) = server(&["127.0.0.6"], serve_dir(&dir, false, 4), None).await;
     let front = a("127.0.3.1:19941");
     let echo = forwarder(front, addrs[0]).await;
     let senders = async {
-        let r = send(
-            &[a("127.0.1.9:0")],
-            &[front],
-            data(20_000, 7),
-            &sender(Some("r")),
-        )
-        .await;
+        let r = put("127.0.1.9:0", &[front], (20_000, 7), sender(Some("r"))).await;
         // The association ended (its SHUTDOWN COMPLETE reached the server); its COOKIE
         // ECHO, still within the cookie's lifetime, comes again from another port.
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -385,37 +386,19 @@ async fn a_replayed_cookie_echo_of_an_ended_association_starts_nothing() {
 #[tokio::test]
 async fn a_keyed_server_stores_what_holders_of_the_key_send_and_nothing_else() {
     let dir = fresh_dir("key");
-    let key = || {
-        Some(cmt_core::auth::AuthConfig::with_key(
-            b"serve secret".to_vec(),
-        ))
-    };
-    let addrs: Vec<SocketAddr> = vec![a("127.0.0.7:0")];
-    let socks = Sockets::bind(&addrs).await.unwrap();
-    let addrs = socks.local_addrs();
-    let stop = Arc::new(Notify::new());
-    let o = Options {
-        abort: Some(stop.clone()),
-        auth: key(),
-        ..Options::default()
-    };
-    let s = serve_dir(&dir, false, 4);
-    let run = async {
-        let mut finished = Vec::new();
-        let stats = serve_on(socks, &s, &o, |f| finished.push(f)).await.unwrap();
-        (stats, finished)
-    };
+    let key = || Some(AuthConfig::with_key(b"serve secret".to_vec()));
+    let (addrs, stop, run) = server(&["127.0.0.7"], serve_dir(&dir, false, 4), key()).await;
     let senders = async {
         let keyed = Options {
             auth: key(),
             ..sender(Some("keyed"))
         };
-        let with = send(&[a("127.0.1.10:0")], &addrs, data(100_000, 8), &keyed).await;
+        let with = put("127.0.1.10:0", &addrs, (100_000, 8), keyed).await;
         let without = Options {
             timeout_s: 2.0,
             ..sender(Some("unkeyed"))
         };
-        let without = send(&[a("127.0.1.11:0")], &addrs, data(100_000, 9), &without).await;
+        let without = put("127.0.1.11:0", &addrs, (100_000, 9), without).await;
         stop.notify_one();
         (with, without)
     };

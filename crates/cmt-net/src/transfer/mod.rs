@@ -12,6 +12,7 @@
 mod digest;
 mod error;
 mod established;
+mod gate;
 mod options;
 mod reconfig;
 mod recv;

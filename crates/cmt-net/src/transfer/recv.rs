@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cmt_core::setup::{
-    Established as SetupDone, ListenOutcome, Listener, CAUSE_OUT_OF_RESOURCE,
-    CAUSE_PROTOCOL_VIOLATION, CAUSE_USER_INITIATED_ABORT,
+    Established as SetupDone, CAUSE_OUT_OF_RESOURCE, CAUSE_PROTOCOL_VIOLATION,
+    CAUSE_USER_INITIATED_ABORT,
 };
 use cmt_core::wire::chunk_type;
 use cmt_core::{Association, Chunk, Closing, Packet, PathId, Payload};
@@ -17,6 +17,7 @@ use super::{
     digest::{compare_announced, digest_chunk, parse_digest, refusal_chunk},
     error::TransferError::{self, Ended, Invalid, Io, Setup},
     established::{self, End, Established},
+    gate::{Gate, Passed},
     options::{overhead_of, Options},
     reconfig::{self, Addresses, SPARE_PATHS},
     report::{Counters, Report},
@@ -28,7 +29,6 @@ use super::{
     },
 };
 use crate::io::{Arrival, Sockets};
-use crate::limit::{is_unicast, ReplyLimit};
 use crate::resume::{HeaderReader, Offer};
 use crate::sink::Sink;
 use crate::trust::Trust;
@@ -223,21 +223,17 @@ impl Accepted {
     }
 }
 
-/// Listens until a valid COOKIE ECHO arrives (or the time limit passes). What the
-/// listener answers to others (INIT ACKs, and ABORTs to packets of no association) goes
-/// only to unicast sources and within the [`ReplyLimit`]; its INIT ACKs carry the
-/// resume `offer`, if any. Also returns the datagrams that did not parse or were
-/// refused.
+/// Listens until a valid COOKIE ECHO arrives (or the time limit passes), every datagram
+/// through the [`Gate`]; its INIT ACKs carry the resume `offer`, if any. Also returns
+/// the datagrams that did not parse or were refused.
 async fn accept(
     socks: &mut Sockets,
     o: &Options,
     offer: Option<Offer>,
 ) -> Result<(Accepted, u64), TransferError> {
-    let key: [u8; 32] = rand::random();
     let mut cfg = setup_config(o, &socks.local_addrs());
     cfg.extra_params.extend(offer.map(|o| o.param()));
-    let mut listener = Listener::new(cfg, key, rand::random());
-    let mut limit = ReplyLimit::default();
+    let mut gate = Gate::new(cfg);
     let mut rejected = 0u64;
     let setup_deadline = o.deadline(socks.now());
     loop {
@@ -250,30 +246,10 @@ async fn accept(
             }
             Wake::Abort => return Err(Setup("aborted before a peer connected".into())),
         };
-        let Ok(p) = &a.packet else {
-            rejected += 1;
-            continue;
-        };
-        if !o.peers.is_empty() && !o.peers.contains(&a.from.ip()) {
-            rejected += 1;
-            continue;
-        }
-        let now = socks.now();
-        match listener.handle_datagram(now, socks.last_datagram(), p) {
-            ListenOutcome::Reply(r) => {
-                // Anything but an INIT belongs to no association: answered, and rejected.
-                rejected += u64::from(!matches!(p.chunks.first(), Some(Chunk::Init(_))));
-                let bytes = r.wire_len() + crate::IPV6_UDP_OVERHEAD as usize;
-                if is_unicast(a.from.ip()) && limit.allow(now, a.from.ip(), bytes) {
-                    // A failing send is a lost reply: the peer retransmits.
-                    let _ = socks.send(a.local, a.from, a.src_port, &r).await;
-                }
-            }
-            ListenOutcome::Established(est, cookie_ack) => {
-                let accepted = Accepted::new(est, &a, cookie_ack);
-                return Ok((accepted, rejected));
-            }
-            ListenOutcome::Drop(_) => rejected += 1,
+        match gate.pass(socks, o, &a, false).await {
+            Passed::Accepted(accepted) => return Ok((accepted, rejected)),
+            Passed::Answered | Passed::Busy => {}
+            Passed::Rejected => rejected += 1,
         }
     }
 }
@@ -401,11 +377,10 @@ impl Receiving {
         assoc: &mut Association<Counters>,
     ) -> Result<(), (String, u16)> {
         let (dir, overwrite) = self.dir.as_ref().expect("a sink or a directory");
-        let dest = names::destination(dir, name, *overwrite).map_err(|why| {
-            assoc.bundle_with(chunk_type::ABORT, refusal_chunk(&why));
-            self.refusal = Some(why.clone());
-            (why, CAUSE_USER_INITIATED_ABORT)
-        })?;
+        let dest = match names::destination(dir, name, *overwrite) {
+            Ok(dest) => dest,
+            Err(why) => return Err(self.refuse(assoc, why)),
+        };
         let sink = match overwrite {
             true => Sink::create(&dest),
             false => Sink::create_new(&dest),
@@ -415,6 +390,14 @@ impl Receiving {
         self.sink = Some(sink);
         self.stored_as = Some(dest);
         Ok(())
+    }
+
+    /// Refuses the transfer for `why`, which goes to the sender with the ABORT; the
+    /// error that ends the association.
+    fn refuse(&mut self, assoc: &mut Association<Counters>, why: String) -> (String, u16) {
+        assoc.bundle_with(chunk_type::ABORT, refusal_chunk(&why));
+        self.refusal = Some(why.clone());
+        (why, CAUSE_USER_INITIATED_ABORT)
     }
 
     /// The peer asked to shut down, so everything it sent has arrived: the file is
@@ -440,9 +423,7 @@ impl Receiving {
             if std::fs::symlink_metadata(dest).is_ok() {
                 let name = dest.file_name().unwrap_or_default().to_string_lossy();
                 let why = format!("{name:?} was stored by another transfer meanwhile");
-                assoc.bundle_with(chunk_type::ABORT, refusal_chunk(&why));
-                self.refusal = Some(why.clone());
-                return Err((why, CAUSE_USER_INITIATED_ABORT));
+                return Err(self.refuse(assoc, why));
             }
         }
         let digest = sink.commit().map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))?;

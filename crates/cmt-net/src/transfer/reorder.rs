@@ -4,27 +4,26 @@
 //! mean, the 99th percentile and the maximum, the key `reordering_latency_ms` of the
 //! simulator's `summary.json` — the share of chunks that waited, and the most bytes
 //! held out of order at once. Memory stays constant however long the transfer: the
-//! waits go into logarithmic buckets (16 per doubling, so a percentile is reported as
-//! its bucket's upper edge, at most 4.4 % above the true value); mean and maximum are
+//! waits go into an HDR histogram (two significant digits, so a percentile is reported
+//! as its bucket's upper edge, at most 1 % above the true value); mean and maximum are
 //! exact.
 
 use cmt_core::Duration;
+use hdrhistogram::Histogram;
 
-/// Buckets per doubling of the wait.
-const PER_DOUBLING: f64 = 16.0;
-/// Buckets: 1 µs up to 2^30 µs (about 18 minutes); longer waits count in the last one.
-const BUCKETS: usize = 30 * 16 + 1;
+/// The longest wait the histogram tells apart, µs (about 71 minutes; longer ones count
+/// as this long).
+const LONGEST_US: u64 = 1 << 32;
 
 /// The waits seen so far.
 #[derive(Clone, Debug)]
 pub struct ReorderStats {
-    /// Chunks delivered, and those among them that waited.
-    chunks: u64,
+    /// Every delivered chunk's wait, µs.
+    waits: Histogram<u64>,
+    /// Chunks that waited at all.
     waited: u64,
     sum_ns: u128,
     max_ns: u64,
-    /// Counts of the non-zero waits by bucket.
-    buckets: Vec<u64>,
     /// The most bytes held out of order at once.
     held_peak: u32,
 }
@@ -32,11 +31,10 @@ pub struct ReorderStats {
 impl Default for ReorderStats {
     fn default() -> Self {
         ReorderStats {
-            chunks: 0,
+            waits: Histogram::new_with_bounds(1, LONGEST_US, 2).expect("valid bounds"),
             waited: 0,
             sum_ns: 0,
             max_ns: 0,
-            buckets: vec![0; BUCKETS],
             held_peak: 0,
         }
     }
@@ -49,8 +47,8 @@ pub struct Reordering {
     pub chunks: u64,
     /// Share of them that waited for an earlier one.
     pub reordered_share: f64,
-    /// Wait of a delivered chunk, ms: mean, 99th percentile (nearest rank; its bucket's
-    /// upper edge), maximum.
+    /// Wait of a delivered chunk, ms: mean, 99th percentile (its bucket's upper edge,
+    /// at most the maximum), maximum.
     pub mean_ms: f64,
     /// See [`mean_ms`](Self::mean_ms).
     pub p99_ms: f64,
@@ -60,27 +58,17 @@ pub struct Reordering {
     pub held_peak_bytes: u32,
 }
 
-fn bucket(ns: u64) -> usize {
-    let us = (ns as f64 / 1e3).max(1.0);
-    ((us.log2() * PER_DOUBLING).ceil() as usize).min(BUCKETS - 1)
-}
-
-fn upper_edge_ns(b: usize) -> f64 {
-    (b as f64 / PER_DOUBLING).exp2() * 1e3
-}
-
 impl ReorderStats {
     /// A chunk was delivered after waiting `waited`.
     pub fn delivered(&mut self, waited: Duration) {
         let ns = waited.as_nanos();
-        self.chunks += 1;
+        self.waits.saturating_record(ns / 1_000);
         if ns == 0 {
             return;
         }
         self.waited += 1;
         self.sum_ns += u128::from(ns);
         self.max_ns = self.max_ns.max(ns);
-        self.buckets[bucket(ns)] += 1;
     }
 
     /// `held` bytes are held out of order now.
@@ -90,24 +78,13 @@ impl ReorderStats {
 
     /// The summary, or `None` when nothing was delivered (the sending end).
     pub fn summary(&self) -> Option<Reordering> {
-        if self.chunks == 0 {
+        let n = self.waits.len();
+        if n == 0 {
             return None;
         }
-        let n = self.chunks;
-        let rank = ((n as f64 * 0.99).ceil() as u64).clamp(1, n);
-        let zeros = n - self.waited;
-        let p99_ns = match rank.checked_sub(zeros) {
-            None | Some(0) => 0.0,
-            Some(k) => {
-                let mut seen = 0;
-                let b = self.buckets.iter().position(|&c| {
-                    seen += c;
-                    seen >= k
-                });
-                b.map_or(self.max_ns as f64, |b| {
-                    upper_edge_ns(b).min(self.max_ns as f64)
-                })
-            }
+        let p99_ns = match self.waits.value_at_quantile(0.99) {
+            0 => 0.0,
+            us => (self.waits.highest_equivalent(us) as f64 * 1e3).min(self.max_ns as f64),
         };
         Some(Reordering {
             chunks: n,

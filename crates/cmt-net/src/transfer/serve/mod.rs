@@ -8,9 +8,10 @@
 //! or SHUTDOWN COMPLETE with the T bit, its peer's tag — is routed to that association's
 //! task ([`crate::io::routed`]); anything else goes to one stateless listener (INIT →
 //! INIT ACK with a signed cookie, a valid COOKIE ECHO → a new association task, the
-//! rest answered as RFC 9260 §8.4 says for packets of no association), within the same
-//! reply budget as a one-shot receiver ([`ReplyLimit`]). Each association task sends
-//! through the shared sockets and runs the one-shot receiver's established phase.
+//! rest answered as RFC 9260 §8.4 says for packets of no association) through the same
+//! gate as a one-shot receiver's, with its reply budget ([`crate::limit::ReplyLimit`]).
+//! Each association task sends through the shared sockets and runs the one-shot
+//! receiver's established phase.
 //!
 //! Bounds: at most [`Serve::max_associations`] at once (an INIT beyond that is answered
 //! with an ABORT, "Out of Resource", so its sender fails at once instead of timing
@@ -27,13 +28,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cmt_core::setup::{ListenOutcome, Listener, CAUSE_OUT_OF_RESOURCE};
-use cmt_core::{Chunk, Packet, Time};
+use cmt_core::Time;
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
 use super::{
     error::TransferError::{self, Invalid},
+    gate::{Gate, Passed},
     options::{overhead_of, Options},
     recv::{bind_listening, receive_accepted, Accepted, Dest},
     report::Report,
@@ -41,7 +42,6 @@ use super::{
 };
 use crate::io::routed::{Outbox, Routed};
 use crate::io::Sockets;
-use crate::limit::{is_unicast, ReplyLimit};
 
 /// Bytes of datagrams that may wait for one association's task before more are
 /// dropped.
@@ -178,8 +178,7 @@ type TaskEnd = (u32, Finished);
 struct Dispatcher {
     serve: Serve,
     o: Options,
-    listener: Listener,
-    limit: ReplyLimit,
+    gate: Gate,
     /// By our verification tag.
     running: BTreeMap<u32, Running>,
     /// Our tag, by the peer's (for packets with the T bit).
@@ -196,8 +195,7 @@ impl Dispatcher {
         Dispatcher {
             serve: s.clone(),
             o: o.clone(),
-            listener: Listener::new(cfg, rand::random(), rand::random()),
-            limit: ReplyLimit::default(),
+            gate: Gate::new(cfg),
             running: BTreeMap::new(),
             by_peer_tag: BTreeMap::new(),
             ended: BTreeMap::new(),
@@ -244,47 +242,15 @@ impl Dispatcher {
         self.ended.contains_key(&tag)
     }
 
-    /// A datagram of no running association: the listener's.
+    /// A datagram of no running association: the listener's, through the gate.
     async fn listen(&mut self, socks: &mut Sockets, dg: crate::io::RxDatagram) {
         let a = socks.arrival(dg);
-        let Ok(p) = &a.packet else {
-            self.stats.rejected += 1;
-            return;
-        };
-        if !self.o.peers.is_empty() && !self.o.peers.contains(&a.from.ip()) {
-            self.stats.rejected += 1;
-            return;
-        }
-        let now = socks.now();
         let busy = self.running.len() >= self.serve.max_associations;
-        let reply = match (
-            self.listener.handle_datagram(now, socks.last_datagram(), p),
-            busy,
-        ) {
-            (ListenOutcome::Reply(_), true) if is_init(p) => Some(busy_abort(p)),
-            (ListenOutcome::Reply(r), _) => Some(r),
-            // (A COOKIE ECHO under a running association's tag went to it, not here.)
-            (ListenOutcome::Established(est, _), true) => Some(Packet {
-                vtag: est.init.peer_vtag,
-                chunks: vec![out_of_resource()],
-            }),
-            (ListenOutcome::Established(est, cookie_ack), false) => {
-                let accepted = Accepted::new(est, &a, cookie_ack);
-                self.start(socks, accepted);
-                None
-            }
-            (ListenOutcome::Drop(_), _) => {
-                self.stats.rejected += 1;
-                None
-            }
-        };
-        if let Some(r) = reply {
-            self.stats.busy += u64::from(busy && is_out_of_resource(&r));
-            let bytes = r.wire_len() + crate::IPV6_UDP_OVERHEAD as usize;
-            if is_unicast(a.from.ip()) && self.limit.allow(now, a.from.ip(), bytes) {
-                // A failing send is a lost reply: the peer retransmits.
-                let _ = socks.send(a.local, a.from, a.src_port, &r).await;
-            }
+        match self.gate.pass(socks, &self.o, &a, busy).await {
+            Passed::Accepted(accepted) => self.start(socks, accepted),
+            Passed::Answered => {}
+            Passed::Busy => self.stats.busy += 1,
+            Passed::Rejected => self.stats.rejected += 1,
         }
     }
 
@@ -346,38 +312,4 @@ impl Dispatcher {
         }
         self.tasks.abort_all();
     }
-}
-
-/// Whether `p` is an INIT.
-fn is_init(p: &Packet) -> bool {
-    matches!(p.chunks.first(), Some(Chunk::Init(_)))
-}
-
-/// The ABORT that tells the sender of INIT `p` the server is busy.
-fn busy_abort(p: &Packet) -> Packet {
-    let tag = match p.chunks.first() {
-        Some(Chunk::Init(i)) => i.initiate_tag,
-        _ => 0,
-    };
-    Packet {
-        vtag: tag,
-        chunks: vec![out_of_resource()],
-    }
-}
-
-fn out_of_resource() -> Chunk {
-    Chunk::Abort {
-        cause: Some(CAUSE_OUT_OF_RESOURCE),
-        reflected: false,
-    }
-}
-
-fn is_out_of_resource(p: &Packet) -> bool {
-    matches!(
-        p.chunks.first(),
-        Some(Chunk::Abort {
-            cause: Some(CAUSE_OUT_OF_RESOURCE),
-            ..
-        })
-    )
 }

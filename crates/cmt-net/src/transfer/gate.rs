@@ -1,0 +1,107 @@
+//! The listening side's door, for the one-shot receiver and the serving one alike: a
+//! parsed datagram of no association goes through `--peer`'s filter to the stateless
+//! listener (INIT → INIT ACK with a signed cookie, a valid COOKIE ECHO → an
+//! association), and what the listener answers goes only to unicast sources within the
+//! [`ReplyLimit`] budget. A serving receiver at its limit of associations answers an
+//! INIT, or a COOKIE ECHO, with an ABORT ("Out of Resource") instead.
+
+use cmt_core::setup::{ListenOutcome, Listener, SetupConfig, CAUSE_OUT_OF_RESOURCE};
+use cmt_core::{Chunk, Packet};
+
+use super::options::Options;
+use super::recv::Accepted;
+use crate::io::{Arrival, Sockets};
+use crate::limit::{is_unicast, ReplyLimit};
+
+/// What became of a datagram at the door.
+pub(super) enum Passed {
+    /// A valid COOKIE ECHO set up an association.
+    Accepted(Accepted),
+    /// An INIT, answered.
+    Answered,
+    /// Refused at the limit of associations (an ABORT told its sender).
+    Busy,
+    /// Anything else: malformed, from a source `--peer` does not allow, dropped, or
+    /// answered as a packet of no association.
+    Rejected,
+}
+
+/// The listener and its reply budget.
+pub(super) struct Gate {
+    listener: Listener,
+    limit: ReplyLimit,
+}
+
+impl Gate {
+    pub(super) fn new(cfg: SetupConfig) -> Gate {
+        Gate {
+            listener: Listener::new(cfg, rand::random(), rand::random()),
+            limit: ReplyLimit::default(),
+        }
+    }
+
+    /// Passes arrival `a` (the datagram `socks` received last) through the door;
+    /// `busy`: no association may be set up now.
+    pub(super) async fn pass(
+        &mut self,
+        socks: &mut Sockets,
+        o: &Options,
+        a: &Arrival,
+        busy: bool,
+    ) -> Passed {
+        let Ok(p) = &a.packet else {
+            return Passed::Rejected;
+        };
+        if !o.peers.is_empty() && !o.peers.contains(&a.from.ip()) {
+            return Passed::Rejected;
+        }
+        let init_tag = match p.chunks.first() {
+            Some(Chunk::Init(i)) => Some(i.initiate_tag),
+            _ => None,
+        };
+        if let (true, Some(tag)) = (busy, init_tag) {
+            self.reply(socks, a, &out_of_resource(tag)).await;
+            return Passed::Busy;
+        }
+        let now = socks.now();
+        match self.listener.handle_datagram(now, socks.last_datagram(), p) {
+            ListenOutcome::Reply(r) => {
+                self.reply(socks, a, &r).await;
+                match init_tag {
+                    Some(_) => Passed::Answered,
+                    None => Passed::Rejected,
+                }
+            }
+            // (A COOKIE ECHO under a running association's tag went to it, not here.)
+            ListenOutcome::Established(est, _) if busy => {
+                self.reply(socks, a, &out_of_resource(est.init.peer_vtag))
+                    .await;
+                Passed::Busy
+            }
+            ListenOutcome::Established(est, cookie_ack) => {
+                Passed::Accepted(Accepted::new(est, a, cookie_ack))
+            }
+            ListenOutcome::Drop(_) => Passed::Rejected,
+        }
+    }
+
+    /// Sends `r` back to `a`'s source: unicast only, within the budget.
+    async fn reply(&mut self, socks: &mut Sockets, a: &Arrival, r: &Packet) {
+        let bytes = r.wire_len() + crate::IPV6_UDP_OVERHEAD as usize;
+        if is_unicast(a.from.ip()) && self.limit.allow(socks.now(), a.from.ip(), bytes) {
+            // A failing send is a lost reply: the peer retransmits.
+            let _ = socks.send(a.local, a.from, a.src_port, r).await;
+        }
+    }
+}
+
+/// An ABORT ("Out of Resource") under `tag`.
+fn out_of_resource(tag: u32) -> Packet {
+    Packet {
+        vtag: tag,
+        chunks: vec![Chunk::Abort {
+            cause: Some(CAUSE_OUT_OF_RESOURCE),
+            reflected: false,
+        }],
+    }
+}
