@@ -55,17 +55,32 @@ impl<K: HeapKey + Copy> QuadHeap<K> {
             if c >= n {
                 break;
             }
-            let kids = &self.v[c..(c + 4).min(n)];
-            let mut m = 0;
-            for (j, k) in kids.iter().enumerate().skip(1) {
-                if k.before(&kids[m]) {
-                    m = j;
+            let m = if c + 4 <= n {
+                // A full group (the usual case): the least of four without branches,
+                // as a heap's comparisons are unpredictable.
+                let k = &self.v[c..c + 4];
+                let a = k[1].before(&k[0]) as usize;
+                let b = 2 + k[3].before(&k[2]) as usize;
+                if k[b].before(&k[a]) {
+                    b
+                } else {
+                    a
                 }
-            }
-            if !kids[m].before(&last) {
+            } else {
+                let kids = &self.v[c..n];
+                let mut m = 0;
+                for (j, k) in kids.iter().enumerate().skip(1) {
+                    if k.before(&kids[m]) {
+                        m = j;
+                    }
+                }
+                m
+            };
+            let least = self.v[c + m];
+            if !least.before(&last) {
                 break;
             }
-            self.v[i] = kids[m];
+            self.v[i] = least;
             i = c + m;
         }
         self.v[i] = last;
