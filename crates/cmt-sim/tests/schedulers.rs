@@ -57,6 +57,25 @@ fn rtt_aware_schedulers_beat_round_robin_on_very_unequal_paths() {
 }
 
 #[test]
+fn upstream_linux_mptcp_fills_the_path_that_drains_soonest() {
+    // The same paths. An idle slow path lingers 0 s and gets a burst; once it holds
+    // a few chunks it lingers far longer (1 Mbit/s, 200 ms) than the fast path ever
+    // does (a full window there lingers SRTT/1.2 ≈ 20 ms), so the fast path carries
+    // nearly everything (measured 2.06 against 0.19 Mbit/s) — more lopsided than
+    // minRTT, which spills onto the slow path whenever the fast window is full
+    // (1.51 / 0.87). Both beat round-robin's even split.
+    let (rr, _) = goodput("round-robin", &[]);
+    let (g, paths) = goodput("linux-mptcp", &[]);
+    let (_, minrtt) = goodput("minrtt", &[]);
+    assert!(g > 1.05 * rr, "linux-mptcp {g:.3} vs round-robin {rr:.3}");
+    assert!(paths[0] > 5.0 * paths[1], "fast path first: {paths:?}");
+    assert!(
+        paths[1] < minrtt[1] / 2.0,
+        "the slow path gets bursts only when it is empty: {paths:?} vs minrtt {minrtt:?}"
+    );
+}
+
+#[test]
 fn the_weighted_split_follows_path_capacity() {
     // Loss-free 10 + 2 Mbit/s with equal RTTs and a large buffer: 5 : 1.
     let (_, p) = goodput(

@@ -28,6 +28,7 @@ macro_rules! delegate_to_reno {
 
 mod balia;
 mod cmt_qa;
+mod cubic;
 mod db_cmt;
 mod lia;
 mod olia;
@@ -38,6 +39,7 @@ mod tests;
 
 pub use balia::{balia_terms, Balia, BaliaFactory};
 pub use cmt_qa::{is_wireless_loss, CmtQaCc, CmtQaCcFactory};
+pub use cubic::{Cubic, CubicFactory, CubicFlavour};
 pub use db_cmt::{DbCmtCc, DbCmtCcFactory};
 pub use lia::{lia_alpha, Lia, LiaFactory};
 pub use olia::{olia_epsilon, olia_increase, Olia, OliaFactory};
@@ -158,6 +160,12 @@ pub fn builtin() -> Table<dyn CcFactory> {
             &["rfc4960"],
             "per-path AIMD of RFC 4960 / RFC 9260 section 7.2, as ns-2.35",
             |p| Ok(Box::new(RenoFactory::from_params(p)?)),
+        )
+        .row(
+            "cubic",
+            &[],
+            "CUBIC per path, uncoupled (RFC 9438; flavour = \"linux\" as Linux's tcp_cubic.c)",
+            |p| Ok(Box::new(CubicFactory::from_params(p)?)),
         )
         .row(
             "cmt-qa",

@@ -184,14 +184,7 @@ mod tests {
         }
     }
     fn loss() -> LossSignal {
-        LossSignal {
-            now: Time::ZERO,
-            mtu: MTU,
-            min_ssthresh: 4 * MTU,
-            srtt: None,
-            min_rtt: None,
-            max_srtt: None,
-        }
+        crate::cc::tests::loss_of(MTU)
     }
 
     #[test]

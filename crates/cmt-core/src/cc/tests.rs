@@ -12,6 +12,18 @@ use crate::view::PathId;
 
 const MTU: u64 = 1500;
 
+/// A loss with no RTT known, the RFC's 4·MTU ssthresh floor, at time zero.
+pub(super) fn loss_of(mtu: u64) -> LossSignal {
+    LossSignal {
+        now: Time::ZERO,
+        mtu,
+        min_ssthresh: 4 * mtu,
+        srtt: None,
+        min_rtt: None,
+        max_srtt: None,
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Ack {

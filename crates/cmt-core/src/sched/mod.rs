@@ -12,6 +12,7 @@ mod db_cmt;
 mod ecf;
 mod fast_slow;
 mod japs;
+mod linux_mptcp;
 mod min_rtt;
 mod redundant;
 mod rev;
@@ -27,6 +28,7 @@ pub use ecf::{Ecf, EcfFactory};
 pub use japs::{
     positions as japs_positions, repair_bytes as japs_repair_bytes, Japs, JapsFactory, PathPlan,
 };
+pub use linux_mptcp::{pacing_rate, LinuxMptcp, LinuxMptcpFactory, SEND_BURST};
 pub use min_rtt::{MinRtt, MinRttFactory};
 pub use redundant::{Redundant, RedundantFactory};
 pub use rev::{awnd_delta, Flavour, ReceiverDriven, ReceiverDrivenFactory};
@@ -123,6 +125,12 @@ pub fn builtin() -> Table<dyn SchedulerFactory> {
             &[],
             "lowest SRTT among paths with room (Linux MPTCP default scheduler)",
             |p| Ok(Box::new(MinRttFactory::from_params(p)?)),
+        )
+        .row(
+            "linux-mptcp",
+            &[],
+            "least linger time (queued bytes / pacing rate) in 64 KiB bursts (upstream Linux MPTCP, 6.11)",
+            |p| Ok(Box::new(LinuxMptcpFactory::from_params(p)?)),
         )
         .row(
             "cmt-qa",
