@@ -14,6 +14,7 @@ mod fast_slow;
 mod japs;
 mod linux_mptcp;
 mod min_rtt;
+mod picoquic_rr;
 mod redundant;
 mod rev;
 mod round_robin;
@@ -30,6 +31,7 @@ pub use japs::{
 };
 pub use linux_mptcp::{pacing_rate, LinuxMptcp, LinuxMptcpFactory, SEND_BURST};
 pub use min_rtt::{MinRtt, MinRttFactory};
+pub use picoquic_rr::{PicoquicRr, PicoquicRrFactory};
 pub use redundant::{Redundant, RedundantFactory};
 pub use rev::{awnd_delta, Flavour, ReceiverDriven, ReceiverDrivenFactory};
 pub use round_robin::{RoundRobin, RoundRobinFactory};
@@ -131,6 +133,12 @@ pub fn builtin() -> Table<dyn SchedulerFactory> {
             &[],
             "least linger time (queued bytes / pacing rate) in 64 KiB bursts (upstream Linux MPTCP, 6.11)",
             |p| Ok(Box::new(LinuxMptcpFactory::from_params(p)?)),
+        )
+        .row(
+            "picoquic-rr",
+            &[],
+            "least recently sent among available paths with room, standby paths in reserve (picoquic)",
+            |p| Ok(Box::new(PicoquicRrFactory::from_params(p)?)),
         )
         .row(
             "cmt-qa",
