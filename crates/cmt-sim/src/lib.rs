@@ -15,6 +15,7 @@
 pub mod bound;
 pub mod build_info;
 pub mod capture;
+pub mod energy;
 pub mod ids;
 pub mod input_file;
 pub mod link;

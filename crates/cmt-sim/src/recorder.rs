@@ -16,8 +16,12 @@ pub struct PathCounters {
     pub sent_bytes: u64,
     /// DATA packets retransmitted.
     pub retransmissions: u64,
+    /// User bytes of those retransmissions.
+    pub retransmitted_bytes: u64,
     /// Scheduler copies of chunks sent on another path (redundant, JAPS).
     pub copies: u64,
+    /// User bytes of those copies.
+    pub copy_bytes: u64,
     /// DATA packets dropped by the network (queue or loss model).
     pub lost_packets: u64,
     /// User bytes delivered in order that arrived on this path.
@@ -137,6 +141,24 @@ pub struct Recorder {
     pub rbuf_max: u32,
     /// The association failed.
     pub failed: bool,
+    /// The device's radio per path (`paths[].radio`), when any path has one.
+    pub radios: Option<Radios>,
+}
+
+/// The radios of the device whose energy is measured, fed by the network with every
+/// packet of the association the device sends or receives.
+pub struct Radios {
+    /// Per path, its meter (`None`: no radio given).
+    pub meters: Vec<Option<crate::energy::RadioMeter>>,
+}
+
+impl Radios {
+    /// A packet of `bytes` on the wire of `path` at `now`, `up` from the device.
+    pub fn packet(&mut self, path: usize, now: Time, bytes: u64, up: bool) {
+        if let Some(Some(m)) = self.meters.get_mut(path) {
+            m.packet(now, bytes, up);
+        }
+    }
 }
 
 impl Recorder {
@@ -173,6 +195,7 @@ impl Recorder {
             last_delivery: None,
             rbuf_max: 0,
             failed: false,
+            radios: None,
         }
     }
 
@@ -284,9 +307,13 @@ impl Recorder {
                         let rel = tsn - *self.first_tsn.get_or_insert(tsn);
                         self.current.tsn_sent = self.current.tsn_sent.max(rel);
                     }
-                    SendKind::Copy => p.copies += 1,
+                    SendKind::Copy => {
+                        p.copies += 1;
+                        p.copy_bytes += bytes as u64;
+                    }
                     SendKind::FastRetransmit | SendKind::TimeoutRetransmit => {
-                        p.retransmissions += 1
+                        p.retransmissions += 1;
+                        p.retransmitted_bytes += bytes as u64;
                     }
                 }
             }

@@ -44,8 +44,23 @@ pub struct PathSummary {
     pub lost_packets: u64,
     /// DATA packets retransmitted on this path.
     pub retransmissions: u64,
+    /// User bytes of those retransmissions (part of `sent_bytes`).
+    #[serde(default)]
+    pub retransmitted_bytes: u64,
     /// Copies of chunks first sent on another path (redundant, JAPS).
     pub copies: u64,
+    /// User bytes of those copies (part of `sent_bytes`): the redundancy's cost.
+    #[serde(default)]
+    pub copy_bytes: u64,
+    /// `sent_bytes` at the path's `price_per_mb` (absent for an unpriced path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    /// The device's radio on this path (`lte`, `wifi`; absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub radio: Option<String>,
+    /// That radio's energy over the run, J (docs/metrics.md "Cost and energy").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
     /// Goodput of data that arrived on this path, Mbit/s.
     pub goodput_mbps: f64,
     /// Payload arriving on this path, duplicates included, Mbit/s.
@@ -147,6 +162,15 @@ pub struct Summary {
     pub fast_retransmits: u64,
     /// T3-rtx timeouts.
     pub timeouts: u64,
+    /// Price of the priced paths' traffic (absent when no path has a price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    /// Energy of the device's radios, J (absent when no path has a radio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+    /// That energy per 10⁶ user bytes delivered, J.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j_per_mb: Option<f64>,
     /// File transfer time, s (null for timed runs or unfinished transfers).
     pub ftt_s: Option<f64>,
     /// Simulator events processed.
@@ -208,6 +232,22 @@ fn latency_stats(zeros: u64, mut ns: Vec<u64>) -> Latency {
 impl Summary {
     /// Summarises a finished simulation.
     pub fn of(sim: &Simulation, wall_s: f64) -> Summary {
+        let mut s = Self::counted(sim, wall_s);
+        let sum = |f: fn(&PathSummary) -> Option<f64>| {
+            let v: Vec<f64> = s.paths.iter().filter_map(f).collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>())
+        };
+        s.cost = sum(|p| p.cost);
+        s.energy_j = sum(|p| p.energy_j);
+        s.energy_j_per_mb = s
+            .energy_j
+            .filter(|_| s.delivered_bytes > 0)
+            .map(|e| e / (s.delivered_bytes as f64 / 1e6));
+        s
+    }
+
+    /// The summary's fields from the recorder's counters.
+    fn counted(sim: &Simulation, wall_s: f64) -> Summary {
         let r = sim.rec.borrow();
         let b = &sim.built;
         let t = sim.now().as_secs_f64();
@@ -256,6 +296,9 @@ impl Summary {
             jitter_ms: r.jitter_ms(),
             fast_retransmits: r.fast_retransmits,
             timeouts: r.timeouts,
+            cost: None,
+            energy_j: None,
+            energy_j_per_mb: None,
             ftt_s: ftt,
             events: sim.events,
             wall_s,
@@ -264,14 +307,22 @@ impl Summary {
                 .paths
                 .iter()
                 .zip(&r.paths)
-                .map(|(p, c)| PathSummary {
+                .enumerate()
+                .map(|(i, (p, c))| PathSummary {
                     name: p.name.clone(),
                     sent_packets: c.sent_packets,
                     sent_bytes: c.sent_bytes,
                     backup: p.backup,
                     lost_packets: c.lost_packets,
                     retransmissions: c.retransmissions,
+                    retransmitted_bytes: c.retransmitted_bytes,
                     copies: c.copies,
+                    copy_bytes: c.copy_bytes,
+                    cost: p.price_per_mb.map(|x| x * c.sent_bytes as f64 / 1e6),
+                    radio: p.radio.as_ref().map(|m| m.kind.clone()),
+                    energy_j: r.radios.as_ref().and_then(|rs| {
+                        rs.meters[i].as_ref().map(crate::energy::RadioMeter::joules)
+                    }),
                     goodput_mbps: mbps(c.delivered_bytes, measured),
                     throughput_mbps: mbps(c.received_bytes, measured),
                     cwnd_reductions: c.cwnd_reductions,
@@ -365,130 +416,8 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(tmp, path)
 }
 
-/// Scalar metrics a sweep can aggregate, by the dotted name used in sweep files and
-/// result columns. Per-path values are `paths.<path name>.<field>` with the fields of
-/// [`PATH_METRICS`].
-pub const METRICS: &[&str] = &[
-    "goodput_mbps",
-    "throughput_mbps",
-    "bound_mbps",
-    "goodput_of_bound",
-    "cc_bound_mbps",
-    "goodput_of_cc_bound",
-    "delivered_bytes",
-    "sim_time_s",
-    "o3_tsn_peak",
-    "reordering_latency_ms.mean",
-    "reordering_latency_ms.p99",
-    "reordering_latency_ms.max",
-    "rbuf_blocked_s",
-    "rbuf_max_bytes",
-    "delay_ms.mean",
-    "transit_ms.mean",
-    "jitter_ms",
-    "fast_retransmits",
-    "timeouts",
-    "ftt_s",
-    "events",
-    "rtx_decisions.total",
-    "rtx_decisions.cwnd_ties",
-    "rtx_decisions.not_largest_cwnd",
-    "background.tcp_mbps",
-    "background.udp_mbps",
-    "sent_packets",
-    "loss_rate",
-];
-
-/// Per-path metric fields (see [`METRICS`]).
-pub const PATH_METRICS: &[&str] = &[
-    "sent_packets",
-    "sent_bytes",
-    "lost_packets",
-    "retransmissions",
-    "copies",
-    "goodput_mbps",
-    "throughput_mbps",
-    "cwnd_reductions",
-    "fast_retransmits",
-    "timeouts",
-    "failures",
-    "recoveries",
-];
-
-impl Summary {
-    /// Delivered rate of the TCP-like background flows (`tcp`) or of the open-loop ones,
-    /// Mbit/s in total.
-    fn background_mbps(&self, tcp: bool) -> f64 {
-        self.background
-            .iter()
-            .filter(|f| f.tcp == tcp)
-            .map(|f| f.delivered_mbps)
-            .sum()
-    }
-
-    /// The value of a metric named as in [`METRICS`] / [`PATH_METRICS`]. `None` for an
-    /// unknown name, an unknown path, or a metric without a value in this run (`ftt_s`
-    /// of a timed run).
-    pub fn metric(&self, name: &str) -> Option<f64> {
-        if let Some(rest) = name.strip_prefix("paths.") {
-            let (path, field) = rest.rsplit_once('.')?;
-            let p = self.paths.iter().find(|p| p.name == path)?;
-            return Some(match field {
-                "sent_packets" => p.sent_packets as f64,
-                "sent_bytes" => p.sent_bytes as f64,
-                "lost_packets" => p.lost_packets as f64,
-                "retransmissions" => p.retransmissions as f64,
-                "copies" => p.copies as f64,
-                "goodput_mbps" => p.goodput_mbps,
-                "throughput_mbps" => p.throughput_mbps,
-                "cwnd_reductions" => p.cwnd_reductions as f64,
-                "fast_retransmits" => p.fast_retransmits as f64,
-                "timeouts" => p.timeouts as f64,
-                "failures" => p.failures as f64,
-                "recoveries" => p.recoveries as f64,
-                _ => return None,
-            });
-        }
-        Some(match name {
-            "goodput_mbps" => self.goodput_mbps,
-            "throughput_mbps" => self.throughput_mbps,
-            "bound_mbps" => self.bound_mbps,
-            "goodput_of_bound" => self.goodput_of_bound,
-            "cc_bound_mbps" => self.cc_bound_mbps,
-            "goodput_of_cc_bound" => self.goodput_of_cc_bound,
-            "delivered_bytes" => self.delivered_bytes as f64,
-            "sim_time_s" => self.sim_time_s,
-            "o3_tsn_peak" => self.o3_tsn_peak as f64,
-            "reordering_latency_ms.mean" => self.reordering_latency_ms.mean,
-            "reordering_latency_ms.p99" => self.reordering_latency_ms.p99,
-            "reordering_latency_ms.max" => self.reordering_latency_ms.max,
-            "rbuf_blocked_s" => self.rbuf_blocked_s,
-            "rbuf_max_bytes" => self.rbuf_max_bytes as f64,
-            "delay_ms.mean" => self.delay_ms.mean,
-            "transit_ms.mean" => self.transit_ms.mean,
-            "jitter_ms" => self.jitter_ms,
-            "fast_retransmits" => self.fast_retransmits as f64,
-            "timeouts" => self.timeouts as f64,
-            "ftt_s" => self.ftt_s?,
-            "events" => self.events as f64,
-            "rtx_decisions.total" => self.rtx_decisions.total as f64,
-            "rtx_decisions.cwnd_ties" => self.rtx_decisions.cwnd_ties as f64,
-            "rtx_decisions.not_largest_cwnd" => self.rtx_decisions.not_largest_cwnd as f64,
-            "background.tcp_mbps" => self.background_mbps(true),
-            "background.udp_mbps" => self.background_mbps(false),
-            "sent_packets" => self.paths.iter().map(|p| p.sent_packets).sum::<u64>() as f64,
-            "loss_rate" => {
-                let sent: u64 = self.paths.iter().map(|p| p.sent_packets).sum();
-                let lost: u64 = self.paths.iter().map(|p| p.lost_packets).sum();
-                if sent == 0 {
-                    return None;
-                }
-                lost as f64 / sent as f64
-            }
-            _ => return None,
-        })
-    }
-}
+mod metric;
+pub use metric::{METRICS, PATH_METRICS};
 
 #[cfg(test)]
 mod tests {

@@ -158,6 +158,8 @@ pub struct Simulation {
     failure: Option<String>,
     /// Per background flow: the open-loop source and its route (`None` for TCP flows).
     pub(crate) sources: Vec<Option<(Source, RouteId)>>,
+    /// The endpoint whose radios are metered (`metrics.device`), when a path has one.
+    radio_side: Option<EndpointId>,
 }
 
 impl Simulation {
@@ -459,6 +461,9 @@ impl Simulation {
         let Some((packet, path, dest, flow)) = arrived else {
             return;
         };
+        if flow.is_none() && self.radio_side == Some(dest) {
+            self.radio(path, size, false);
+        }
         if packet.has_data() && dest == EndpointId::RECEIVER {
             self.rec.borrow_mut().on_data_arrival(self.now, sent_at);
         }
@@ -484,6 +489,9 @@ impl Simulation {
                 c.packet(self.now, side.0, t.path.0, &t.packet);
             }
             let size = t.packet.wire_len() as u32 + ip;
+            if flow.is_none() && self.radio_side == Some(side) {
+                self.radio(t.path, size, true);
+            }
             let pkt = InFlight {
                 route: self.ends[side].routes[t.path.0],
                 cargo: Cargo::Sctp {
@@ -505,6 +513,17 @@ impl Simulation {
             if let Some(t) = t {
                 self.schedule_timer(side, t);
             }
+        }
+    }
+}
+
+impl Simulation {
+    /// A packet of the association of `size` bytes on the wire on `path`, sent (`up`)
+    /// or received by the device whose radios are metered.
+    #[inline(never)]
+    fn radio(&mut self, path: PathId, size: u32, up: bool) {
+        if let Some(r) = self.rec.borrow_mut().radios.as_mut() {
+            r.packet(path.0, self.now, u64::from(size), up);
         }
     }
 }

@@ -202,5 +202,36 @@ fn table(s: &Summary) -> String {
             p.goodput_mbps
         );
     }
+    t + &cost_and_energy(s)
+}
+
+/// The priced paths' cost and the radios' energy, per path and in total (nothing when
+/// the scenario gives neither).
+fn cost_and_energy(s: &Summary) -> String {
+    if s.cost.is_none() && s.energy_j.is_none() {
+        return String::new();
+    }
+    let mut t = format!(
+        "\n  {:<16}{:>10}{:>12}{:>10}{:>15}\n",
+        "path", "radio", "energy J", "cost", "redundant MB"
+    );
+    let opt = |x: Option<f64>, d: usize| x.map_or("–".to_string(), |v| format!("{v:.d$}"));
+    for p in &s.paths {
+        t += &format!(
+            "  {:<16}{:>10}{:>12}{:>10}{:>15.2}\n",
+            p.name,
+            p.radio.as_deref().unwrap_or("–"),
+            opt(p.energy_j, 2),
+            opt(p.cost, 3),
+            p.copy_bytes as f64 / 1e6
+        );
+    }
+    if let Some(e) = s.energy_j {
+        let per_mb = opt(s.energy_j_per_mb, 3);
+        t += &format!("  radio energy {e:.2} J ({per_mb} J per MB delivered)\n");
+    }
+    if let Some(c) = s.cost {
+        t += &format!("  cost of metered traffic {c:.3}\n");
+    }
     t
 }

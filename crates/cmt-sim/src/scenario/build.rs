@@ -51,6 +51,10 @@ pub struct BuiltPath {
     pub backup: bool,
     /// Its address exists at the start (`paths[].present`).
     pub present: bool,
+    /// Price per 10⁶ user bytes sent (`paths[].price_per_mb`).
+    pub price_per_mb: Option<f64>,
+    /// The device's radio on it (`paths[].radio`, `radio_params`).
+    pub radio: Option<crate::energy::RadioModel>,
 }
 
 /// A scenario ready to simulate.
@@ -75,6 +79,8 @@ pub struct Built {
     pub paths: Vec<BuiltPath>,
     /// Metrics bin width.
     pub bin: Duration,
+    /// The endpoint whose radios `paths[].radio` model (`metrics.device`).
+    pub device: crate::energy::Device,
     /// Scheduled link changes, in time order.
     pub events: Vec<BuiltEvent>,
     /// Background sources.
@@ -180,6 +186,16 @@ pub(super) fn build(
     let links = build_links(&s.links, dir)?;
     let paths = build_paths(s, &links)?;
     let bin = metrics_bin(s, &workload)?;
+    let device = match s.metrics.device.as_deref() {
+        None | Some("receiver") => crate::energy::Device::Receiver,
+        Some("sender") => crate::energy::Device::Sender,
+        Some(o) => {
+            return Err(BuildError::new(
+                "metrics.device".into(),
+                format!("unknown `{o}` (known: receiver, sender)"),
+            ))
+        }
+    };
     let end = match workload {
         Workload::Timed(t) => t,
         Workload::File { limit, .. } => limit,
@@ -203,6 +219,7 @@ pub(super) fn build(
         links,
         paths,
         bin,
+        device,
         events,
         traffic,
         oracle_loss,
@@ -433,11 +450,35 @@ fn build_paths(s: &Scenario, links: &[BuiltLink]) -> Result<Vec<BuiltPath>, Buil
                 format!("paths[{i}].links[{j}]")
             })?);
         }
+        let price_per_mb = match p.price_per_mb {
+            Some(x) if !(x.is_finite() && x >= 0.0) => {
+                return Err(BuildError::new(
+                    format!("paths[{i}].price_per_mb"),
+                    format!("{x}: a price ≥ 0"),
+                ))
+            }
+            x => x,
+        };
+        let radio = match &p.radio {
+            Some(kind) => Some(field(
+                &format!("paths[{i}].radio"),
+                crate::energy::RadioModel::build(kind, &p.radio_params),
+            )?),
+            None if !p.radio_params.is_empty() => {
+                return Err(BuildError::new(
+                    format!("paths[{i}].radio_params"),
+                    "given without `radio`".into(),
+                ))
+            }
+            None => None,
+        };
         paths.push(BuiltPath {
             name: p.name.clone(),
             links: idx,
             backup: p.backup,
             present: p.present,
+            price_per_mb,
+            radio,
         });
     }
     Ok(paths)

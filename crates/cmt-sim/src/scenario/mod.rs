@@ -273,6 +273,9 @@ pub struct ReceiverSpec {
 pub struct MetricsSpec {
     /// Width of a time-series bin (default "0.5s").
     pub bin: Option<Raw>,
+    /// The endpoint whose radios `paths[].radio` model: "receiver" (default) or
+    /// "sender".
+    pub device: Option<String>,
 }
 
 /// `[[links]]`: a duplex link; both directions get the same parameters and independent
@@ -368,6 +371,15 @@ pub struct PathSpec {
     /// `state = "added"` brings it in).
     #[serde(default = "yes")]
     pub present: bool,
+    /// Price of the path's traffic per 10⁶ user bytes sent (a metered path).
+    #[serde(default)]
+    pub price_per_mb: Option<f64>,
+    /// The device's radio on this path, for its energy: `"lte"` or `"wifi"`.
+    #[serde(default)]
+    pub radio: Option<String>,
+    /// Values overriding the radio's model (`alpha_up`, `tail_s`, …).
+    #[serde(default)]
+    pub radio_params: ParamTable,
 }
 
 /// A field error while building: the dotted key and what is wrong with it.

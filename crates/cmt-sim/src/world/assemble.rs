@@ -39,9 +39,24 @@ impl Simulation {
             built.config.initial_cwnd(),
         )));
         rec.borrow_mut().flows = vec![Default::default(); built.traffic.len()];
+        if built.paths.iter().any(|p| p.radio.is_some()) {
+            rec.borrow_mut().radios = Some(crate::recorder::Radios {
+                meters: built
+                    .paths
+                    .iter()
+                    .map(|p| p.radio.clone().map(crate::energy::RadioMeter::new))
+                    .collect(),
+            });
+        }
         let mut ends = main_endpoints(&built, &drawn, &rec)?;
         let flow_sender = tcp_endpoints(&built, &tcp_flows, &rec, &mut ends)?;
+        let radio_side = built
+            .paths
+            .iter()
+            .any(|p| p.radio.is_some())
+            .then(|| built.device.endpoint());
         Ok(Simulation {
+            radio_side,
             built,
             now: Time::ZERO,
             q: EventQueue::default(),
