@@ -434,3 +434,68 @@ async fn both_ends_write_a_per_packet_trace_that_matches_their_reports() {
     // Paths are named by their addresses.
     assert!(tx[0][3].contains('>'), "{:?}", tx[0]);
 }
+
+#[tokio::test]
+async fn a_qlog_trace_of_a_real_transfer_holds_each_delivery_on_its_path() {
+    let dir = std::env::temp_dir().join(format!("cmtlab-qlog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (tx_trace, rx_trace) = (dir.join("send.qlog"), dir.join("recv.qlog"));
+    let rx_opts = Options {
+        trace: Some(rx_trace.clone()),
+        ..Options::default()
+    };
+    let (remotes, _out, server) =
+        receiver_with(&["127.0.0.1:0", "127.0.0.2:0"], "qlog", rx_opts).await;
+    let o = Options {
+        trace: Some(tx_trace.clone()),
+        ..Options::default()
+    };
+    let data = Bytes::from(vec![7u8; 600_000]);
+    let sent = send(&addrs(&["127.0.1.1:0", "127.0.1.2:0"]), &remotes, data, &o)
+        .await
+        .unwrap();
+    server.await.unwrap().unwrap();
+    // JSON-SEQ: RS, a JSON text, LF per record; the first is qlog's header.
+    let events = |f: &std::path::Path| -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(text.starts_with('\u{1e}'));
+        let mut v: Vec<serde_json::Value> = text
+            .split('\u{1e}')
+            .skip(1)
+            .map(|r| serde_json::from_str(r).unwrap())
+            .collect();
+        assert_eq!(v.remove(0)["qlog_format"], "JSON-SEQ");
+        v
+    };
+    let (tx, rx) = (events(&tx_trace), events(&rx_trace));
+    let named = |v: &[serde_json::Value], n: &str| -> Vec<serde_json::Value> {
+        v.iter().filter(|e| e["name"] == n).cloned().collect()
+    };
+    // Sender: DATA packets sent per path are the report's counters.
+    for (i, p) in sent.paths.iter().enumerate() {
+        let n = named(&tx, "transport:packet_sent")
+            .iter()
+            .filter(|e| e["data"]["path_id"] == i && e["data"]["header"]["packet_number"].is_u64())
+            .count() as u64;
+        assert_eq!(n, p.sent_packets, "path {i}");
+    }
+    // Receiver: the stream (file and 24-byte header) delivered once, TSNs consecutive,
+    // over both paths.
+    let moved = named(&rx, "transport:data_moved");
+    let bytes: u64 = moved
+        .iter()
+        .map(|e| e["data"]["length"].as_u64().unwrap())
+        .sum();
+    assert_eq!(bytes, 600_000 + cmt_net::resume::HEADER_LEN as u64);
+    let tsns: Vec<u64> = moved
+        .iter()
+        .map(|e| e["data"]["cmtlab"]["tsn"].as_u64().unwrap())
+        .collect();
+    assert!(tsns.windows(2).all(|w| w[1] == w[0] + 1));
+    for path in 0..2 {
+        assert!(
+            moved.iter().any(|e| e["data"]["path_id"] == path),
+            "deliveries from path {path}"
+        );
+    }
+}

@@ -3,10 +3,13 @@
 //! other code from the same events); every chunk is delivered exactly once, in TSN
 //! order; no transmission is accounted twice (arrivals + drops never exceed
 //! transmissions, per TSN); drops name their cause and link; time never goes backwards;
-//! the same seed writes the same bytes.
+//! the same seed writes the same bytes; the Parquet and qlog forms hold what the CSV
+//! form holds (qlog read back by serde_json's reader, and by Python's `json` where
+//! `python3` is installed).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::process::Command;
 
 use cmt_sim::packet_trace::COLUMNS;
 use cmt_sim::{load_str, Simulation, Summary};
@@ -42,6 +45,16 @@ links = ["fast"]
 name = "p-slow"
 links = ["slow"]
 "#;
+
+/// Runs the scenario with its trace written to `file` (in the test's directory).
+fn trace_file(file: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(file);
+    let mut sim = Simulation::new(load_str(SCENARIO, "trace", None, &[]).unwrap()).unwrap();
+    sim.trace_to(&path).unwrap();
+    sim.run(&mut |_| {});
+    sim.finish_trace().unwrap();
+    path
+}
 
 fn traced(name: &str) -> (Summary, String) {
     let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.csv"));
@@ -220,12 +233,7 @@ fn a_parquet_trace_holds_the_csv_rows() {
 
     let (_, csv) = traced("pq-csv");
     let csv = parse(&csv);
-    let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("trace.parquet");
-    let built = load_str(SCENARIO, "trace", None, &[]).unwrap();
-    let mut sim = Simulation::new(built).unwrap();
-    sim.trace_to(&file).unwrap();
-    sim.run(&mut |_| {});
-    sim.finish_trace().unwrap();
+    let file = trace_file("trace.parquet");
     let reader = SerializedFileReader::new(std::fs::File::open(&file).unwrap()).unwrap();
     let names: Vec<String> = reader
         .metadata()
@@ -254,5 +262,103 @@ fn a_parquet_trace_holds_the_csv_rows() {
             "" => assert!(matches!(f[10], Field::Null)),
             l => assert!(matches!(f[10], Field::Str(v) if v == l)),
         }
+    }
+}
+
+/// The qlog event name a CSV row becomes (the sink's documented mapping).
+fn event_of(kind: &str) -> &'static str {
+    match kind {
+        "send" | "retransmit" => "transport:packet_sent",
+        "arrive" => "transport:packet_received",
+        "drop" => "transport:packet_dropped",
+        "deliver" => "transport:data_moved",
+        "timeout" => "recovery:loss_timer_updated",
+        k => panic!("unknown kind {k}"),
+    }
+}
+
+#[test]
+fn the_qlog_trace_holds_the_csv_traces_events_path_by_path() {
+    let (_, csv) = traced("ql-csv");
+    let qlog_path = trace_file("trace.qlog");
+    let qlog = std::fs::read(&qlog_path).unwrap();
+
+    // CSV: (event name, path) → count, and the DATA send TSNs in order.
+    let mut want: BTreeMap<(String, u64), u64> = BTreeMap::new();
+    let mut sent_tsns = Vec::new();
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let (path, direction, kind) = (f[2].parse::<u64>().unwrap(), f[4], f[5]);
+        *want.entry((event_of(kind).into(), path)).or_default() += 1;
+        if kind == "send" && direction == "data" {
+            sent_tsns.push(f[7].parse::<u64>().unwrap());
+        }
+    }
+    assert!(want.len() >= 8, "a varied run: {want:?}");
+
+    // JSON-SEQ (RFC 7464): every record is RS, one JSON text, LF.
+    assert_eq!(qlog.first(), Some(&0x1e));
+    let text = std::str::from_utf8(&qlog).unwrap();
+    let records: Vec<&str> = text.split('\u{1e}').skip(1).collect();
+    assert!(records.iter().all(|r| r.ends_with('\n')));
+    let values: Vec<serde_json::Value> = records
+        .iter()
+        .map(|r| serde_json::from_str(r).expect("a JSON text"))
+        .collect();
+    let header = &values[0];
+    assert_eq!(header["qlog_format"], "JSON-SEQ");
+    assert_eq!(header["qlog_version"], "0.3");
+    assert_eq!(header["trace"]["common_fields"]["time_format"], "relative");
+
+    let mut got: BTreeMap<(String, u64), u64> = BTreeMap::new();
+    let mut got_tsns = Vec::new();
+    let mut last_time = 0.0f64;
+    let mut cwnd_updates = 0;
+    for e in &values[1..] {
+        let name = e["name"].as_str().unwrap().to_string();
+        let time = e["time"].as_f64().unwrap();
+        assert!(time >= last_time, "time runs forward");
+        last_time = time;
+        let path = e["data"]["path_id"]
+            .as_u64()
+            .expect("every event names its path");
+        if name == "recovery:metrics_updated" {
+            assert!(e["data"]["congestion_window"].as_u64().unwrap() > 0);
+            cwnd_updates += 1;
+            continue;
+        }
+        let own = &e["data"]["cmtlab"];
+        if name == "transport:packet_sent" && own["cause"] == "new" {
+            got_tsns.push(e["data"]["header"]["packet_number"].as_u64().unwrap());
+        }
+        *got.entry((name, path)).or_default() += 1;
+    }
+    assert_eq!(got, want, "qlog events per (name, path) = CSV rows");
+    assert_eq!(
+        got_tsns, sent_tsns,
+        "DATA packets numbered by TSN, in order"
+    );
+    assert!(
+        cwnd_updates > 10,
+        "{cwnd_updates} congestion-window updates"
+    );
+
+    // An independent reader: Python's json, where there is one.
+    let script = "import json,sys\n\
+        d=open(sys.argv[1],'rb').read().split(b'\\x1e')[1:]\n\
+        ev=[json.loads(r) for r in d]\n\
+        print(sum(1 for e in ev[1:] if e['name']!='recovery:metrics_updated'))";
+    if let Ok(out) = Command::new("python3")
+        .args(["-c", script])
+        .arg(&qlog_path)
+        .output()
+    {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let n: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert_eq!(n, want.values().sum::<u64>());
     }
 }

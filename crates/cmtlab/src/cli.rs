@@ -38,9 +38,9 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
         /// Write a per-packet trace to this file: one row per send, retransmission,
-        /// drop (with its cause), arrival, delivery, SACK and timeout; CSV, or Parquet
-        /// for a `.parquet` name (built with `--features parquet`). Columns in
-        /// docs/metrics.md.
+        /// drop (with its cause), arrival, delivery, SACK and timeout; CSV, Parquet for
+        /// a `.parquet` name (built with `--features parquet`), qlog (JSON-SEQ, for
+        /// qvis) for a `.qlog` or `.sqlog` name. Columns in docs/metrics.md.
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
     },

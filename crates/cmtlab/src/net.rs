@@ -46,8 +46,8 @@ pub struct AlgArgs {
     /// Write every datagram sent and received to this pcap file (SCTP over UDP).
     #[arg(long, value_name = "FILE")]
     pcap: Option<std::path::PathBuf>,
-    /// Write a per-packet trace of this end to this file (CSV, or Parquet for a
-    /// `.parquet` name; columns in docs/metrics.md).
+    /// Write a per-packet trace of this end to this file (CSV; Parquet for a
+    /// `.parquet` name, qlog JSON-SEQ for `.qlog`/`.sqlog`; columns in docs/metrics.md).
     #[arg(long, value_name = "FILE")]
     trace: Option<std::path::PathBuf>,
     /// Write the final summary as JSON (the keys of the simulator's summary.json that

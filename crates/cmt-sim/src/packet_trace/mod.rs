@@ -26,6 +26,7 @@
 mod csv_sink;
 #[cfg(feature = "parquet")]
 mod parquet_sink;
+mod qlog_sink;
 
 use std::io;
 use std::path::Path;
@@ -110,7 +111,7 @@ pub struct Row<'a> {
     pub link: &'a str,
 }
 
-/// Where rows go: a CSV or Parquet file.
+/// Where rows go: a CSV, Parquet or qlog file.
 trait Sink: Send {
     fn row(&mut self, r: &Row<'_>) -> io::Result<()>;
     fn finish(self: Box<Self>) -> io::Result<()>;
@@ -143,27 +144,36 @@ pub enum Format {
     Csv,
     /// Apache Parquet (needs the `parquet` feature).
     Parquet,
+    /// qlog 0.3, JSON-SEQ (`qlog_sink.rs`).
+    Qlog,
 }
 
 impl Format {
-    /// `.parquet` files are Parquet, anything else CSV.
+    /// `.parquet` files are Parquet, `.qlog` and `.sqlog` files qlog, anything else CSV.
     pub fn of(path: &Path) -> Format {
         match path.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("parquet") => Format::Parquet,
+            Some(e) if e.eq_ignore_ascii_case("qlog") || e.eq_ignore_ascii_case("sqlog") => {
+                Format::Qlog
+            }
             _ => Format::Csv,
         }
     }
 }
 
 impl PacketTrace {
-    /// A trace into `file` (created or truncated), as CSV or — for a `.parquet` name —
-    /// Parquet; `path_names` name the paths in order.
+    /// A trace into `file` (created or truncated), as CSV, or Parquet for a `.parquet`
+    /// name, or qlog for a `.qlog` / `.sqlog` name; `path_names` name the paths in order.
     pub fn create(file: &Path, path_names: Vec<String>) -> Result<Self, String> {
         let what = |e: io::Error| format!("--trace {}: {e}", file.display());
         let sink: Box<dyn Sink> = match Format::of(file) {
             Format::Csv => {
                 let f = std::fs::File::create(file).map_err(what)?;
                 Box::new(csv_sink::CsvSink::new(f).map_err(what)?)
+            }
+            Format::Qlog => {
+                let f = std::fs::File::create(file).map_err(what)?;
+                Box::new(qlog_sink::QlogSink::new(f).map_err(what)?)
             }
             #[cfg(feature = "parquet")]
             Format::Parquet => {
