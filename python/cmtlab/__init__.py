@@ -116,7 +116,7 @@ def register_scheduler(
     The class needs ``select(self, paths) -> int | None``: the index of the path for
     the next new chunk, or ``None`` to send no new data now. ``paths`` is a sequence
     of :class:`PathView` (``id``, ``state``, ``cwnd``, ``ssthresh``, ``flight``,
-    ``srtt``, ``rttvar``, ``min_rtt``, ``rto``, ``timeouts``, ``loss_rate``,
+    ``srtt``, ``rttvar``, ``min_rtt``, ``rto``, ``timeouts``, ``error_count``, ``loss_rate``,
     ``capacity``, ``advertised_rate``, ``can_send``; times in seconds) with the
     moment's ``now``, ``peer_rwnd``, ``chunk_len`` and ``queued_bytes``. Optional
     hooks: ``begin(self, paths)`` at each transmission opportunity,

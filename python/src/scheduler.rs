@@ -54,6 +54,8 @@ pub struct PathView {
     rto: f64,
     /// T3-rtx timeouts so far.
     timeouts: u32,
+    /// Consecutive timeouts since the path was last acknowledged.
+    error_count: u32,
     /// Loss rate (configured or estimated).
     loss_rate: f64,
     /// Capacity in bytes/s when known.
@@ -94,6 +96,7 @@ impl PathView {
             min_rtt: p.min_rtt.map(|d| d.as_secs_f64()),
             rto: p.rto.as_secs_f64(),
             timeouts: p.timeouts,
+            error_count: p.error_count,
             loss_rate: p.loss_rate,
             capacity: p.capacity,
             advertised_rate: p.advertised_rate,

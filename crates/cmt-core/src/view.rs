@@ -56,6 +56,9 @@ pub struct PathView {
     pub rto: Duration,
     /// T3-rtx timeouts so far.
     pub timeouts: u32,
+    /// Consecutive timeouts (and unanswered HEARTBEATs) since the path last got an
+    /// acknowledgement: RFC 9260's path error counter, TCP's `t_rxtshift`.
+    pub error_count: u32,
     /// Time of the latest timeout.
     pub last_timeout: Option<Time>,
     /// Loss rate: the configured one when set
@@ -91,6 +94,7 @@ impl PathView {
             max_srtt: None,
             rto: Duration::from_secs(1),
             timeouts: 0,
+            error_count: 0,
             last_timeout: None,
             loss_rate: 0.0,
             capacity: None,

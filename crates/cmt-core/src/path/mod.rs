@@ -166,6 +166,7 @@ impl Path {
             max_srtt: self.rtt.max_srtt(),
             rto: self.rtt.rto(),
             timeouts: self.losses.timeouts,
+            error_count: self.losses.error_count,
             last_timeout: self.losses.last_timeout,
             loss_rate: self.losses.visible(),
             capacity: self.capacity,

@@ -11,6 +11,7 @@ mod daps;
 mod db_cmt;
 mod ecf;
 mod fast_slow;
+mod ios;
 mod japs;
 mod linux_mptcp;
 mod min_rtt;
@@ -26,6 +27,7 @@ pub use cmt_qa::{CmtQa, CmtQaFactory};
 pub use daps::{Daps, DapsFactory};
 pub use db_cmt::{DbCmt, DbCmtFactory};
 pub use ecf::{Ecf, EcfFactory};
+pub use ios::{Ios, IosFactory, ServiceType};
 pub use japs::{
     positions as japs_positions, repair_bytes as japs_repair_bytes, Japs, JapsFactory, PathPlan,
 };
@@ -139,6 +141,18 @@ pub fn builtin() -> Table<dyn SchedulerFactory> {
             &[],
             "least recently sent among available paths with room, standby paths in reserve (picoquic)",
             |p| Ok(Box::new(PicoquicRrFactory::from_params(p)?)),
+        )
+        .row(
+            "ios-handover",
+            &[],
+            "WiFi until it is slow, then cellular (Apple MPTCP's handover service type, xnu)",
+            |p| Ok(Box::new(IosFactory::from_params(ServiceType::Handover, p)?)),
+        )
+        .row(
+            "ios-interactive",
+            &[],
+            "the lower-latency path, never both (Apple MPTCP's interactive service type, xnu)",
+            |p| Ok(Box::new(IosFactory::from_params(ServiceType::Interactive, p)?)),
         )
         .row(
             "cmt-qa",
