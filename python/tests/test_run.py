@@ -94,3 +94,27 @@ def test_a_missing_file_and_a_wrong_type_are_errors(tmp_path):
         cmtlab.run(DEMO, set={"duration": object()})
     with pytest.raises(cmtlab.CmtlabError, match="neither a sweep output"):
         cmtlab.load(tmp_path)
+
+
+def test_cost_and_energy_reach_the_summary_and_the_path_table():
+    # The demo's first path as a metered LTE interface, its second as WiFi.
+    r = cmtlab.run(
+        DEMO,
+        set={
+            **SHORT,
+            "paths.path1-80211b.radio": "lte",
+            "paths.path1-80211b.price_per_mb": 0.5,
+            "paths.path2-80216.radio": "wifi",
+        },
+    )
+    s, t = r.summary, r.path_table
+    lte = t[t["name"] == "path1-80211b"].iloc[0]
+    assert lte["cost"] == pytest.approx(0.5 * lte["sent_bytes"] / 1e6)
+    assert s["cost"] == pytest.approx(lte["cost"])
+    assert s["energy_j"] == pytest.approx(t["energy_j"].sum())
+    assert s["energy_j_per_mb"] == pytest.approx(s["energy_j"] / (s["delivered_bytes"] / 1e6))
+    # Every byte sent is a first transmission, a retransmission or a copy.
+    assert (t["sent_bytes"] >= t["retransmitted_bytes"] + t["copy_bytes"]).all()
+    # Without radios or prices the keys are absent.
+    plain = cmtlab.run(DEMO, set=SHORT).summary
+    assert "energy_j" not in plain and "cost" not in plain
