@@ -196,6 +196,33 @@ fn the_db_cmt_preset_sets_three_algorithms_and_explicit_names_win() {
 }
 
 #[test]
+fn the_linux_mptcp_preset_is_upstreams_scheduler_subflow_retransmission_and_linux_cubic() {
+    let b = load_str(
+        BASE,
+        "t",
+        None,
+        &["association.preset=\"linux-mptcp\"".into()],
+    )
+    .unwrap();
+    assert_eq!(
+        (b.scheduler.name(), b.rtx.name(), b.cc.name()),
+        ("linux-mptcp", "rtx-same", "linux-cubic")
+    );
+    // `cubic` with Linux's flavour is the same controller, and says so.
+    let b = load_str(
+        BASE,
+        "t",
+        None,
+        &[
+            "association.cc=\"cubic\"".into(),
+            "association.cc_params.flavour=\"linux\"".into(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(b.cc.name(), "linux-cubic");
+}
+
+#[test]
 fn the_a_cmt_preset_is_delay_aware_scheduling_rtx_cwnd_and_d_dsp_growth() {
     // A-CMT as the DB-CMT paper describes it: delay/bandwidth-aware scheduling (our
     // least-queued-data rule) with D-DSP growth and RFC 4960 halving.

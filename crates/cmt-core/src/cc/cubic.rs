@@ -61,18 +61,23 @@ impl CubicFactory {
         })
     }
 
-    /// Linux's CUBIC, as upstream MPTCP runs it on each subflow.
-    pub fn linux() -> Self {
-        CubicFactory {
+    /// Linux's CUBIC, as upstream MPTCP runs it on each subflow (`linux-cubic`);
+    /// parameter `fast_convergence` (default true).
+    pub fn linux_from_params(params: &Params) -> Result<Self, ParamError> {
+        params.expect_only("linux-cubic", &["fast_convergence"])?;
+        Ok(CubicFactory {
             flavour: CubicFlavour::Linux,
-            fast_convergence: true,
-        }
+            fast_convergence: params.flag("fast_convergence", true)?,
+        })
     }
 }
 
 impl CcFactory for CubicFactory {
     fn name(&self) -> &'static str {
-        "cubic"
+        match self.flavour {
+            CubicFlavour::Rfc9438 => "cubic",
+            CubicFlavour::Linux => "linux-cubic",
+        }
     }
     fn build(&self, _path: PathId, init: &CcInit) -> Box<dyn CongestionControl> {
         Box::new(Cubic::new(init, self.flavour, self.fast_convergence))

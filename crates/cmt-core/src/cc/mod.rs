@@ -168,6 +168,12 @@ pub fn builtin() -> Table<dyn CcFactory> {
             |p| Ok(Box::new(CubicFactory::from_params(p)?)),
         )
         .row(
+            "linux-cubic",
+            &[],
+            "CUBIC as Linux's tcp_cubic.c runs it (cubic with flavour = \"linux\")",
+            |p| Ok(Box::new(CubicFactory::linux_from_params(p)?)),
+        )
+        .row(
             "cmt-qa",
             &[],
             "Reno with wireless-loss differentiation (reconstruction of Xu et al., IEEE TMC 2013)",

@@ -337,10 +337,14 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
         Some("cmt-qa") => ("cmt-qa", "rtx-cwnd", "cmt-qa", false),
         Some("cmt-rev") => ("cmt-rev", "rtx-cwnd", "receiver", true),
         Some("mptcp-rec") => ("mptcp-rec", "rtx-cwnd", "receiver", true),
+        Some("linux-mptcp") => ("linux-mptcp", "rtx-same", "linux-cubic", false),
         Some(o) => {
             return Err(BuildError::new(
                 "association.preset".into(),
-                format!("unknown preset `{o}` (known: db-cmt, a-cmt, cmt-qa, cmt-rev, mptcp-rec)"),
+                format!(
+                    "unknown preset `{o}` (known: db-cmt, a-cmt, cmt-qa, cmt-rev, mptcp-rec, \
+                     linux-mptcp)"
+                ),
             ))
         }
     };
