@@ -81,6 +81,10 @@ pub fn pacing_rate(p: &PathView) -> Option<f64> {
 impl LinuxMptcp {
     /// The active path with the least linger time (`mptcp_subflow_get_send`'s loop).
     fn least_linger(&mut self, paths: &[PathView]) -> Option<PathId> {
+        // Paths added after the start (an address that appears) get their slot here.
+        if self.avg_pacing.len() < paths.len() {
+            self.avg_pacing.resize(paths.len(), 0.0);
+        }
         let mut best: Option<(f64, PathId)> = None;
         for p in paths.iter().filter(|p| p.state == PathState::Active) {
             let linger = match (self.avg_pacing.get(p.id.0), pacing_rate(p)) {
@@ -196,6 +200,24 @@ mod tests {
         paths[0].flight = 200_000;
         paths[0].can_send = false;
         assert_eq!(s.select(&ctx(&paths)), Some(PathId(1)));
+    }
+
+    #[test]
+    fn a_path_added_after_the_start_gets_an_average_pacing_rate() {
+        let mut s = LinuxMptcpFactory.build(1);
+        let two = [
+            view(0, 60_000, 30_000, 20, true),
+            view(1, 60_000, 0, 20, true),
+        ];
+        assert_eq!(s.select(&ctx(&two)), Some(PathId(1)));
+        // The new path's burst began with its own pacing rate as its average.
+        let mut s = LinuxMptcp {
+            avg_pacing: vec![0.0],
+            burst: 0,
+            last: None,
+        };
+        s.select(&ctx(&two));
+        assert_eq!(s.avg_pacing, [1.2 * 60_000.0 / 0.02; 2]);
     }
 
     #[test]

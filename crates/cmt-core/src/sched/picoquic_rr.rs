@@ -62,9 +62,11 @@ impl Scheduler for PicoquicRr {
 
     fn on_sent(&mut self, path: PathId, _tsn: u64, _bytes: u32) {
         self.sends += 1;
-        if let Some(s) = self.last_sent.get_mut(path.0) {
-            *s = self.sends;
+        // A path added after the start (an address that appears) gets its slot here.
+        if self.last_sent.len() <= path.0 {
+            self.last_sent.resize(path.0 + 1, 0);
         }
+        self.last_sent[path.0] = self.sends;
     }
 }
 
@@ -92,6 +94,23 @@ mod tests {
             order.push(p.0);
         }
         assert_eq!(order, [0, 1, 2, 0, 2, 0, 2]);
+    }
+
+    #[test]
+    fn a_path_added_after_the_start_takes_its_turns_too() {
+        let mut s = PicoquicRrFactory.build(1);
+        let one = [view(0, 60_000, 0, 20, true)];
+        let first = s.select(&ctx(&one)).unwrap();
+        s.on_sent(first, 0, 1452);
+        let two = [view(0, 60_000, 0, 20, true), view(1, 60_000, 0, 20, true)];
+        let order: Vec<usize> = (1..5)
+            .map(|i| {
+                let p = s.select(&ctx(&two)).unwrap();
+                s.on_sent(p, i, 1452);
+                p.0
+            })
+            .collect();
+        assert_eq!(order, [1, 0, 1, 0]);
     }
 
     #[test]
