@@ -1,6 +1,7 @@
 //! Real transfers over loopback UDP: two addresses per side, two paths.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use bytes::Bytes;
 use cmt_net::io::Sockets;
@@ -369,31 +370,38 @@ async fn an_abort_mid_transfer_stops_the_peer_at_once_with_a_clear_error() {
     }
 }
 
-#[tokio::test]
-async fn both_ends_write_a_per_packet_trace_that_matches_their_reports() {
-    let dir = std::env::temp_dir().join(format!("cmtlab-trace-{}", std::process::id()));
+/// A two-path transfer of `data` whose ends both write a per-packet trace, as `ext`
+/// files (`csv`, `qlog`) in a fresh directory named after `name`: the sender's report
+/// and the sender's and receiver's trace files.
+async fn traced_transfer(
+    name: &str,
+    ext: &str,
+    data: Bytes,
+) -> (cmt_net::transfer::Report, PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("cmtlab-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (tx_trace, rx_trace) = (dir.join("send.csv"), dir.join("recv.csv"));
-    let rx_opts = Options {
-        trace: Some(rx_trace.clone()),
+    let (tx_trace, rx_trace) = (
+        dir.join(format!("send.{ext}")),
+        dir.join(format!("recv.{ext}")),
+    );
+    let traced = |file: &PathBuf| Options {
+        trace: Some(file.clone()),
         ..Options::default()
     };
     let (remotes, _out, server) =
-        receiver_with(&["127.0.0.1:0", "127.0.0.2:0"], "trace", rx_opts).await;
-    let o = Options {
-        trace: Some(tx_trace.clone()),
-        ..Options::default()
-    };
-    let data: Vec<u8> = (0..1_000_000u32).map(|i| (i * 7) as u8).collect();
-    let sent = send(
-        &addrs(&["127.0.1.1:0", "127.0.1.2:0"]),
-        &remotes,
-        Bytes::from(data.clone()),
-        &o,
-    )
-    .await
-    .unwrap();
+        receiver_with(&["127.0.0.1:0", "127.0.0.2:0"], name, traced(&rx_trace)).await;
+    let local = addrs(&["127.0.1.1:0", "127.0.1.2:0"]);
+    let sent = send(&local, &remotes, data, &traced(&tx_trace))
+        .await
+        .unwrap();
     server.await.unwrap().unwrap();
+    (sent, tx_trace, rx_trace)
+}
+
+#[tokio::test]
+async fn both_ends_write_a_per_packet_trace_that_matches_their_reports() {
+    let data: Vec<u8> = (0..1_000_000u32).map(|i| (i * 7) as u8).collect();
+    let (sent, tx_trace, rx_trace) = traced_transfer("trace", "csv", data.clone().into()).await;
     let rows = |f: &std::path::Path| -> Vec<Vec<String>> {
         let text = std::fs::read_to_string(f).unwrap();
         let mut lines = text.lines();
@@ -437,24 +445,8 @@ async fn both_ends_write_a_per_packet_trace_that_matches_their_reports() {
 
 #[tokio::test]
 async fn a_qlog_trace_of_a_real_transfer_holds_each_delivery_on_its_path() {
-    let dir = std::env::temp_dir().join(format!("cmtlab-qlog-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (tx_trace, rx_trace) = (dir.join("send.qlog"), dir.join("recv.qlog"));
-    let rx_opts = Options {
-        trace: Some(rx_trace.clone()),
-        ..Options::default()
-    };
-    let (remotes, _out, server) =
-        receiver_with(&["127.0.0.1:0", "127.0.0.2:0"], "qlog", rx_opts).await;
-    let o = Options {
-        trace: Some(tx_trace.clone()),
-        ..Options::default()
-    };
     let data = Bytes::from(vec![7u8; 600_000]);
-    let sent = send(&addrs(&["127.0.1.1:0", "127.0.1.2:0"]), &remotes, data, &o)
-        .await
-        .unwrap();
-    server.await.unwrap().unwrap();
+    let (sent, tx_trace, rx_trace) = traced_transfer("qlog", "qlog", data).await;
     // JSON-SEQ: RS, a JSON text, LF per record; the first is qlog's header.
     let events = |f: &std::path::Path| -> Vec<serde_json::Value> {
         let text = std::fs::read_to_string(f).unwrap();

@@ -192,11 +192,6 @@ impl RadioMeter {
         let bits = m.alpha_up * mbit(self.up_bytes) + m.alpha_down * mbit(self.down_bytes);
         (self.state_mj + last_tail + bits) / 1e3
     }
-
-    /// The model it applies.
-    pub fn model(&self) -> &RadioModel {
-        &self.model
-    }
 }
 
 #[cfg(test)]

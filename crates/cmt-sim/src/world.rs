@@ -515,9 +515,7 @@ impl Simulation {
             }
         }
     }
-}
 
-impl Simulation {
     /// A packet of the association of `size` bytes on the wire on `path`, sent (`up`)
     /// or received by the device whose radios are metered.
     #[inline(never)]

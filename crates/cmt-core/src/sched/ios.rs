@@ -3,9 +3,9 @@
 //! docs/algorithms.md §9.6): one path at a time, never aggregation.
 //!
 //! The paths form two classes, cellular (parameter `cellular`, a path index, default 1:
-//! the second path, as in a WiFi + cellular pair) and the others (WiFi). In each class the choice is the lowest-SRTT path,
-//! a path with consecutive timeouts giving way to one without; the first path of the
-//! class when none has an RTT yet. Then:
+//! the second path, as in a WiFi + cellular pair) and the others (WiFi). In each class
+//! the choice is the lowest-SRTT path, a path with consecutive timeouts giving way to
+//! one without; the first path of the class when none has an RTT yet. Then:
 //!
 //! * `ios-handover`: the WiFi choice, unless it is *slow* — at least 2 × `fail_threshold`
 //!   (1) consecutive timeouts — when the cellular choice takes over. (xnu also asks its
@@ -84,16 +84,14 @@ impl SchedulerFactory for IosFactory {
     fn build(&self, _num_paths: usize) -> Box<dyn Scheduler> {
         Box::new(Ios {
             factory: self.clone(),
-            cellular: self.cellular,
         })
     }
 }
 
-/// One service type's policy.
+/// One service type's policy (it keeps no state of its own).
 #[derive(Clone, Debug)]
 pub struct Ios {
     factory: IosFactory,
-    cellular: usize,
 }
 
 /// `mptcp_choose_subflow` over a class: the lower SRTT wins if it has no timeouts or
@@ -146,13 +144,13 @@ impl Scheduler for Ios {
             ctx.paths
                 .iter()
                 .filter(usable)
-                .filter(|p| p.id.0 != self.cellular),
+                .filter(|p| p.id.0 != self.factory.cellular),
         );
         let cell = choose(
             ctx.paths
                 .iter()
                 .filter(usable)
-                .filter(|p| p.id.0 == self.cellular),
+                .filter(|p| p.id.0 == self.factory.cellular),
         );
         let chosen = match (wifi, cell) {
             (None, c) => c,

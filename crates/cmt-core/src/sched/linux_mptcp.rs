@@ -23,38 +23,12 @@
 //! an RTT sample lingers 0 s (Linux's pacing rate is unbounded before the first sample)
 //! and keeps no average until it has one.
 
-use super::{SchedContext, Scheduler, SchedulerFactory};
-use crate::params::{ParamError, Params};
+use super::{SchedContext, Scheduler};
 use crate::view::{PathId, PathState, PathView};
 
 /// `MPTCP_SEND_BURST_SIZE`: 65,536 − 20 (TCP header) − 40 (option space) − 40 (IPv6
 /// header) − 8 (fragment header).
-pub const SEND_BURST: u64 = 65_428;
-
-/// Factory for [`LinuxMptcp`]. Takes no parameters.
-#[derive(Clone, Debug, Default)]
-pub struct LinuxMptcpFactory;
-
-impl LinuxMptcpFactory {
-    /// Validates (no parameters are accepted).
-    pub fn from_params(params: &Params) -> Result<Self, ParamError> {
-        params.expect_only("linux-mptcp", &[])?;
-        Ok(LinuxMptcpFactory)
-    }
-}
-
-impl SchedulerFactory for LinuxMptcpFactory {
-    fn name(&self) -> &'static str {
-        "linux-mptcp"
-    }
-    fn build(&self, num_paths: usize) -> Box<dyn Scheduler> {
-        Box::new(LinuxMptcp {
-            avg_pacing: vec![0.0; num_paths],
-            burst: 0,
-            last: None,
-        })
-    }
-}
+const SEND_BURST: u64 = 65_428;
 
 /// Upstream Linux MPTCP's scheduler with its per-subflow average pacing rates and the
 /// current burst.
@@ -68,8 +42,19 @@ pub struct LinuxMptcp {
     last: Option<PathId>,
 }
 
+impl LinuxMptcp {
+    /// The scheduler of an association of `num_paths` paths (more may be added).
+    pub fn new(num_paths: usize) -> Self {
+        LinuxMptcp {
+            avg_pacing: vec![0.0; num_paths],
+            burst: 0,
+            last: None,
+        }
+    }
+}
+
 /// Linux's `tcp_update_pacing_rate`, bytes/s; `None` before the first RTT sample.
-pub fn pacing_rate(p: &PathView) -> Option<f64> {
+fn pacing_rate(p: &PathView) -> Option<f64> {
     let srtt = p.srtt?.as_secs_f64();
     if srtt <= 0.0 {
         return None;
@@ -87,13 +72,16 @@ impl LinuxMptcp {
         }
         let mut best: Option<(f64, PathId)> = None;
         for p in paths.iter().filter(|p| p.state == PathState::Active) {
-            let linger = match (self.avg_pacing.get(p.id.0), pacing_rate(p)) {
-                (Some(&avg), Some(now)) => {
-                    let pace = if avg > 0.0 { avg } else { now };
-                    self.avg_pacing[p.id.0] = pace;
-                    p.flight as f64 / pace
+            let linger = match pacing_rate(p) {
+                Some(now) => {
+                    // The average starts at the path's first pacing rate.
+                    let avg = &mut self.avg_pacing[p.id.0];
+                    if *avg == 0.0 {
+                        *avg = now;
+                    }
+                    p.flight as f64 / *avg
                 }
-                _ => 0.0,
+                None => 0.0,
             };
             if best.is_none_or(|(b, _)| linger < b) {
                 best = Some((linger, p.id));
@@ -146,7 +134,7 @@ mod tests {
     use crate::sched::tests::{ctx, view};
 
     fn sched(n: usize) -> Box<dyn Scheduler> {
-        LinuxMptcpFactory.build(n)
+        Box::new(LinuxMptcp::new(n))
     }
 
     #[test]
@@ -204,18 +192,14 @@ mod tests {
 
     #[test]
     fn a_path_added_after_the_start_gets_an_average_pacing_rate() {
-        let mut s = LinuxMptcpFactory.build(1);
+        let mut s = sched(1);
         let two = [
             view(0, 60_000, 30_000, 20, true),
             view(1, 60_000, 0, 20, true),
         ];
         assert_eq!(s.select(&ctx(&two)), Some(PathId(1)));
         // The new path's burst began with its own pacing rate as its average.
-        let mut s = LinuxMptcp {
-            avg_pacing: vec![0.0],
-            burst: 0,
-            last: None,
-        };
+        let mut s = LinuxMptcp::new(1);
         s.select(&ctx(&two));
         assert_eq!(s.avg_pacing, [1.2 * 60_000.0 / 0.02; 2]);
     }
@@ -254,11 +238,7 @@ mod tests {
     #[test]
     fn the_average_pacing_rate_moves_towards_the_current_one_weighted_by_the_burst() {
         // Path 0 first chosen with nothing queued: its average is the current rate.
-        let mut s = LinuxMptcp {
-            avg_pacing: vec![0.0; 1],
-            burst: 0,
-            last: None,
-        };
+        let mut s = LinuxMptcp::new(1);
         let p = [view(0, 60_000, 0, 20, true)];
         s.select(&ctx(&p));
         assert_eq!(s.avg_pacing[0], 1.2 * 60_000.0 / 0.02);

@@ -31,15 +31,16 @@ pub use ios::{Ios, IosFactory, ServiceType};
 pub use japs::{
     positions as japs_positions, repair_bytes as japs_repair_bytes, Japs, JapsFactory, PathPlan,
 };
-pub use linux_mptcp::{pacing_rate, LinuxMptcp, LinuxMptcpFactory, SEND_BURST};
+pub use linux_mptcp::LinuxMptcp;
 pub use min_rtt::{MinRtt, MinRttFactory};
-pub use picoquic_rr::{PicoquicRr, PicoquicRrFactory};
+pub use picoquic_rr::PicoquicRr;
 pub use redundant::{Redundant, RedundantFactory};
 pub use rev::{awnd_delta, Flavour, ReceiverDriven, ReceiverDrivenFactory};
 pub use round_robin::{RoundRobin, RoundRobinFactory};
 pub use round_robin_strict::{StrictRoundRobin, StrictRoundRobinFactory};
 pub use weighted::{Weighted, WeightedFactory};
 
+use crate::params::{ParamError, Params};
 use crate::registry::Table;
 use crate::time::Time;
 use crate::view::{PathId, PathView};
@@ -134,13 +135,13 @@ pub fn builtin() -> Table<dyn SchedulerFactory> {
             "linux-mptcp",
             &[],
             "least linger time (queued bytes / pacing rate) in 64 KiB bursts (upstream Linux MPTCP, 6.11)",
-            |p| Ok(Box::new(LinuxMptcpFactory::from_params(p)?)),
+            |p| without_params("linux-mptcp", p, LinuxMptcp::new),
         )
         .row(
             "picoquic-rr",
             &[],
             "least recently sent among available paths with room, standby paths in reserve (picoquic)",
-            |p| Ok(Box::new(PicoquicRrFactory::from_params(p)?)),
+            |p| without_params("picoquic-rr", p, PicoquicRr::new),
         )
         .row(
             "ios-handover",
@@ -224,6 +225,19 @@ pub fn builtin() -> Table<dyn SchedulerFactory> {
                 )?))
             },
         )
+}
+
+/// The factory of a built-in scheduler without parameters (any given is refused) whose
+/// `make(num_paths)` builds each association's instance.
+fn without_params<S: Scheduler + 'static>(
+    name: &'static str,
+    params: &Params,
+    make: fn(usize) -> S,
+) -> Result<Box<dyn SchedulerFactory>, ParamError> {
+    params.expect_only(name, &[])?;
+    Ok(Box::new(FnFactory::new(name, move |n| {
+        Box::new(make(n)) as Box<dyn Scheduler>
+    })))
 }
 
 crate::extension_point!(SchedulerFactory, "scheduler");

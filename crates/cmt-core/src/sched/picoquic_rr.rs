@@ -15,33 +15,8 @@
 //! is the last new data the scheduler placed (retransmissions are placed by the
 //! retransmission policy); picoquic's pacing is not modelled.
 
-use super::{SchedContext, Scheduler, SchedulerFactory};
-use crate::params::{ParamError, Params};
+use super::{SchedContext, Scheduler};
 use crate::view::{PathId, PathState};
-
-/// Factory for [`PicoquicRr`]. Takes no parameters.
-#[derive(Clone, Debug, Default)]
-pub struct PicoquicRrFactory;
-
-impl PicoquicRrFactory {
-    /// Validates (no parameters are accepted).
-    pub fn from_params(params: &Params) -> Result<Self, ParamError> {
-        params.expect_only("picoquic-rr", &[])?;
-        Ok(PicoquicRrFactory)
-    }
-}
-
-impl SchedulerFactory for PicoquicRrFactory {
-    fn name(&self) -> &'static str {
-        "picoquic-rr"
-    }
-    fn build(&self, num_paths: usize) -> Box<dyn Scheduler> {
-        Box::new(PicoquicRr {
-            last_sent: vec![0; num_paths],
-            sends: 0,
-        })
-    }
-}
 
 /// picoquic's least-recently-sent choice among available paths with room.
 #[derive(Clone, Debug)]
@@ -49,6 +24,16 @@ pub struct PicoquicRr {
     /// Per path, the number of the send that last went to it (0: none yet).
     last_sent: Vec<u64>,
     sends: u64,
+}
+
+impl PicoquicRr {
+    /// The scheduler of an association of `num_paths` paths (more may be added).
+    pub fn new(num_paths: usize) -> Self {
+        PicoquicRr {
+            last_sent: vec![0; num_paths],
+            sends: 0,
+        }
+    }
 }
 
 impl Scheduler for PicoquicRr {
@@ -82,7 +67,7 @@ mod tests {
             view(1, 60_000, 0, 200, true),
             view(2, 60_000, 0, 50, true),
         ];
-        let mut s = PicoquicRrFactory.build(3);
+        let mut s = PicoquicRr::new(3);
         let mut order = Vec::new();
         for i in 0..7u64 {
             if i == 4 {
@@ -98,7 +83,7 @@ mod tests {
 
     #[test]
     fn a_path_added_after_the_start_takes_its_turns_too() {
-        let mut s = PicoquicRrFactory.build(1);
+        let mut s = PicoquicRr::new(1);
         let one = [view(0, 60_000, 0, 20, true)];
         let first = s.select(&ctx(&one)).unwrap();
         s.on_sent(first, 0, 1452);
@@ -117,7 +102,7 @@ mod tests {
     fn standby_and_failed_paths_wait_and_no_room_means_no_choice() {
         let mut paths = [view(0, 60_000, 0, 20, true), view(1, 60_000, 0, 20, true)];
         paths[0].state = PathState::Standby;
-        let mut s = PicoquicRrFactory.build(2);
+        let mut s = PicoquicRr::new(2);
         assert_eq!(s.select(&ctx(&paths)), Some(PathId(1)));
         paths[1].state = PathState::PotentiallyFailed;
         assert_eq!(s.select(&ctx(&paths)), None);

@@ -39,7 +39,8 @@ impl Simulation {
             built.config.initial_cwnd(),
         )));
         rec.borrow_mut().flows = vec![Default::default(); built.traffic.len()];
-        if built.paths.iter().any(|p| p.radio.is_some()) {
+        let metered = built.paths.iter().any(|p| p.radio.is_some());
+        if metered {
             rec.borrow_mut().radios = Some(crate::recorder::Radios {
                 meters: built
                     .paths
@@ -50,11 +51,7 @@ impl Simulation {
         }
         let mut ends = main_endpoints(&built, &drawn, &rec)?;
         let flow_sender = tcp_endpoints(&built, &tcp_flows, &rec, &mut ends)?;
-        let radio_side = built
-            .paths
-            .iter()
-            .any(|p| p.radio.is_some())
-            .then(|| built.device.endpoint());
+        let radio_side = metered.then(|| built.device.endpoint());
         Ok(Simulation {
             radio_side,
             built,
