@@ -86,6 +86,11 @@ impl<O: Observer> Association<O> {
         self.poll_new_data(now, reuse)
     }
 
+    // `ask_copies`, `poll_copy` and `poll_retransmit` are kept out of line: they run
+    // only with a scheduler that makes copies or chunks marked for retransmission, and
+    // inlined into `poll_transmit` they made every call set up their large frame (2 %
+    // more instructions on a loss-free run; BENCHMARKS.md, "Code placement").
+    #[inline(never)]
     fn ask_copies(&mut self, now: Time) {
         self.refresh_views();
         let max = self.cfg.max_payload();
@@ -105,6 +110,7 @@ impl<O: Observer> Association<O> {
 
     /// The first queued copy whose path has cwnd room; copies of chunks acknowledged,
     /// not yet sent, or already on that path are dropped.
+    #[inline(never)]
     fn poll_copy(&mut self, now: Time) -> Option<Transmit> {
         let cum = self.snd.cum_ack;
         let mut i = 0;
@@ -257,6 +263,7 @@ impl<O: Observer> Association<O> {
         self.stats.rtx_not_largest_cwnd += (cwnd(&choice) < largest) as u64;
     }
 
+    #[inline(never)]
     fn poll_retransmit(&mut self, now: Time) -> Option<Transmit> {
         let cum = self.snd.cum_ack;
         let mut from = 0;
