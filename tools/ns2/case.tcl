@@ -9,13 +9,14 @@
 # (the receiver's useDelayedSacks_) [1], sackdelay (sackDelay_, s) [0.2], minrto (minRto_,
 # s) [1.0], lossrev (1: the loss model on the SACK direction too) [0],
 # trace (file for the packet trace, or "none" for an untraced run, e.g. to time ns-2)
-# [trace.tr], agent (file for the sender agent's own trace lines, or "none") [agent.tr].
+# [trace.tr], agent (file for the sender agent's own trace lines, or "none") [agent.tr],
+# fail (I:T — path I's link goes down for good at T simulated seconds, both ways) [none].
 # Each path=... adds one path: a duplex link of RATE_BPS bit/s with one-way DELAY_MS and
 # drop-tail queues of QUEUE packets, with Bernoulli loss LOSS on the data direction only
 # (ns-2's `lossmodel` puts the error model at the head of the link, before the queue).
 # Everything else is ns-2's default. tools/ns2/diff.py writes the matching cmtlab scenario.
 
-array set opt {seed 1 stop 40 rbuf 65536 rtx 4 sfr 1 cuc 1 dac 1 pf 0 pfcwnd 2 mtu 1500 delack 1 sackdelay 0.2 minrto 1.0 lossrev 0 trace trace.tr agent agent.tr}
+array set opt {seed 1 stop 40 rbuf 65536 rtx 4 sfr 1 cuc 1 dac 1 pf 0 pfcwnd 2 mtu 1500 delack 1 sackdelay 0.2 minrto 1.0 lossrev 0 trace trace.tr agent agent.tr fail none}
 set paths {}
 foreach arg $argv {
     set kv [split $arg =]
@@ -108,6 +109,11 @@ $snd set-primary-destination $ri(0)
 # RTX_LOSSRATE reads each destination's configured loss rate (the "oracle").
 for {set j 0} {$j < $i} {incr j} {
     $snd set-destination-lossrate $ri($j) [lindex [lindex $paths $j] 2]
+}
+
+if {$opt(fail) != "none"} {
+    lassign [split $opt(fail) :] fi ft
+    $ns rtmodel-at $ft down $si($fi) $ri($fi)
 }
 
 set ftp [new Application/FTP]

@@ -8,14 +8,22 @@ each. For every case the script compares goodput and, per path, the mechanism: D
 packets sent, lost, retransmitted (by destination), fast retransmissions (by the path the
 chunk was lost on), T3 timeouts and cwnd reductions.
 
-    diff.py gen [--cases N] [--seed S] [--wide] random cases, one JSON per line; --wide
+    diff.py gen [--cases N] [--seed S] [--wide | --pf-class | --failure]
+                                                random cases, one JSON per line; --wide
                                                 also draws every knob both simulators
                                                 have (MTU, delayed SACKs and their delay,
                                                 minRTO, SFR/CUC/DAC one by one, PF's
                                                 window, loss on the SACK direction,
                                                 3-4 paths with rates to 50:1 down to
-                                                24 kbit/s, queues 5-300, rbuf to 8 MB)
+                                                24 kbit/s, queues 5-300, rbuf to 8 MB);
+                                                --pf-class draws CMT-PF with RTX-SAME or
+                                                RTX-LOSSRATE under asymmetric loss (one
+                                                path at 3-15 %, the others below 1 %);
+                                                --failure has one path fail for good
+                                                mid-run, half with SFR/CUC/DAC and PF off
     diff.py run CASES --out DIR [--seeds K]     both simulators, resumable (DIR/<id>.json)
+    diff.py rerun DIR --out DIR2                cmtlab again against the ns-2 runs stored
+                                                in DIR (to compare builds, or bisect)
     diff.py report DIR                          Markdown summary of a run
     diff.py check CASES [--seeds K]             run and print one JSON verdict per case
 
@@ -105,6 +113,60 @@ def gen_case_wide(rng, i):
         "min_rto_ms": rng.choice([200, 300, 500, 1000]),
         "loss_rev": rng.random() < 0.4,
         "duration_s": duration_for(paths, mtu, rng.choice([60, 90, 120])),
+    }
+
+
+def gen_case_pf(rng, i):
+    """CMT-PF with RTX-SAME or RTX-LOSSRATE, one path much lossier than the others:
+    the class whose retransmissions go to a potentially-failed path (ns-2's
+    `SelectRtxDest` lets these two policies pick one)."""
+    n = rng.choice([2, 2, 3, 4])
+    paths = []
+    for k in range(n):
+        paths.append({
+            "rate_bps": int(round(log_uniform(rng, 1e6, 20e6), -3)),
+            "delay_ms": round(log_uniform(rng, 2, 100), 1),
+            "loss": round(log_uniform(rng, 0.03, 0.15), 4) if k == 0
+            else round(log_uniform(rng, 0.001, 0.01), 4),
+            "queue": rng.choice([10, 20, 50, 100]),
+        })
+    rng.shuffle(paths)
+    return {
+        "id": f"p{i:03d}",
+        "paths": paths,
+        "rbuf": int(log_uniform(rng, 32 * 1024, 512 * 1024)),
+        "rtx": rng.choice([1, 3]),
+        "cmt": True,
+        "pf": True,
+        "loss_rev": rng.random() < 0.3,
+        "duration_s": duration_for(paths, 1500, rng.choice([60, 120])),
+    }
+
+
+def gen_case_failure(rng, i):
+    """Two to four paths, one failing for good a third of the way in; half the cases
+    with CMT's algorithms and CMT-PF off (a plain SCTP sender that must find the dead
+    path by Path.Max.Retrans timeouts)."""
+    n = rng.choice([2, 3, 4])
+    paths = []
+    for _ in range(n):
+        paths.append({
+            "rate_bps": int(round(log_uniform(rng, 1e6, 20e6), -3)),
+            "delay_ms": round(log_uniform(rng, 2, 100), 1),
+            "loss": 0.0 if rng.random() < 0.5 else round(log_uniform(rng, 0.001, 0.03), 4),
+            "queue": rng.choice([20, 50, 100]),
+        })
+    plain = rng.random() < 0.5
+    d = duration_for(paths, 1500, rng.choice([60, 90]))
+    return {
+        "id": f"f{i:03d}",
+        "paths": paths,
+        "rbuf": int(log_uniform(rng, 64 * 1024, 1024 * 1024)),
+        "rtx": rng.randrange(5),
+        "cmt": not plain,
+        "pf": False if plain else rng.random() < 0.5,
+        "fail": [rng.randrange(n), round(d / 3, 1)],
+        "duration_s": d,
     }
 
 
@@ -207,6 +269,13 @@ def parse_trace(lines, n, duration):
 
 
 def run_ns2(case, seed, workdir, wall_limit):
+    if case.get("fail") and "t0_guess" not in case:
+        # Where this seed's first DATA chunk goes out: a short run without the failure
+        # (the same seed draws the same losses up to then).
+        probe = run_ns2(dict(case, fail=None, duration_s=1), seed, workdir, wall_limit)
+        if probe["status"] != "ok":
+            return probe
+        case = dict(case, t0_guess=round(probe["t0"], 6))
     n = len(case["paths"])
     d = case["duration_s"]
     trace = os.path.join(workdir, "trace.tr")
@@ -217,6 +286,10 @@ def run_ns2(case, seed, workdir, wall_limit):
             f"pfcwnd={k['pf_cwnd']}", f"mtu={k['mtu']}", f"delack={int(k['delack'])}",
             f"sackdelay={k['sack_delay_ms'] / 1000}", f"minrto={k['min_rto_ms'] / 1000}",
             f"lossrev={int(k['loss_rev'])}", f"trace={trace}", f"agent={agent}"]
+    if case.get("fail"):
+        # ns-2's clock includes the handshake: the failure is put that much later, so
+        # that it falls at the same time after the first DATA chunk (`t0_guess`).
+        args.append(f"fail={case['fail'][0]}:{case['fail'][1] + case.get('t0_guess', 0.0)}")
     for name in ("sfr", "cuc", "dac"):
         args.append(f"{name}={int(k[name])}")
     for p in case["paths"]:
@@ -271,6 +344,7 @@ def run_ns2(case, seed, workdir, wall_limit):
 # ----- cmtlab -----
 
 def scenario_toml(case):
+    """The cmtlab scenario of a case."""
     k = knobs(case)
     lines = [
         'name = "ns2-diff"', "seed = 1", f'duration = "{case["duration_s"]}s"',
@@ -293,6 +367,9 @@ def scenario_toml(case):
                   f"loss = {p['loss']}", f'loss_direction = "{direction}"']
     for i in range(len(case["paths"])):
         lines += ["[[paths]]", f'name = "p{i}"', f'links = ["p{i}"]']
+    if case.get("fail"):
+        lines += ["[[events]]", f'at = "{case["fail"][1]}s"', f'link = "p{case["fail"][0]}"',
+                  'state = "down"']
     return "\n".join(lines) + "\n"
 
 
@@ -351,6 +428,25 @@ def mean_sd(xs):
 MECHANISM_BANDS = [("sent", 0.10, 100), ("rtx", 0.35, 20), ("timeouts", 0.50, 5)]
 
 
+# A path whose retransmissions differ by more than this factor either way is flagged
+# whatever its counts' noise: such a gap is a different recovery, not a different draw
+# (it found the retransmissions to a potentially-failed path, and the after-failure gap).
+RTX_FLAG_FACTOR = 2.0
+RTX_FLAG_LEAST = 10  # retransmissions per run on the larger side, to make the ratio mean something
+
+
+def rtx_flags(paths):
+    """The paths whose mean retransmissions differ by more than RTX_FLAG_FACTOR."""
+    out = []
+    for i, p in enumerate(paths):
+        ns, cm = p["rtx"]
+        if max(ns, cm) < RTX_FLAG_LEAST:
+            continue
+        if min(ns, cm) * RTX_FLAG_FACTOR < max(ns, cm):
+            out.append(f"p{i} rtx {ns:.0f} vs {cm:.0f}")
+    return out
+
+
 def mechanism_outside(paths):
     """The per-path counters outside their band (MECHANISM_BANDS), as text, and how
     many were checked."""
@@ -398,6 +494,7 @@ def compare(case, ns_runs, cm_runs):
             mean_sd([r["paths"][i][k] for r in cm_ok])[0]] for k in keys
     } for i in range(len(case["paths"]))]
     res["mechanism"] = mechanism_outside(res["paths"])
+    res["rtx_2x"] = rtx_flags(res["paths"])
     lo, hi = (1 - band) * ma, (1 + band) * ma
     if lo <= mb <= hi:
         res["verdict"] = "within"
@@ -424,6 +521,35 @@ def run_case(case, seeds, binary, wall_limit):
             shutil.rmtree(w)
     return {"case": case, "ns2": ns_runs, "cmtlab": cm_runs,
             "compare": compare(case, ns_runs, cm_runs)}
+
+
+def cmd_rerun(args):
+    """cmtlab again on every case of a finished run, beside its stored ns-2 runs."""
+    binary = os.environ.get("CMTLAB", os.path.join(ROOT, "target", "release", "cmtlab"))
+    os.makedirs(args.out, exist_ok=True)
+    names = sorted(n for n in os.listdir(args.dir) if n.endswith(".json"))
+
+    def one(name):
+        with open(os.path.join(args.dir, name)) as fh:
+            old = json.load(fh)
+        case, ns_runs = old["case"], old["ns2"]
+        with tempfile.TemporaryDirectory(prefix="ns2diff-") as tmp:
+            cm_runs = []
+            for k in range(len(ns_runs)):
+                w = os.path.join(tmp, f"cm{k}")
+                os.makedirs(w)
+                cm_runs.append(run_cmtlab(case, k + 1, w, binary))
+        r = {"case": case, "ns2": ns_runs, "cmtlab": cm_runs,
+             "compare": compare(case, ns_runs, cm_runs)}
+        with open(os.path.join(args.out, name), "w") as fh:
+            json.dump(r, fh)
+        c = r["compare"]
+        print(f"{case['id']}: {c['verdict']}  ratio {c.get('ratio', float('nan')):.3f}",
+              flush=True)
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as ex:
+        for _ in ex.map(one, names):
+            pass
 
 
 def read_cases(path):
@@ -472,6 +598,7 @@ def describe(case):
     extra += [f"SACK delay {k['sack_delay_ms']} ms"] if k["delack"] and k["sack_delay_ms"] != 200 else []
     extra += [f"minRTO {k['min_rto_ms'] / 1000:g} s"] if k["min_rto_ms"] != 1000 else []
     extra += ["loss both ways"] if k["loss_rev"] else []
+    extra += [f"p{case['fail'][0]} fails at {case['fail'][1]:g} s"] if case.get("fail") else []
     flags = ", ".join([POLICIES[case["rtx"]], algos, pf] + extra)
     return f"{ps}; rbuf {case['rbuf'] // 1024} KB; {flags}"
 
@@ -492,6 +619,10 @@ def cmd_report(args):
     for v, k in sorted(counts.items()):
         print(f"- {v}: {k}")
     print()
+    flagged = [r["compare"]["id"] for r in rows if r["compare"].get("rtx_2x")]
+    print(f"- per-path retransmissions more than {RTX_FLAG_FACTOR:g}x apart: {len(flagged)}"
+          + (f" ({', '.join(flagged)})" if flagged else ""))
+    print()
     print("| case | setup | ns-2 Mbit/s | cmtlab Mbit/s | ratio | verdict | mechanism outside its band |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
@@ -501,6 +632,8 @@ def cmd_report(args):
             continue
         mech = c.get("mechanism", {"checked": 0, "outside": []})
         mtext = ", ".join(mech["outside"]) or f"{mech['checked']} in band"
+        if c.get("rtx_2x"):
+            mtext += "; **rtx 2x: " + ", ".join(c["rtx_2x"]) + "**"
         print(f"| {c['id']} | {describe(r['case'])} | {c['ns2_goodput'][0]:.3f} ± {c['ns2_goodput'][1]:.3f} "
               f"| {c['cmtlab_goodput'][0]:.3f} ± {c['cmtlab_goodput'][1]:.3f} | {c['ratio']:.3f} | {c['verdict']} | {mtext} |")
     if args.mechanism:
@@ -522,7 +655,10 @@ def main():
     g = sub.add_parser("gen")
     g.add_argument("--cases", type=int, default=200)
     g.add_argument("--seed", type=int, default=1)
-    g.add_argument("--wide", action="store_true")
+    kind = g.add_mutually_exclusive_group()
+    kind.add_argument("--wide", action="store_true")
+    kind.add_argument("--pf-class", action="store_true")
+    kind.add_argument("--failure", action="store_true")
     for name in ("run", "check"):
         r = sub.add_parser(name)
         r.add_argument("cases")
@@ -531,6 +667,10 @@ def main():
         r.add_argument("--wall-limit", type=float, default=120.0)
         if name == "run":
             r.add_argument("--out", required=True)
+    rr = sub.add_parser("rerun")
+    rr.add_argument("dir")
+    rr.add_argument("--out", required=True)
+    rr.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     rep = sub.add_parser("report")
     rep.add_argument("dir")
     rep.add_argument("--mechanism", action="store_true")
@@ -538,11 +678,15 @@ def main():
     if args.cmd == "gen":
         rng = random.Random(args.seed)
         for i in range(args.cases):
-            print(json.dumps((gen_case_wide if args.wide else gen_case)(rng, i)))
+            gen = (gen_case_wide if args.wide else gen_case_pf if args.pf_class
+                   else gen_case_failure if args.failure else gen_case)
+            print(json.dumps(gen(rng, i)))
     elif args.cmd == "run":
         cmd_run(args)
     elif args.cmd == "check":
         cmd_check(args)
+    elif args.cmd == "rerun":
+        cmd_rerun(args)
     else:
         cmd_report(args)
 

@@ -429,22 +429,6 @@ fn retransmissions_to_pf_path(rtx: &str, compat: cmt_core::Compat) -> usize {
         compat,
         ..Config::default()
     };
-    let build = || {
-        let p = cmt_core::Params::default();
-        let algs = cmt_core::Algorithms {
-            scheduler: cmt_core::sched::by_name("round-robin", &p)
-                .unwrap()
-                .build(2),
-            rtx: cmt_core::rtx::by_name(rtx, &p).unwrap().build(),
-            cc: &cmt_core::cc::RenoFactory,
-        };
-        (cfg.clone(), algs)
-    };
-    let (ia, ib) = cmt_core::AssocInit::pair(21, cfg.rbuf, cfg.rbuf);
-    let (ca, aa) = build();
-    let (cb, ab) = build();
-    let a = cmt_core::Association::new(ca, 2, aa, ia, common::Log::default()).unwrap();
-    let b = cmt_core::Association::new(cb, 2, ab, ib, common::Log::default()).unwrap();
     let paced = Faults {
         rate_bps: 4_000_000,
         ..faults()
@@ -453,7 +437,7 @@ fn retransmissions_to_pf_path(rtx: &str, compat: cmt_core::Compat) -> usize {
         loss: 0.02,
         ..paced.clone()
     };
-    let mut p = Pair::with(a, b, vec![lossy, paced], 21);
+    let mut p = Pair::named(cfg, "round-robin", rtx, vec![lossy, paced], 21);
     p.a.set_destination_loss_rate(PathId(0), Some(0.02));
     p.a.set_destination_loss_rate(PathId(1), Some(0.0));
     p.a.write(Payload::Synthetic(u32::MAX));

@@ -113,6 +113,8 @@ fn relay_spec(b: &Built, i: usize, listen: SocketAddr, target: SocketAddr) -> Re
             queue: l.queue,
             reorder: l.reorder,
             trace: l.trace.clone(),
+            // A real link the relay emulates: a lost datagram used its link time.
+            loss_at: l.loss_at.unwrap_or_default(),
         },
         loss: fixed(&l.loss),
         gilbert: l.gilbert,

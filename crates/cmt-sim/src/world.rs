@@ -59,7 +59,7 @@ pub struct Drawn {
 /// A path's configured forward loss: every link's drawn Bernoulli loss, Gilbert
 /// stationary loss and named model's mean loss in series (docs/algorithms.md §1.5 "oracle").
 fn configured_loss(built: &Built, drawn: &[Drawn], links: &[usize]) -> f64 {
-    forward_loss(built, drawn, links, LossMeasure::Packets)
+    forward_loss(built, &|l| drawn[l].loss, links, LossMeasure::Packets)
 }
 
 /// What [`forward_loss`] adds up per link.
@@ -71,10 +71,15 @@ enum LossMeasure {
     Episodes,
 }
 
-/// A path's forward loss in series over its links: each link's drawn Bernoulli loss,
-/// its Gilbert model and its named loss model, measured by `measure` (a probability per
-/// packet).
-fn forward_loss(built: &Built, drawn: &[Drawn], links: &[usize], measure: LossMeasure) -> f64 {
+/// A path's forward loss in series over its links: each link's Bernoulli loss
+/// (`bernoulli`, by link index: as drawn, or as an event set it), its Gilbert model and
+/// its named loss model, measured by `measure` (a probability per packet).
+fn forward_loss(
+    built: &Built,
+    bernoulli: &dyn Fn(usize) -> f64,
+    links: &[usize],
+    measure: LossMeasure,
+) -> f64 {
     let pass: f64 = links
         .iter()
         .map(|&l| {
@@ -96,7 +101,7 @@ fn forward_loss(built: &Built, drawn: &[Drawn], links: &[usize], measure: LossMe
                         .map_or(0.0, |m| m.factory.episode_rate()),
                 ),
             };
-            (1.0 - drawn[l].loss) * (1.0 - g) * (1.0 - m)
+            (1.0 - bernoulli(l)) * (1.0 - g) * (1.0 - m)
         })
         .product();
     1.0 - pass
@@ -153,6 +158,9 @@ pub struct Simulation {
     pub(crate) rec: Rc<RefCell<Recorder>>,
     pub(crate) events: u64,
     pub(crate) drawn: Vec<Drawn>,
+    /// Every link direction's parameters as the run started (after the draws, before
+    /// any scheduled change): the bounds replay the changes from them.
+    start_params: Vec<crate::link::LinkParams>,
     pub(crate) ending: Option<Ending>,
     /// Why a registered algorithm failed, when one did.
     failure: Option<String>,

@@ -145,3 +145,37 @@ links = ["l"]
     assert!(s.goodput_mbps <= s.cc_bound_mbps);
     assert!(s.cc_bound_mbps < 0.7 * s.bound_mbps);
 }
+
+/// Loss set by an event at 0 s is the same loss as set on the link: both bounds agree
+/// to the last digit; and a link down for half the run halves what both bounds allow
+/// (the bound of each stretch, weighted by its length).
+#[test]
+fn both_bounds_follow_the_links_scheduled_changes() {
+    let one = |extra: &str, loss: &str| {
+        let text = format!(
+            "seed = 1\nduration = \"60s\"\n[receiver]\nrbuf = \"4MB\"\n\
+             [[links]]\nname = \"l\"\nrate = \"10Mbps\"\ndelay = \"25ms\"\n{loss}\
+             [[paths]]\nname = \"l\"\nlinks = [\"l\"]\n{extra}"
+        );
+        run_str(&text, &[]).expect("scenario runs")
+    };
+    let on_link = one("", "loss = 0.005\n");
+    let by_event = one("[[events]]\nat = \"0s\"\nlink = \"l\"\nloss = 0.005\n", "");
+    assert_eq!(on_link.cc_bound_mbps, by_event.cc_bound_mbps);
+    assert_eq!(on_link.bound_mbps, by_event.bound_mbps);
+    let lossless = one("", "");
+    assert!(on_link.cc_bound_mbps < 0.6 * lossless.cc_bound_mbps);
+    // Down from 30 s on (no loss): half the run at the full bound, half at nothing.
+    let half = one(
+        "[[events]]\nat = \"30s\"\nlink = \"l\"\nstate = \"down\"\n",
+        "",
+    );
+    let rel = |a: f64, b: f64| (a / b - 0.5).abs();
+    assert!(
+        rel(half.bound_mbps, lossless.bound_mbps) < 1e-9,
+        "{}",
+        half.bound_mbps
+    );
+    // The cc-aware bound spreads start-up over the first stretch only: within a few %.
+    assert!(rel(half.cc_bound_mbps, lossless.cc_bound_mbps) < 0.03);
+}

@@ -674,3 +674,33 @@ links = ["a"]
         "{err}"
     );
 }
+
+/// Where a link's loss acts: lost at its entry (ns-2.35's `lossmodel`), a packet takes
+/// no link time, so a saturating flow through a 20 %-lossy 8 Mbit/s link keeps it
+/// busy with the packets that get through, 8 Mbit/s of them; lost at its exit (the
+/// default), the lost ones used their serialisation too, and what gets through is
+/// 80 % of the rate. Under the ns-2 profile entry is the default.
+#[test]
+fn loss_at_the_entry_saves_the_link_time_loss_at_the_exit_spends() {
+    let delivered = |association: &str, loss_at: &str| {
+        let text = format!(
+            "seed = 2\nduration = \"20s\"\n{association}\n\
+             [[links]]\nname = \"a\"\nrate = \"1Mbps\"\n\
+             [[links]]\nname = \"l\"\nrate = \"8Mbps\"\ndelay = \"5ms\"\nloss = 0.2\n\
+             queue = 1000\n{loss_at}\n\
+             [[paths]]\nname = \"p\"\nlinks = [\"a\"]\n\
+             [[traffic]]\nname = \"cbr\"\nkind = \"cbr\"\nlinks = [\"l\"]\n\
+             rate = \"10Mbps\"\nsize = 1500\n"
+        );
+        let s = cmt_sim::run_str(&text, &[]).expect("scenario runs");
+        s.background[0].delivered_mbps / 8.0
+    };
+    let exit = delivered("", "");
+    assert!((exit - 0.8).abs() < 0.02, "exit {exit}");
+    assert_eq!(delivered("", "loss_at = \"exit\""), exit);
+    let entry = delivered("", "loss_at = \"entry\"");
+    assert!((entry - 1.0).abs() < 0.02, "entry {entry}");
+    let ns2 = "[association]\ncompat = \"ns2\"";
+    assert_eq!(delivered(ns2, ""), entry);
+    assert_eq!(delivered(ns2, "loss_at = \"exit\""), exit);
+}

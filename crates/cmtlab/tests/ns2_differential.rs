@@ -2,7 +2,10 @@
 //! (`tools/ns2/fixed.jsonl`: twelve drawn from the 200-case random run in docs/ns2.md,
 //! four from the wide set that varies MTU, delayed SACKs, minRTO, SFR/CUC/DAC one by
 //! one, PF's window and loss on the SACK direction — among them DAC without delayed
-//! SACKs, where ns-2 repairs single-path losses by timeout only): both
+//! SACKs, where ns-2 repairs single-path losses by timeout only — and five that found
+//! the CMT-PF and path-failure differences of docs/ns2.md: H11 (RTX-SAME to a
+//! potentially-failed path), two of the `--pf-class` set, two of the `--failure` set,
+//! one of them without SFR/CUC/DAC and PF): both
 //! simulators run every case with 8 seeds (`tools/ns2/diff.py check`), cmtlab with
 //! `association.compat = "ns2"`. Needs `ns` (Debian package `ns2`, which `.ci/run`
 //! installs) and `python3`; without them the test says so and does nothing.

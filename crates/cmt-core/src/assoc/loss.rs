@@ -3,10 +3,11 @@
 //! search for new expected CUC pseudo-cumacks.
 //!
 //! Rules: RFC 9260 §7.2.4; SFR, CUC and DAC from Iyengar et al. (ToN 2006) as in
-//! ns-2.35 `sctp-cmt.cc` `ProcessGapAckBlocks`. With ns-2.35 compatibility (docs/ns2.md)
-//! the highest TSN newly acked survives SACKs that ack nothing new, a chunk retransmitted
-//! for any reason is never fast-retransmitted, the one-packet exemption goes to the path
-//! the loss was seen on, and windows are cut as `FastRtx` cuts them.
+//! ns-2.35 `sctp-cmt.cc` `ProcessGapAckBlocks`; over several paths a retransmitted chunk
+//! is not fast-retransmitted again (docs/algorithms.md D41). With ns-2.35 compatibility
+//! (docs/ns2.md) the highest TSN newly acked survives SACKs that ack nothing new, the
+//! one-packet exemption goes to the path the loss was seen on, and windows are cut as
+//! `FastRtx` cuts them.
 
 use super::on_path;
 use super::sack::AckScratch;
@@ -67,6 +68,13 @@ impl<O: Observer> Association<O> {
                 on.push_below(PathId(d), lo, below, &mut candidates);
             }
         }
+        // A chunk retransmitted for any reason is never fast-retransmitted again while
+        // more than one path is in use (decision D41): with several paths a resent
+        // chunk lies below TSNs its new path sent before it, and the acks of those
+        // report it missing while its copy is still in flight. One path keeps RFC 9260
+        // §7.2.4's rule (only a chunk already fast-retransmitted is excluded).
+        let retransmitted_ineligible =
+            ns2 || self.paths.iter().filter(|p| p.carries_data()).count() > 1;
         let mut losses = std::mem::take(&mut s.losses);
         losses.clear();
         for &tsn in &candidates {
@@ -89,10 +97,10 @@ impl<O: Observer> Association<O> {
             } else {
                 0
             };
-            // ns-2 (`RtxMarkedChunks`) never fast-retransmits a chunk that was
-            // retransmitted for any reason; RFC 9260 §7.2.4 only one already fast
-            // retransmitted.
-            let eligible = !c.fast_done && (!ns2 || c.tx_count == 1);
+            // ns-2 (`RtxMarkedChunks` sets `eIneligibleForFastRtx`) and FreeBSD's SCTP
+            // with CMT (`no_fr_allowed`) do the same; RFC 9260 §7.2.4 excludes only a
+            // chunk already fast retransmitted.
+            let eligible = !c.fast_done && (!retransmitted_ineligible || c.tx_count == 1);
             if c.missing >= self.cfg.dupthresh && eligible {
                 c.fast_done = true;
                 c.in_flight = false;

@@ -17,7 +17,7 @@
 use super::send_queue::{SendState, TxChunk};
 use super::Association;
 use crate::cc::{AckSignal, CcPathView};
-use crate::event::{Event, Observer};
+use crate::event::{Event, Observer, SendKind};
 use crate::packet::SackChunk;
 use crate::path::Path;
 use crate::time::Time;
@@ -59,6 +59,11 @@ pub(super) struct PathAck {
     /// Some chunk newly acked was still outstanding on the path — in flight, not
     /// abandoned to a retransmission — so the path carried it recently.
     pub(super) saw_outstanding_ack: bool,
+    /// ns-2.35's evidence that the path works (`SendBufferDequeueUpTo`,
+    /// `ProcessGapAckBlocks`): a chunk cumulatively acked that was neither gap-acked
+    /// before nor marked for a timeout retransmission — with CMT-PF only one sent once —
+    /// or, with CMT-PF, a chunk sent once gap-acked while the path is potentially failed.
+    pub(super) ns2_alive: bool,
     /// Highest TSN newly acked on the path (SFR's per-path HTNA).
     pub(super) highest: u64,
     /// Lowest TSN newly acked on the path (DAC).
@@ -114,6 +119,7 @@ impl AckScratch {
                 pba_bytes: 0,
                 saw_new_ack: false,
                 saw_outstanding_ack: false,
+                ns2_alive: false,
                 highest: cum,
                 lowest: u64::MAX,
                 new_pseudo: false,
@@ -249,6 +255,10 @@ impl<O: Observer> Association<O> {
             let tsn = self.snd.cum_ack + 1;
             let (d, size) = (c.path.0, c.size());
             let (acked, in_flight, marked) = (c.acked, c.in_flight, c.rtx.is_some());
+            if ns2 && !acked {
+                let timeout_marked = matches!(c.rtx, Some((SendKind::TimeoutRetransmit, _)));
+                s.path[d].ns2_alive |= !timeout_marked && (!self.cfg.pf_enabled || c.tx_count == 1);
+            }
             if !acked {
                 s.note_earliest(d, &self.snd);
                 self.snd.on_path.remove(c.path, tsn, c.tx_count);
@@ -412,6 +422,9 @@ impl<O: Observer> Association<O> {
             s.note_earliest(self.snd.chunks[idx].path.0, &self.snd);
             let c = &mut self.snd.chunks[idx];
             let (d, size) = (c.path.0, c.size());
+            if ns2 && c.tx_count == 1 && self.paths[d].state == PathState::PotentiallyFailed {
+                s.path[d].ns2_alive = true;
+            }
             self.snd.on_path.remove(c.path, tsn, c.tx_count);
             c.acked = true;
             self.snd.gap_acked_bytes += size;
@@ -535,7 +548,12 @@ impl<O: Observer> Association<O> {
         let ns2 = self.ns2();
         for i in 0..self.paths.len() {
             let a = &s.path[i];
-            if !(a.saw_outstanding_ack || ns2 && a.saw_new_ack) || !self.paths[i].carries_data() {
+            let alive = if ns2 {
+                a.ns2_alive
+            } else {
+                a.saw_outstanding_ack
+            };
+            if !alive || !self.paths[i].carries_data() {
                 continue;
             }
             self.paths[i].losses.error_count = 0;

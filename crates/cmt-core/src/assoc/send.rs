@@ -293,6 +293,12 @@ impl<O: Observer> Association<O> {
             if p.out.flight >= p.cc.cwnd() && !exempt {
                 continue;
             }
+            // ns-2 (`RtxMarkedChunks`) counts retransmissions against the destination's
+            // Max.Burst once it applies, checking after each packet: five go, and what
+            // new data may follow in the same opportunity shares the count (`SendMuch`).
+            if ns2 && self.burst_limit != 0 && p.sending.burst_used > self.burst_limit {
+                continue;
+            }
             if exempt {
                 self.snd.fast_exempt[dest.0] = false;
             }
@@ -328,6 +334,9 @@ impl<O: Observer> Association<O> {
                 o.cuc.find_rtx_pseudo = true;
             }
             let p = &mut self.paths[dest];
+            if ns2 {
+                p.sending.burst_used = p.sending.burst_used.saturating_add(1);
+            }
             if p.cuc.find_rtx_pseudo {
                 p.cuc.rtx_pseudo_cum = Some(tsn);
                 p.cuc.find_rtx_pseudo = false;

@@ -280,6 +280,12 @@ impl<O: Observer> Association<O> {
                 self.cwnd_event(now, id);
             }
             self.set_state(now, id, PathState::Active);
+            if self.ns2() && matches!(state, PathState::PotentiallyFailed | PathState::Inactive) {
+                // ns-2.35 (`ProcessChunk`, HEARTBEAT ACK of a PF or INACTIVE
+                // destination): `TimeoutRtx` marks everything still outstanding there
+                // for retransmission, to go out first.
+                self.mark_in_flight(now, id, false);
+            }
         }
         let period = hb_period(&self.cfg, &self.paths[id], &mut self.rng);
         self.paths[id].timers.set_hb_due(Some(now + period));

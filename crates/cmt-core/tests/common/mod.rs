@@ -63,6 +63,10 @@ impl cmt_core::Observer for Log {
     }
 }
 
+/// A test's own fault: drops a packet when it returns true, given `(now, to_b, path,
+/// packet)`.
+pub type DropIf = fn(Time, bool, PathId, &Packet) -> bool;
+
 pub struct Pair {
     pub a: Association<Log>,
     pub b: Association<Log>,
@@ -79,6 +83,8 @@ pub struct Pair {
     pub first_tsn_a: u32,
     /// Offsets from `first_tsn_a` whose *first* transmission from A is dropped.
     pub drop_first: Vec<u32>,
+    /// Drops a packet when it returns true.
+    pub drop_if: Option<DropIf>,
     /// Per path and direction (0 = A→B): when the sender's side of the link is free.
     link_free: Vec<[Time; 2]>,
 }
@@ -92,6 +98,24 @@ impl Pair {
         Pair::with(a, b, faults, seed)
     }
 
+    /// Two associations with `cfg` over `faults`, each with the scheduler, the
+    /// retransmission policy named (registry names, default parameters) and Reno.
+    pub fn named(cfg: Config, scheduler: &str, rtx: &str, faults: Vec<Faults>, seed: u64) -> Pair {
+        let n = faults.len();
+        let build = || {
+            let p = cmt_core::Params::default();
+            Algorithms {
+                scheduler: cmt_core::sched::by_name(scheduler, &p).unwrap().build(n),
+                rtx: cmt_core::rtx::by_name(rtx, &p).unwrap().build(),
+                cc: &RenoFactory,
+            }
+        };
+        let (ia, ib) = AssocInit::pair(seed, cfg.rbuf, cfg.rbuf);
+        let a = Association::new(cfg.clone(), n, build(), ia, Log::default()).unwrap();
+        let b = Association::new(cfg, n, build(), ib, Log::default()).unwrap();
+        Pair::with(a, b, faults, seed)
+    }
+
     /// A pair of associations built by the caller (e.g. with another scheduler).
     pub fn with(a: Association<Log>, b: Association<Log>, faults: Vec<Faults>, seed: u64) -> Pair {
         let n = faults.len();
@@ -101,6 +125,7 @@ impl Pair {
         Pair {
             first_tsn_a,
             drop_first: Vec::new(),
+            drop_if: None,
             a,
             b,
             now: Time::ZERO,
@@ -136,6 +161,12 @@ impl Pair {
                 *free = start + tx;
                 let depart = start + tx;
                 if self.rng.gen_bool(f.loss) || self.down[t.path.0] {
+                    continue;
+                }
+                if self
+                    .drop_if
+                    .is_some_and(|drop| drop(self.now, to_b, t.path, &t.packet))
+                {
                     continue;
                 }
                 if to_b {

@@ -84,6 +84,7 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
             queue: Some(100),
             reorder: false,
             trace: None,
+            loss_at: cmt_sim::link::LossPoint::Exit,
         },
         loss: 0.0,
         gilbert: None,

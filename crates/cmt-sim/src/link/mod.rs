@@ -1,8 +1,10 @@
 //! One direction of a hop: serialisation at a rate, a drop-tail queue in packets,
 //! propagation delay with optional FIFO-preserving Gaussian jitter, and a loss chain.
 //!
-//! Loss is applied when a packet finishes serialisation (it used the link, then was
-//! corrupted), as ns-2 error models attached to a link do.
+//! Loss is applied where [`LossPoint`] says: by default when a packet finishes
+//! serialisation (it used the link, then was corrupted — a wireless frame that took its
+//! air time), or as a packet enters the link, before the queue (ns-2.35's `lossmodel`,
+//! which puts the error module at the head of the link).
 
 use std::collections::VecDeque;
 
@@ -99,6 +101,19 @@ pub struct LinkParams {
     pub reorder: bool,
     /// Capacity trace replacing `rate_bps` for serialisation.
     pub trace: Option<Trace>,
+    /// Where the loss models act.
+    pub loss_at: LossPoint,
+}
+
+/// Where a link direction's loss models drop a packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LossPoint {
+    /// As it enters the link, before the queue: a lost packet takes no queue slot and
+    /// no link time (ns-2.35's `$ns lossmodel`, `SimpleLink errormodule`).
+    Entry,
+    /// When it finishes serialisation: it used the link, then was lost.
+    #[default]
+    Exit,
 }
 
 /// A scheduled change of a link direction (`[[events]]` in docs/scenario.md: failures,
@@ -234,6 +249,12 @@ impl<P: Carried> Link<P> {
             self.stats.down_drops += 1;
             return Offer::Dropped(pkt, cause);
         }
+        if self.params.loss_at == LossPoint::Entry {
+            if let Verdict::Drop(cause) = self.lossy.verdict(now, pkt.wire_size()) {
+                self.stats.loss_drops += 1;
+                return Offer::Dropped(pkt, cause);
+            }
+        }
         if self.in_service.is_none() {
             let done = self.service_end(now, pkt.wire_size());
             self.in_service = Some(pkt);
@@ -262,9 +283,11 @@ impl<P: Carried> Link<P> {
                 self.stats.down_drops += 1;
                 return Finished::Lost(pkt, cause);
             }
-            if let Verdict::Drop(cause) = self.lossy.verdict(now, size) {
-                self.stats.loss_drops += 1;
-                return Finished::Lost(pkt, cause);
+            if self.params.loss_at == LossPoint::Exit {
+                if let Verdict::Drop(cause) = self.lossy.verdict(now, size) {
+                    self.stats.loss_drops += 1;
+                    return Finished::Lost(pkt, cause);
+                }
             }
             Finished::Arrives(self.propagation.arrival(now), pkt)
         });
@@ -378,6 +401,7 @@ mod tests {
             queue: Some(queue),
             reorder: false,
             trace: None,
+            loss_at: LossPoint::Exit,
         };
         tweak(&mut params);
         Link::new(

@@ -3,6 +3,7 @@
 use cmt_core::Duration;
 
 use super::{field, params, BuildError, GilbertSpec, LinkSpec};
+use crate::link::LossPoint;
 use crate::loss::Gilbert;
 use crate::loss_model::LossModelSpec;
 use crate::trace::Trace;
@@ -31,6 +32,9 @@ pub struct BuiltLink {
     pub loss_model: Option<LossModelSpec>,
     /// The directions the loss models act on.
     pub loss_direction: LossDirection,
+    /// Where they drop a packet (`None`: the association profile's default — before
+    /// the queue under `compat = "ns2"`, after serialisation otherwise).
+    pub loss_at: Option<LossPoint>,
     /// Jitter may reorder packets.
     pub reorder: bool,
     /// Forward-direction capacity trace (then `rate_bps` is its mean, or the reverse
@@ -188,8 +192,19 @@ fn build_link(
             &f("loss_direction"),
             LossDirection::parse(l.loss_direction.as_deref()),
         )?,
+        loss_at: field(&f("loss_at"), loss_point(l.loss_at.as_deref()))?,
         reorder: l.reorder.unwrap_or(false),
     })
+}
+
+/// The `loss_at` key.
+fn loss_point(s: Option<&str>) -> Result<Option<LossPoint>, String> {
+    match s {
+        None => Ok(None),
+        Some("entry") => Ok(Some(LossPoint::Entry)),
+        Some("exit") => Ok(Some(LossPoint::Exit)),
+        Some(o) => Err(format!("unknown point `{o}` (entry, exit)")),
+    }
 }
 
 /// The `gilbert` key: a preset name or the four parameters.

@@ -322,6 +322,11 @@ pub struct LinkSpec {
     /// direction paths send data in) or "reverse" (the acknowledgements' direction).
     #[serde(default)]
     pub loss_direction: Option<String>,
+    /// Where the loss models drop a packet: "entry" (as it reaches the link, before the
+    /// queue: ns-2.35's `lossmodel`) or "exit" (after serialisation: it used the link).
+    /// Default: "entry" under `association.compat = "ns2"`, "exit" otherwise.
+    #[serde(default)]
+    pub loss_at: Option<String>,
     /// Jitter may reorder packets (netem-like) instead of keeping FIFO order.
     #[serde(default)]
     pub reorder: Option<bool>,

@@ -13,7 +13,7 @@ use super::endpoint::Endpoint;
 use super::packets::Pkt;
 use super::{configured_loss, path_capacity, Drawn, Simulation};
 use crate::ids::{EndpointId, FlowId, LinkDir, RouteId};
-use crate::link::{Link, LinkParams};
+use crate::link::{Link, LinkParams, LossPoint};
 use crate::loss::LossChain;
 use crate::queue::EventQueue;
 use crate::recorder::{Probe, Recorder, Role};
@@ -31,6 +31,7 @@ impl Simulation {
         // A failure left by an earlier run on this thread that nobody took is not ours.
         let _ = cmt_core::extension_failure::take();
         let (links, drawn) = build_links(&built);
+        let start_params = links.iter().map(|l| l.params().clone()).collect();
         let mut routes = path_routes(&built);
         let (sources, tcp_flows) = background(&built, &mut routes);
         let rec = Rc::new(RefCell::new(Recorder::new(
@@ -67,6 +68,7 @@ impl Simulation {
             rec,
             events: 0,
             drawn,
+            start_params,
             ending: None,
             failure: None,
             sources,
@@ -91,7 +93,12 @@ fn build_links(built: &Built) -> (Vec<Link<Pkt>>, Vec<Drawn>) {
     let mut links = Vec::with_capacity(2 * built.links.len());
     let mut drawn = Vec::with_capacity(built.links.len());
     for l in &built.links {
-        let (pair, d) = link_directions(l, built.seed);
+        // ns-2.35 drops lost packets before the queue; the profile follows it.
+        let default_loss_at = match built.config.compat {
+            cmt_core::Compat::Ns2 => LossPoint::Entry,
+            cmt_core::Compat::Rfc => LossPoint::Exit,
+        };
+        let (pair, d) = link_directions(l, built.seed, l.loss_at.unwrap_or(default_loss_at));
         links.extend(pair);
         drawn.push(d);
     }
@@ -100,7 +107,7 @@ fn build_links(built: &Built) -> (Vec<Link<Pkt>>, Vec<Drawn>) {
 
 /// One duplex link: its per-run draws (delay, Bernoulli loss) and its two directions,
 /// each with its own loss and jitter streams.
-fn link_directions(l: &BuiltLink, seed: u64) -> ([Link<Pkt>; 2], Drawn) {
+fn link_directions(l: &BuiltLink, seed: u64, loss_at: LossPoint) -> ([Link<Pkt>; 2], Drawn) {
     let mut rng = stream(seed, &format!("link/{}/draw", l.name));
     let delay_ns = draw(
         match l.delay {
@@ -123,6 +130,7 @@ fn link_directions(l: &BuiltLink, seed: u64) -> ([Link<Pkt>; 2], Drawn) {
         jitter_half: l.jitter_half,
         queue: l.queue,
         reorder: l.reorder,
+        loss_at,
     };
     let direction = |dir: &str| {
         let mut params = params.clone();
