@@ -9,15 +9,17 @@ use crate::aggregate::Aggregate;
 use crate::error::LabError;
 use crate::report::sig;
 use crate::stats::Paired;
-use crate::sweep::Plan;
+use crate::sweep::{CiMethod, Decision, Plan};
+use crate::verdict::{judge, Op, PaperSize, Verdict};
 
-/// "metric at point `left` OP metric at point `right`" (or a constant).
+/// "metric at point `left` OP metric at point `right`" (or a constant), with the size
+/// the paper gives it.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Claim {
     /// What the paper says, in words.
     pub text: String,
-    /// Where the paper says it (figure/table).
+    /// Where the paper says it (figure/table) and what it prints.
     pub paper: String,
     /// Sweep name.
     pub sweep: String,
@@ -40,31 +42,63 @@ pub struct Claim {
     /// Relative tolerance of `~` (default 0.1).
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// The paper's value of the claim, in `paper_scale` (59.02 for "+59.02 %"); none
+    /// when the paper gives only a direction.
+    #[serde(default)]
+    pub paper_value: Option<f64>,
+    /// `percent` (of the compared-with side, the default), `ratio`, `difference` (in the
+    /// metric's unit) or `value` (the measured side's own value).
+    #[serde(default)]
+    pub paper_scale: Option<String>,
+    /// How far from the paper's value still reproduces it, in `paper_scale`.
+    #[serde(default)]
+    pub paper_tolerance: Option<f64>,
+    /// Why `tolerance` or `paper_tolerance` is what it is: written with the claim, before
+    /// the run (required with either).
+    #[serde(default)]
+    pub tolerance_reason: Option<String>,
 }
 
-/// Whether a claim is borne out by the per-seed differences.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// The paired 95 % CI lies on the claimed side.
-    Holds,
-    /// It lies on the other side.
-    Contradicted,
-    /// It straddles the boundary: not shown at this number of seeds.
-    Unclear,
+impl Claim {
+    /// What the claim tests: its relation, the paper's value and the stated tolerance.
+    pub fn decision(&self) -> Result<Decision, String> {
+        if (self.tolerance.is_some() || self.paper_tolerance.is_some())
+            && self.tolerance_reason.as_deref().is_none_or(str::is_empty)
+        {
+            return Err("a tolerance needs its `tolerance_reason`".into());
+        }
+        if self.paper_scale.is_some() && self.paper_value.is_none() {
+            return Err("`paper_scale` without a `paper_value`".into());
+        }
+        if self.paper_tolerance.is_some() && self.paper_value.is_none() {
+            return Err("`paper_tolerance` without a `paper_value`".into());
+        }
+        let op = Op::parse(&self.op, self.tolerance.unwrap_or(0.1))?;
+        let paper = self
+            .paper_value
+            .map(|v| PaperSize::parse(self.paper_scale.as_deref().unwrap_or("percent"), v))
+            .transpose()?;
+        Ok(Decision {
+            op,
+            paper,
+            paper_tolerance: self.paper_tolerance.unwrap_or(0.0),
+            constant: self.right_value,
+        })
+    }
 }
 
 /// One evaluated claim.
 #[derive(Clone, Debug)]
-pub struct Verdict {
+pub struct Evaluation {
     /// Left mean and CI.
     pub left: (Option<f64>, Option<f64>),
     /// Right mean and CI (CI `None` for a constant), times `factor`.
     pub right: (Option<f64>, Option<f64>),
     /// Per-seed differences `left − factor·right` over the seeds both sides ran (for a
-    /// constant right side, the left samples minus it).
+    /// constant right side, the left samples minus it), with a Student-t interval.
     pub paired: Option<Paired>,
-    /// What the paired differences say about the claim.
-    pub outcome: Option<Outcome>,
+    /// The verdict in size ([`crate::verdict`]).
+    pub verdict: Option<Verdict>,
 }
 
 /// The grid points a selection names. Axes it gives are fixed; an axis it leaves out
@@ -169,36 +203,9 @@ enum Side<'a> {
     Value(f64),
 }
 
-/// Decides `op` from the paired interval `[lo, hi]` of the differences; `scale` is the
-/// right side's mean (for `~`, whose band is `tolerance·|scale|`).
-fn outcome(op: &str, p: &Paired, scale: f64, tolerance: f64) -> Result<Outcome, String> {
-    let h = p.ci.unwrap_or(0.0);
-    let (lo, hi) = (p.mean - h, p.mean + h);
-    let zero = lo == 0.0 && hi == 0.0;
-    let decide = |holds: bool, contradicted: bool| {
-        if holds {
-            Outcome::Holds
-        } else if contradicted {
-            Outcome::Contradicted
-        } else {
-            Outcome::Unclear
-        }
-    };
-    Ok(match op {
-        ">" => decide(lo > 0.0, hi < 0.0 || zero),
-        ">=" => decide(lo >= 0.0, hi < 0.0),
-        "<" => decide(hi < 0.0, lo > 0.0 || zero),
-        "<=" => decide(hi <= 0.0, lo > 0.0),
-        "~" => {
-            let band = tolerance * scale.abs();
-            decide(lo >= -band && hi <= band, lo > band || hi < -band)
-        }
-        o => return Err(format!("unknown op `{o}` (>, <, >=, <=, ~)")),
-    })
-}
-
 /// What a sequential sweep's stopping rule watches for a claim: its per-seed
-/// difference (or, against a constant, its left side alone).
+/// difference (or, against a constant, its left side alone), settled when its verdict
+/// is decided.
 pub(crate) fn estimate(c: &Claim, plan: &Plan) -> Result<crate::sweep::Estimate, String> {
     Ok(crate::sweep::Estimate {
         metric: c.metric.clone(),
@@ -208,126 +215,204 @@ pub(crate) fn estimate(c: &Claim, plan: &Plan) -> Result<crate::sweep::Estimate,
             None => Vec::new(),
         },
         factor: c.factor.unwrap_or(1.0),
+        decision: Some(c.decision()?),
     })
 }
 
-/// Evaluates a claim against a finished sweep.
-pub fn evaluate(c: &Claim, plan: &Plan, agg: &Aggregate) -> Result<Verdict, String> {
+/// The grid points a claim needs, left and right.
+pub(crate) fn claim_points(c: &Claim, plan: &Plan) -> Result<Vec<Vec<usize>>, String> {
+    let mut points = points_of(plan, &c.left, "left")?;
+    if let Some(sel) = &c.right {
+        points.extend(points_of(plan, sel, "right")?);
+    }
+    Ok(points)
+}
+
+/// Evaluates a claim against a finished sweep: paired differences with a Student-t
+/// interval whatever the sweep reports with, and the verdict in size.
+pub fn evaluate(c: &Claim, plan: &Plan, agg: &Aggregate) -> Result<Evaluation, String> {
+    let decision = c.decision()?;
     let lp = points_of(plan, &c.left, "left")?;
     let left = side_stat(plan, agg, &lp, &c.metric);
     let factor = c.factor.unwrap_or(1.0);
     let right_samples;
-    let (right, side) = match (&c.right, c.right_value) {
+    let (right, side, right_mean) = match (&c.right, c.right_value) {
         (Some(sel), None) => {
             let rp = points_of(plan, sel, "right")?;
             let (m, ci) = side_stat(plan, agg, &rp, &c.metric);
             right_samples = side_samples(agg, &rp, &c.metric);
             let side = right_samples.as_deref().map(Side::Samples);
-            ((m.map(|m| m * factor), ci.map(|c| c * factor)), side)
+            ((m.map(|m| m * factor), ci.map(|c| c * factor)), side, m)
         }
-        (None, Some(v)) => ((Some(v * factor), None), Some(Side::Value(v))),
+        (None, Some(v)) => ((Some(v * factor), None), Some(Side::Value(v)), Some(v)),
         _ => return Err("give exactly one of `right` and `right_value`".into()),
     };
     let diffs = match (side_samples(agg, &lp, &c.metric), side) {
         (Some(l), Some(r)) => differences(&l, r, factor),
         _ => Vec::new(),
     };
-    let paired = crate::stats::paired(&diffs, plan.ci);
-    let outcome = match (&paired, right.0) {
-        (Some(p), Some(scale)) => Some(outcome(&c.op, p, scale, c.tolerance.unwrap_or(0.1))?),
+    let paired = crate::stats::paired(&diffs, CiMethod::T);
+    let verdict = match (&paired, right_mean) {
+        (Some(p), Some(r)) => Some(judge(&decision.test(r, factor), p.mean, p.ci)),
         _ => None,
     };
-    Ok(Verdict {
+    Ok(Evaluation {
         left,
         right,
         paired,
-        outcome,
+        verdict,
     })
 }
 
-/// The claims table: each claim's verdict in simulation, and over real sockets when
-/// that sweep was also run there.
+/// One column of the claims table: a sender's name and its finished sweeps.
+pub(crate) struct Column<'a> {
+    /// "ns-2.35 sender", "RFC 9260 sender", or empty for a study with one sender.
+    pub name: String,
+    /// Its sweeps, by plan, with their aggregates.
+    pub done: &'a [(Plan, Aggregate)],
+}
+
+/// The claims table: each claim's measured values under the first column's sender, and
+/// its paired difference and verdict under every column's; then, where that sweep was
+/// also run over real sockets, the same under the first sender.
 pub(crate) fn claims_table(
     claims: &[Claim],
-    done: &[(Plan, Aggregate)],
+    columns: &[Column<'_>],
     real_done: &[(Plan, Aggregate)],
     label: &str,
 ) -> Result<String, LabError> {
     let mut md = String::new();
     let _ = writeln!(md, "## Claims\n");
-    let _ = writeln!(md, "| claim | paper | measured | compared with | difference | paired Δ (95 % CI) | sign test p | holds |\n|---|---|---|---|---|---|---|---|");
+    let at = |c: &Claim, e: String| LabError::at(label, format!("claim `{}`: {e}", c.text));
+    let mut head = "| claim | paper | measured | compared with |".to_string();
+    let mut rule = "|---|---|---|---|".to_string();
+    for col in columns {
+        let who = if col.name.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", col.name)
+        };
+        head += &format!(" {who}Δ (95 % CI) | {who}verdict |");
+        rule += "---|---|";
+    }
+    if columns.len() > 1 {
+        head += " senders agree |";
+        rule += "---|";
+    }
+    let _ = writeln!(md, "{head}\n{rule}");
+    let mut disagree = 0;
     for c in claims {
-        let (plan, agg) = done
-            .iter()
-            .find(|(p, _)| p.name == c.sweep)
-            .ok_or_else(|| {
-                LabError::at(
-                    label,
-                    format!("claim `{}`: no sweep named `{}`", c.text, c.sweep),
-                )
-            })?;
-        let v = evaluate(c, plan, agg)
-            .map_err(|e| LabError::at(label, format!("claim `{}`: {e}", c.text)))?;
-        md += &claim_row(c, &v, "");
-        if let Some((_, ragg)) = real_done.iter().find(|(p, _)| p.name == c.sweep) {
-            let rv = evaluate(c, plan, ragg)
-                .map_err(|e| LabError::at(label, format!("claim `{}`: {e}", c.text)))?;
+        let mut evals = Vec::new();
+        for col in columns {
+            let (plan, agg) = col
+                .done
+                .iter()
+                .find(|(p, _)| p.name == c.sweep)
+                .ok_or_else(|| at(c, format!("no sweep named `{}`", c.sweep)))?;
+            evals.push(evaluate(c, plan, agg).map_err(|e| at(c, e))?);
+        }
+        md += &claim_row(c, &evals, "");
+        disagree += usize::from(columns.len() > 1 && !agree(&evals));
+        if let Some((plan, ragg)) = real_done.iter().find(|(p, _)| p.name == c.sweep) {
+            let rv = evaluate(c, plan, ragg).map_err(|e| at(c, e))?;
             if rv.left.0.is_some() {
-                md += &claim_row(c, &rv, " — **real sockets**");
+                md += &claim_row(c, &[rv], " — **real sockets**");
             }
         }
     }
-    let _ = writeln!(md, "\n\"Difference\" is (measured − compared with) / compared with, on the means. Runs at different grid points share seeds, so each claim is tested on the per-seed differences (measured − compared with): \"paired Δ\" is their mean with its 95 % CI, \"sign test p\" the two-sided exact sign test of their signs. A claim holds when the paired CI lies on the claimed side of zero (for `~`, inside the tolerance band), is contradicted (**no**) when it lies on the other side, and is **unclear** when it straddles the boundary.\n");
+    let _ = writeln!(
+        md,
+        "\n\"Δ\" is the mean of the per-seed differences (measured − compared with; runs at \
+         different grid points share seeds) with its 95 % Student-t interval, as a percentage \
+         of the compared-with mean, and n the number of seeds. Verdicts: **reproduced** — the \
+         claimed direction, with the paper's value inside the interval (or within the \
+         tolerance the claims file states, with its reason); **same direction, smaller / \
+         larger** — the paper's value lies 1.5 half-widths or more outside it; **same \
+         direction** — the paper prints no value; **not significant** — the interval holds \
+         zero and the paper's value lies 1.5 half-widths or more away; **contradicted** — \
+         the opposite direction (for ≈ claims, outside the band); **undecided** — within 1.5 \
+         half-widths of a boundary after the most seeds the sweep allows. Seeds are added \
+         where a verdict is undecided, up to the sweep's stated maximum."
+    );
+    if columns.len() > 1 {
+        let _ = writeln!(
+            md,
+            "\n\"Senders agree\" compares the verdicts of the columns; **{disagree}** of {} claims \
+             are profile-dependent (their verdict changes with the sender).",
+            claims.len()
+        );
+    }
+    md.push('\n');
     Ok(md)
 }
 
-/// One row of the claims table; `suffix` marks rows measured over real sockets.
-fn claim_row(c: &Claim, v: &Verdict, suffix: &str) -> String {
+/// Whether every column's verdict is the same.
+fn agree(evals: &[Evaluation]) -> bool {
+    evals.windows(2).all(|w| w[0].verdict == w[1].verdict)
+}
+
+/// One row of the claims table: measured values from the first evaluation, then a
+/// difference and verdict per evaluation; `suffix` marks rows over real sockets.
+fn claim_row(c: &Claim, evals: &[Evaluation], suffix: &str) -> String {
     let show = |(m, ci): (Option<f64>, Option<f64>)| match (m, ci) {
         (Some(m), Some(ci)) => format!("{} ± {}", sig(m), sig(ci)),
         (Some(m), None) => sig(m),
         _ => "–".into(),
     };
-    let diff = match (v.left.0, v.right.0) {
-        (Some(l), Some(r)) if r != 0.0 => format!("{:+.1} %", 100.0 * (l - r) / r.abs()),
-        _ => "–".into(),
-    };
-    let delta = v.paired.map_or("–".into(), |p| match p.ci {
-        Some(ci) => format!(
-            "{}{} ± {} (n = {})",
-            sign(p.mean),
-            sig(p.mean.abs()),
-            sig(ci),
-            p.n
-        ),
-        None => format!("{}{} (n = {})", sign(p.mean), sig(p.mean.abs()), p.n),
-    });
-    let p = v.paired.and_then(|p| p.sign_p).map_or("–".into(), |p| {
-        if p < 0.001 {
-            "< 0.001".into()
-        } else {
-            format!("{p:.3}")
-        }
-    });
-    let holds = match v.outcome {
-        Some(Outcome::Holds) => "yes",
-        Some(Outcome::Contradicted) => "**no**",
-        Some(Outcome::Unclear) => "**unclear**",
-        None => "–",
-    };
-    format!(
-        "| {}{suffix} ({} {}) | {} | {} | {} | {} | {} | {} | {} |\n",
+    let first = &evals[0];
+    let mut row = format!(
+        "| {}{suffix} ({} {}) | {} | {} | {} |",
         c.text,
         c.metric,
         c.op,
         c.paper,
-        show(v.left),
-        show(v.right),
-        diff,
-        delta,
-        p,
-        holds
-    )
+        show(first.left),
+        show(first.right),
+    );
+    for e in evals {
+        row += &format!(" {} | {} |", delta(e), verdict_cell(e.verdict));
+    }
+    if evals.len() > 1 {
+        row += if agree(evals) {
+            " yes |"
+        } else {
+            " **no: profile-dependent** |"
+        };
+    }
+    row.push('\n');
+    row
+}
+
+/// The paired difference as a percentage of the compared-with mean (in the metric's
+/// unit when that mean is zero), with n.
+fn delta(e: &Evaluation) -> String {
+    let Some(p) = e.paired else {
+        return "–".into();
+    };
+    let base = e.right.0.filter(|r| *r != 0.0).map(f64::abs);
+    let (m, ci, unit) = match base {
+        Some(b) => (100.0 * p.mean / b, p.ci.map(|c| 100.0 * c / b), " %"),
+        None => (p.mean, p.ci, ""),
+    };
+    match ci {
+        Some(ci) => format!(
+            "{}{}{unit} (± {}), n = {}",
+            sign(m),
+            sig(m.abs()),
+            sig(ci),
+            p.n
+        ),
+        None => format!("{}{}{unit}, n = {}", sign(m), sig(m.abs()), p.n),
+    }
+}
+
+/// A verdict as the table prints it: the direction found, or its absence, in bold.
+fn verdict_cell(v: Option<Verdict>) -> String {
+    match v {
+        None => "–".into(),
+        Some(v) if v.direction_holds() => v.label().into(),
+        Some(v) => format!("**{}**", v.label()),
+    }
 }
 
 fn sign(x: f64) -> &'static str {
@@ -341,37 +426,6 @@ fn sign(x: f64) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::CiMethod;
-
-    fn p(mean: f64, ci: f64) -> Paired {
-        Paired {
-            n: 10,
-            mean,
-            ci: Some(ci),
-            sign_p: None,
-        }
-    }
-
-    #[test]
-    fn a_claim_holds_only_when_the_paired_interval_is_on_its_side() {
-        let o = |op: &str, m: f64, ci: f64| outcome(op, &p(m, ci), 10.0, 0.1).unwrap();
-        assert_eq!(o(">", 1.0, 0.5), Outcome::Holds);
-        assert_eq!(o(">", 0.2, 0.5), Outcome::Unclear);
-        assert_eq!(o(">", -1.0, 0.5), Outcome::Contradicted);
-        assert_eq!(
-            o(">", 0.0, 0.0),
-            Outcome::Contradicted,
-            "equal is not above"
-        );
-        assert_eq!(o(">=", 0.0, 0.0), Outcome::Holds);
-        assert_eq!(o("<", -1.0, 0.5), Outcome::Holds);
-        assert_eq!(o("<=", 0.3, 0.2), Outcome::Contradicted);
-        // `~` with tolerance 0.1 of a right side of 10: the band is ±1.
-        assert_eq!(o("~", 0.2, 0.5), Outcome::Holds);
-        assert_eq!(o("~", 0.8, 0.5), Outcome::Unclear);
-        assert_eq!(o("~", 2.0, 0.5), Outcome::Contradicted);
-        assert!(outcome("=", &p(0.0, 0.0), 1.0, 0.1).is_err());
-    }
 
     #[test]
     fn pairing_by_seed_sees_a_small_steady_difference_that_unpaired_intervals_hide() {
@@ -382,7 +436,13 @@ mod tests {
         let d = differences(&left, Side::Samples(&right), 1.0);
         assert_eq!(d, vec![1.0, 1.0, 1.0]);
         let pd = crate::stats::paired(&d, CiMethod::T).unwrap();
-        assert_eq!(outcome(">", &pd, 20.0, 0.1).unwrap(), Outcome::Holds);
+        let test = crate::verdict::Test {
+            op: Op::Gt,
+            paper: None,
+            paper_tolerance: 0.0,
+            band: 0.0,
+        };
+        assert_eq!(judge(&test, pd.mean, pd.ci), Verdict::SameDirection);
         // A seed only one side ran is left out; a constant right side pairs every seed.
         assert_eq!(
             differences(&left, Side::Samples(&right[..1]), 1.0),
@@ -392,5 +452,27 @@ mod tests {
             differences(&left, Side::Value(10.0), 2.0),
             vec![-9.0, 1.0, 11.0]
         );
+    }
+
+    fn claim(extra: &str) -> Claim {
+        toml::from_str(&format!(
+            "text = \"t\"\npaper = \"p\"\nsweep = \"s\"\nmetric = \"goodput_mbps\"\n\
+             left = {{ a = 1 }}\nop = \">\"\nright_value = 1.0\n{extra}"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_tolerance_must_say_why_and_a_paper_scale_needs_a_value() {
+        assert!(claim("tolerance = 0.05").decision().is_err());
+        assert!(claim("tolerance = 0.05\ntolerance_reason = \"x\"")
+            .decision()
+            .is_ok());
+        assert!(claim("paper_scale = \"ratio\"").decision().is_err());
+        assert!(claim("paper_value = 2.0\npaper_scale = \"twice\"")
+            .decision()
+            .is_err());
+        let d = claim("paper_value = 59.02").decision().unwrap();
+        assert_eq!(d.paper, Some(PaperSize::Percent(59.02)));
     }
 }

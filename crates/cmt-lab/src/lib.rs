@@ -7,7 +7,8 @@
 //! * [`report`] — `aggregate.csv`, `comparisons.csv`, `report.md`;
 //! * [`plot`] — SVG and PNG figures (embedded font, no browser);
 //! * [`merge`] — combining sharded outputs into exactly what one run would produce;
-//! * [`study`] — one-command reproduction of a study with its claims table.
+//! * [`study`] — one-command reproduction of a study with its claims table;
+//! * [`verdict`] — a claim judged in size against the paper's value, never on a knife-edge.
 
 pub mod aggregate;
 pub mod claims;
@@ -22,6 +23,7 @@ pub mod results;
 pub mod stats;
 pub mod study;
 pub mod sweep;
+pub mod verdict;
 
 pub use error::LabError;
 

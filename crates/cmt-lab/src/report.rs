@@ -208,21 +208,34 @@ fn sequential_note(plan: &Plan, rule: &Sequential, sel: &Selection) -> String {
         used.iter().min().copied().unwrap_or(0),
         used.iter().max().copied().unwrap_or(0),
     );
+    let claims = if rule.claims.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", and where one of the {} claims on this sweep was still undecided (within 1.5 \
+             CI half-widths of a boundary that decides it)",
+            rule.claims.len()
+        )
+    };
+    let precision = match rule.half_width {
+        Some(hw) => format!(
+            "where a 95 % CI half-width was above {} % of its scale — the mean of {} at that \
+             point, or the per-seed differences of a comparison it takes part in, relative to \
+             the compared-with mean —",
+            (hw * 1e6).round() / 1e4,
+            rule.metrics
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        None => "(no precision target)".into(),
+    };
     let mut note = format!(
-        "Seeds by precision (sequential replication): every grid point ran seeds 1–{}, then \
-         {} more at a time at each grid point where a 95 % CI half-width was above {} % of \
-         its scale — the mean of {} at that point, or the per-seed differences of a \
-         comparison or claim it takes part in, relative to the compared-with mean — up to \
-         {} seeds. Grid points used {lo}–{hi} seeds (the `n` columns).",
-        rule.min,
-        rule.batch,
-        (rule.half_width * 1e6).round() / 1e4,
-        rule.metrics
-            .iter()
-            .map(|m| format!("`{m}`"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        rule.max,
+        "Seeds by sequential replication: every grid point ran seeds 1–{}, then {} more at a \
+         time at each grid point {precision}{claims}, up to {} seeds. Grid points used \
+         {lo}–{hi} seeds (the `n` columns).",
+        rule.min, rule.batch, rule.max,
     );
     if sel.at_max.is_empty() {
         note += " Every estimate reached the target.";
@@ -236,8 +249,7 @@ fn sequential_note(plan: &Plan, rule: &Sequential, sel: &Selection) -> String {
         let more = sel.at_max.len().saturating_sub(shown.len());
         let _ = write!(
             note,
-            " {} grid point(s) stopped at {} seeds with an estimate still wider than the \
-             target: {}{}.",
+            " {} grid point(s) stopped at {} seeds with an estimate still unsettled: {}{}.",
             sel.at_max.len(),
             rule.max,
             shown.join(", "),

@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::aggregate::Aggregate;
-use crate::claims::claims_table;
-pub use crate::claims::{evaluate, Claim, Outcome, Verdict};
+use crate::claims::{claims_table, Column};
+pub use crate::claims::{evaluate, Claim, Evaluation};
 use crate::error::LabError;
 use crate::real::RealRunner;
 use crate::report::sig;
+pub use crate::verdict::Verdict;
 
 use crate::sweep::{run_plan, write_atomic, Plan, RunOptions, Seeds};
 
@@ -30,6 +31,12 @@ pub struct StudyFile {
     /// Settings for `--quick`.
     #[serde(default)]
     pub quick: Option<Quick>,
+    /// The SCTP senders the sweeps run with (none: the scenarios' own). The first is
+    /// the primary column — every sweep, its figures and tables; each other runs only
+    /// the grid points the claims use, into `<out>/<key>/<sweep>`, for the second
+    /// column of the claims table.
+    #[serde(default)]
+    pub senders: Vec<Sender>,
     /// Headline claims.
     #[serde(default)]
     pub claims: Vec<Claim>,
@@ -39,6 +46,22 @@ pub struct StudyFile {
     /// Sweeps also measured over real sockets with `--real`.
     #[serde(default)]
     pub real: Option<crate::real::RealSpec>,
+}
+
+/// A sender profile a study's sweeps run with (`[[senders]]`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sender {
+    /// The column's name in the claims table ("ns-2.35 sender").
+    pub name: String,
+    /// Folder name of its sweeps when it is not the primary one.
+    pub key: String,
+    /// Overrides of every run (e.g. `"association.compat" = "ns2"`).
+    #[serde(default)]
+    pub set: toml::Table,
+    /// What it is, for the report.
+    #[serde(default)]
+    pub about: Option<String>,
 }
 
 /// One simulation of a study, written with its time-series figures.
@@ -101,7 +124,20 @@ pub fn reproduce_with(
         crate::names::check_folder_name("runs.name", &r.name)
             .map_err(|e| LabError::at(&label, e))?;
     }
-    let done = run_sweeps(&study, dir, quick, jobs, out, progress)?;
+    for s in &study.senders {
+        crate::names::check_folder_name("senders.key", &s.key)
+            .map_err(|e| LabError::at(&label, e))?;
+    }
+    let primary = study.senders.first();
+    let done = run_sweeps(&study, dir, quick, jobs, (out, primary, false), progress)?;
+    let mut second = Vec::new();
+    for s in study.senders.iter().skip(1) {
+        let into = out.join(&s.key);
+        second.push((
+            s,
+            run_sweeps(&study, dir, quick, jobs, (&into, Some(s), true), progress)?,
+        ));
+    }
     let real_done = match (real, &study.real) {
         (Some(runner), Some(spec)) => {
             crate::real::run_all(spec, &done, runner, &out.join("real"), progress)
@@ -133,7 +169,18 @@ pub fn reproduce_with(
         md,
         "Run with `cmtlab reproduce`, {mode}. Means ± 95 % CI over seeds.\n"
     );
-    md += &claims_table(&study.claims, &done, &real_done, &label)?;
+    md += &senders_section(&study.senders);
+    let mut columns = vec![Column {
+        name: primary.map(|s| s.name.clone()).unwrap_or_default(),
+        done: &done,
+    }];
+    for (s, d) in &second {
+        columns.push(Column {
+            name: s.name.clone(),
+            done: d,
+        });
+    }
+    md += &claims_table(&study.claims, &columns, &real_done, &label)?;
     let mut headroom = Vec::new();
     for (plan, _) in &done {
         headroom.push((
@@ -147,19 +194,50 @@ pub fn reproduce_with(
         let _ = writeln!(md, "## Single runs\n\n{runs_md}");
     }
     md += &sweep_reports(&done, out);
+    md += &second_sweeps_note(&second);
     let report = out.join("report.md");
     write_atomic(&report, md.as_bytes())
         .map_err(|e| LabError::at(&out.display().to_string(), e))?;
     Ok(report)
 }
 
-/// Runs every sweep of the study (its quick settings in quick mode) and aggregates it.
+/// Which senders ran what, for the report's reader.
+fn senders_section(senders: &[Sender]) -> String {
+    let Some((first, rest)) = senders.split_first() else {
+        return String::new();
+    };
+    let about = |s: &Sender| {
+        s.about
+            .as_deref()
+            .map_or(String::new(), |a| format!(": {a}"))
+    };
+    let mut md = format!(
+        "Sender: every number below comes from the **{}**{} (the primary column, with \
+         every figure and table)",
+        first.name,
+        about(first)
+    );
+    for s in rest {
+        md += &format!(
+            "; the claims table also gives the **{}**{} (the grid points of the claims only, \
+             in `{}/`)",
+            s.name,
+            about(s),
+            s.key
+        );
+    }
+    md += ".\n\n";
+    md
+}
+
+/// Runs every sweep of the study (its quick settings in quick mode) with a sender's
+/// overrides and aggregates it; `claims_only` keeps the grid points the claims use.
 fn run_sweeps(
     study: &StudyFile,
     dir: &Path,
     quick: bool,
     jobs: usize,
-    out: &Path,
+    (out, sender, claims_only): (&Path, Option<&Sender>, bool),
     progress: &(dyn Fn(&str, usize, usize) + Sync),
 ) -> Result<Vec<(Plan, Aggregate)>, LabError> {
     let mut done: Vec<(Plan, Aggregate)> = Vec::new();
@@ -170,7 +248,23 @@ fn run_sweeps(
                 f.seeds = Seeds::Count(q.seeds);
                 f.set.extend(q.set);
             }
+            if let Some(sender) = sender {
+                f.set.extend(sender.set.clone());
+            }
         })?;
+        if claims_only {
+            let mut keep = std::collections::BTreeSet::new();
+            for c in study.claims.iter().filter(|c| c.sweep == plan.name) {
+                keep.extend(
+                    crate::claims::claim_points(c, &plan)
+                        .map_err(|e| LabError::at(s, format!("claim `{}`: {e}", c.text)))?,
+                );
+            }
+            if keep.is_empty() {
+                continue;
+            }
+            plan = plan.keep_points(&keep);
+        }
         // A sequential sweep also runs until each claim on it is precise enough.
         if plan.sequential.is_some() {
             let mut claims = Vec::new();
@@ -190,11 +284,33 @@ fn run_sweeps(
             shard: None,
             out: sweep_out.clone(),
         };
-        run_plan(&plan, &opts, &|d, t| progress(&plan.name, d, t))?;
+        let name = match sender.filter(|_| claims_only) {
+            Some(s) => format!("{} ({})", plan.name, s.key),
+            None => plan.name.clone(),
+        };
+        run_plan(&plan, &opts, &|d, t| progress(&name, d, t))?;
         let agg = crate::finalize(&plan, &sweep_out, &sweep_out)?;
         done.push((plan, agg));
     }
     Ok(done)
+}
+
+/// Where the other senders' sweeps are.
+fn second_sweeps_note(second: &[(&Sender, Vec<(Plan, Aggregate)>)]) -> String {
+    let mut md = String::new();
+    for (s, done) in second {
+        let names: Vec<String> = done
+            .iter()
+            .map(|(p, _)| format!("`{}/{}/`", s.key, p.name))
+            .collect();
+        let _ = writeln!(
+            md,
+            "The {}'s runs (the claims' grid points): {}.\n",
+            s.name,
+            names.join(", ")
+        );
+    }
+    md
 }
 
 /// Each sweep's own report, its headings one level down and its links into its folder.

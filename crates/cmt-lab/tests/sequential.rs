@@ -122,6 +122,45 @@ fn the_rule_looks_at_the_width_of_an_interval_never_at_its_side() {
 }
 
 #[test]
+fn a_claim_adds_seeds_until_its_verdict_is_decided_and_no_further() {
+    use cmt_lab::sweep::{Decision, Estimate};
+    use cmt_lab::verdict::Op;
+    let d = tmp("decide");
+    // No precision target: only the claim (64 KB above 16 KB) adds seeds.
+    let mut p = plan(&d, r#"{ min = 4, max = 40, batch = 4, metrics = [] }"#).unwrap();
+    p.sequential.as_mut().unwrap().claims = vec![Estimate {
+        metric: "goodput_mbps".into(),
+        left: vec![vec![1]],
+        right: vec![vec![0]],
+        factor: 1.0,
+        decision: Some(Decision {
+            op: Op::Gt,
+            paper: None,
+            paper_tolerance: 0.0,
+            constant: None,
+        }),
+    }];
+    // A difference of +1 with a spread of ±0.1: decided by the first four seeds.
+    let clear = Forged(|pt, s| 5.0 + if pt == 1 { 1.0 + 0.1 * spread(s) } else { 0.0 });
+    assert_eq!(seeds_used(&p, &clear), vec![4, 4]);
+    // No difference under ±1 noise: never decided, so it runs to the maximum.
+    let none = Forged(|pt, s| 5.0 + if pt == 1 { spread(s * 3 + 1) } else { 0.0 });
+    let s = select(&p, &none);
+    assert_eq!(s.seeds.values().copied().collect::<Vec<_>>(), vec![40, 40]);
+    assert_eq!(s.at_max.len(), 2);
+    // A difference of +0.4 under the same noise: more than four seeds, fewer than 40.
+    let small = Forged(|pt, s| {
+        5.0 + if pt == 1 {
+            0.4 + spread(s * 3 + 1)
+        } else {
+            0.0
+        }
+    });
+    let used = seeds_used(&p, &small);
+    assert!(used[0] > 4 && used[0] < 40, "{used:?}");
+}
+
+#[test]
 fn later_stages_wait_for_every_result_of_the_current_one() {
     let d = tmp("stage");
     let p = plan(&d, r#"{ min = 3, max = 12, batch = 3, half_width = "2%" }"#).unwrap();
@@ -165,7 +204,7 @@ fn the_same_seeds_and_outputs_with_any_jobs_shards_or_merge() {
     assert_eq!(outputs(&d.join("j1")), outputs(&d.join("j2")));
     let report = std::fs::read_to_string(d.join("j1/report.md")).unwrap();
     assert!(
-        report.contains("Seeds by precision")
+        report.contains("Seeds by sequential replication")
             && report.contains("2 grid point(s) stopped at 8 seeds"),
         "{report}"
     );

@@ -13,7 +13,7 @@ pub use run::{
     chosen_runs, run_file, run_plan, run_plan_until, write_atomic, RunOptions, RunOutcome,
     RunRecord, INTERRUPTED,
 };
-pub use sequential::{select, Estimate, Results, Selection, Sequential};
+pub use sequential::{select, Decision, Estimate, Results, Selection, Sequential};
 pub use spec::{
     flatten, plain, toml_text_to_json, ComparisonKind, ComparisonSpec, PaperSet, PaperValues,
     PlotKind, ReportSpec, Seeds, SequentialSpec, SweepFile, VariantSpec,

@@ -197,6 +197,22 @@ impl Plan {
         })
     }
 
+    /// The plan restricted to the grid points `keep`: their runs only (renumbered), and
+    /// no comparisons, reports or precision target — what a study's second sender needs
+    /// for its claims.
+    pub fn keep_points(mut self, keep: &std::collections::BTreeSet<Vec<usize>>) -> Plan {
+        self.runs.retain(|r| keep.contains(&r.point));
+        for (i, r) in self.runs.iter_mut().enumerate() {
+            r.index = i;
+        }
+        self.comparisons.clear();
+        self.reports.clear();
+        if let Some(s) = self.sequential.as_mut() {
+            s.half_width = None;
+        }
+        self
+    }
+
     /// A short fingerprint of the whole plan (merge refuses to mix plans).
     pub fn fingerprint(&self) -> String {
         let ids: String = self.runs.iter().map(|r| r.id.as_str()).collect();

@@ -1,14 +1,21 @@
-//! Sequential replication to a relative precision: every grid point runs `min` seeds;
-//! then, stage by stage, every estimate whose 95 % CI half-width is still above
-//! `half_width` × its scale gets `batch` more seeds at each grid point it involves,
-//! until all are precise enough or have `max` seeds (Law & Kelton, *Simulation
-//! Modeling and Analysis*, the sequential procedure for a relative precision).
+//! Sequential replication: every grid point runs `min` seeds; then, stage by stage,
+//! every estimate that is not yet settled gets `batch` more seeds at each grid point it
+//! involves, until all are settled or have `max` seeds.
 //!
-//! The estimates are each grid point's mean of the precision metrics, and every paired
-//! comparison — the sweep's comparisons and the claims a study adds — on its per-seed
-//! differences, whose scale is the compared-with side's mean. The rule looks at the
-//! width of an interval only, never at its position, so a claim is not tested until
-//! it holds: both a true and a false claim get the seeds their precision needs.
+//! Two kinds of estimate, two stopping rules:
+//!
+//! * **precision** (Law & Kelton, *Simulation Modeling and Analysis*, the sequential
+//!   procedure for a relative precision): each grid point's mean of the precision
+//!   metrics, and each comparison of the sweep on its per-seed differences, is settled
+//!   once its 95 % CI half-width is at most `half_width` × its scale (the compared-with
+//!   side's mean). This rule looks at the width of an interval only, never at its
+//!   position.
+//! * **decision**: a study's claim on this sweep is settled once its verdict is decided
+//!   ([`crate::verdict`]: nothing within 1.5 half-widths of the boundary that decides
+//!   it). Looking at the position is what a decision needs; the 1.5 half-width margin
+//!   keeps the chance of calling a direction that is not there below that of a single
+//!   95 % test (measured in `verdict.rs`), and a claim still undecided at `max` seeds
+//!   is printed as undecided, not as a verdict.
 //!
 //! Seeds are always the sweep's seeds 1, 2, … in order, the same at every grid point, so
 //! comparisons pair by seed over the common prefix. The rule reads only run results,
@@ -33,8 +40,9 @@ pub struct Sequential {
     pub max: usize,
     /// Seeds added at a time.
     pub batch: usize,
-    /// Target CI half-width as a fraction of the estimate's scale.
-    pub half_width: f64,
+    /// Target CI half-width as a fraction of the estimate's scale (`None`: no precision
+    /// target; only the claims' decisions add seeds).
+    pub half_width: Option<f64>,
     /// Metrics whose per-point means must reach the target.
     pub metrics: Vec<String>,
     /// Paired estimates added by a study (its claims on this sweep).
@@ -54,6 +62,42 @@ pub struct Estimate {
     pub right: Vec<Vec<usize>>,
     /// Multiplies the right side.
     pub factor: f64,
+    /// A claim's test: settled when its verdict is decided (`None`: a precision target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+}
+
+/// What a claim tests, for the decision rule ([`crate::verdict`]).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Decision {
+    /// The claimed relation.
+    pub op: crate::verdict::Op,
+    /// The paper's value, if it prints one.
+    pub paper: Option<crate::verdict::PaperSize>,
+    /// The stated tolerance around it, in the paper's scale (0 for none).
+    pub paper_tolerance: f64,
+    /// The constant a claim compares with (its `right_value`), when it has no right
+    /// grid points.
+    pub constant: Option<f64>,
+}
+
+impl Decision {
+    /// The test in the differences' units, for a right side of mean `right` (unscaled)
+    /// multiplied by `factor`.
+    pub fn test(&self, right: f64, factor: f64) -> crate::verdict::Test {
+        use crate::verdict::{Op, Test};
+        Test {
+            op: self.op,
+            paper: self.paper.map(|p| p.expected_difference(right, factor)),
+            paper_tolerance: self
+                .paper
+                .map_or(0.0, |p| p.tolerance_in_units(self.paper_tolerance, right)),
+            band: match self.op {
+                Op::Approx(t) => t * (factor * right).abs(),
+                _ => 0.0,
+            },
+        }
+    }
 }
 
 /// Checks a `seeds = { … }` table.
@@ -74,7 +118,10 @@ pub(super) fn check(s: &SequentialSpec, label: &str) -> Result<(), LabError> {
     if s.batch == 0 {
         return bad("batch = 0: add at least one seed at a time".into());
     }
-    half_width(&s.half_width).map(|_| ()).or_else(bad)
+    match &s.half_width {
+        Some(h) => half_width(h).map(|_| ()).or_else(bad),
+        None => Ok(()),
+    }
 }
 
 /// `"2%"` or `0.02` as a fraction in (0, 1].
@@ -91,7 +138,10 @@ impl Sequential {
             min: s.min as usize,
             max: s.max as usize,
             batch: s.batch as usize,
-            half_width: half_width(&s.half_width).expect("checked"),
+            half_width: s
+                .half_width
+                .as_ref()
+                .map(|h| half_width(h).expect("checked")),
             metrics: s.metrics.clone().unwrap_or_else(|| metrics.to_vec()),
             claims: Vec::new(),
         }
@@ -201,6 +251,11 @@ pub fn select(plan: &Plan, results: &dyn Results) -> Selection {
 /// comparison's paired difference, and the claims the study added.
 fn estimates(plan: &Plan, rule: &Sequential, points: &[&[usize]]) -> Vec<Estimate> {
     let mut out = Vec::new();
+    if rule.half_width.is_none() {
+        // No precision target: only the claims' decisions add seeds.
+        out.extend(rule.claims.iter().cloned());
+        return out;
+    }
     for p in points {
         for m in &rule.metrics {
             out.push(Estimate {
@@ -208,6 +263,7 @@ fn estimates(plan: &Plan, rule: &Sequential, points: &[&[usize]]) -> Vec<Estimat
                 left: vec![p.to_vec()],
                 right: Vec::new(),
                 factor: 1.0,
+                decision: None,
             });
         }
     }
@@ -230,6 +286,7 @@ fn estimates(plan: &Plan, rule: &Sequential, points: &[&[usize]]) -> Vec<Estimat
                 left: vec![p.to_vec()],
                 right: vec![base],
                 factor: 1.0,
+                decision: None,
             });
         }
     }
@@ -278,9 +335,10 @@ fn next_stage<'p>(
     (next, at_max)
 }
 
-/// Whether estimate `e` over the first `k` seeds has a CI half-width within the target.
-/// Seeds where some point has no value are left out; an estimate with no value at any
-/// seed (a metric a run does not define) asks for nothing.
+/// Whether estimate `e` over the first `k` seeds is settled: its verdict decided (a
+/// claim), or its CI half-width within the target. Seeds where some point has no value
+/// are left out; an estimate with no value at any seed (a metric a run does not define)
+/// asks for nothing.
 fn precise(
     rule: &Sequential,
     e: &Estimate,
@@ -296,6 +354,7 @@ fn precise(
     };
     let mut diffs = Vec::with_capacity(k);
     let mut scale = Vec::with_capacity(k);
+    let mut rights = Vec::with_capacity(k);
     for j in 0..k {
         let Some(l) = side(&e.left, j) else { continue };
         if e.right.is_empty() {
@@ -304,6 +363,7 @@ fn precise(
         } else if let Some(r) = side(&e.right, j) {
             diffs.push(l - e.factor * r);
             scale.push(e.factor * r);
+            rights.push(r);
         }
     }
     if diffs.is_empty() {
@@ -311,9 +371,22 @@ fn precise(
     }
     // Student-t whatever the sweep reports with: a normal quantile at a handful of seeds
     // would understate the width the rule stops on.
-    let Some(h) = ci95_half_width(&diffs, super::CiMethod::T) else {
+    let h = ci95_half_width(&diffs, super::CiMethod::T);
+    if let Some(d) = &e.decision {
+        // A claim against a constant compares the left side itself with it.
+        let (m, right) = match crate::stats::mean(&rights) {
+            Some(r) => (crate::stats::mean(&diffs).unwrap_or(0.0), r),
+            None => {
+                let c = d.constant.unwrap_or(0.0);
+                (crate::stats::mean(&diffs).unwrap_or(0.0) - e.factor * c, c)
+            }
+        };
+        return crate::verdict::judge(&d.test(right, e.factor), m, h)
+            != crate::verdict::Verdict::Undecided;
+    }
+    let (Some(h), Some(target)) = (h, rule.half_width) else {
         return false;
     };
     let scale = crate::stats::mean(&scale).unwrap_or(0.0).abs();
-    h <= rule.half_width * scale
+    h <= target * scale
 }

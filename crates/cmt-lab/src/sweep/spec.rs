@@ -52,7 +52,8 @@ pub enum Seeds {
 }
 
 /// `seeds = { min = 5, max = 20, batch = 5, half_width = "2%" }`: sequential
-/// replication to a relative precision.
+/// replication to a relative precision (and, in a study, until its claims' verdicts are
+/// decided).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SequentialSpec {
@@ -63,7 +64,9 @@ pub struct SequentialSpec {
     /// Seeds added at a time where an estimate is not yet precise enough.
     pub batch: u64,
     /// Target 95 % CI half-width relative to the estimate's scale: `"2%"` or `0.02`.
-    pub half_width: toml::Value,
+    /// Without it only a study's claims add seeds, until their verdicts are decided.
+    #[serde(default)]
+    pub half_width: Option<toml::Value>,
     /// Metrics whose per-point means must reach the target (default: the sweep's
     /// `metrics`; `[]` for none); comparisons and study claims are always included, on
     /// their paired differences.
