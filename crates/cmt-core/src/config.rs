@@ -114,6 +114,9 @@ pub struct Config {
     pub pf_cwnd_mtus: u32,
     /// Initial ssthresh in bytes; `None` = the peer's initial a_rwnd (RFC 4960 §7.2.1).
     pub initial_ssthresh: Option<u64>,
+    /// Initial cwnd in window units (MTUs); `None` = RFC 9260 §7.2.1's formula. Deployed
+    /// TCP and QUIC stacks start at 10 (RFC 6928, RFC 9002 §7.2).
+    pub initial_window: Option<u32>,
     /// Halve cwnd (down to 4·MTU) for every RTO a path sends no data (RFC 4960 §7.2.1).
     pub idle_cwnd_decay: bool,
     /// Most gap-ack blocks one SACK reports, besides what fits in one packet
@@ -159,6 +162,7 @@ impl Default for Config {
             pfmr: 0,
             pf_cwnd_mtus: 2,
             initial_ssthresh: None,
+            initial_window: None,
             idle_cwnd_decay: true,
             max_gap_blocks: usize::MAX,
             rev: None,
@@ -225,10 +229,14 @@ impl Config {
     }
 
     /// Initial cwnd of RFC 4960 §7.2.1: `min(4·MTU, max(2·MTU, 4380))`, MTU being the
-    /// window unit (ns-2.35 computes the same formula with its chunk size: 4380 bytes).
+    /// window unit (ns-2.35 computes the same formula with its chunk size: 4380 bytes) —
+    /// or `initial_window` units when set.
     pub fn initial_cwnd(&self) -> u64 {
         let unit = self.cwnd_unit();
-        (4 * unit).min((2 * unit).max(4380))
+        match self.initial_window {
+            Some(n) => n as u64 * unit,
+            None => (4 * unit).min((2 * unit).max(4380)),
+        }
     }
 
     /// Checks the values for consistency; the error names the offending field.
@@ -255,6 +263,9 @@ impl Config {
         }
         if self.rto_min > self.rto_max || self.rto_initial > self.rto_max {
             return Err("rto_min and rto_initial must not exceed rto_max".into());
+        }
+        if self.initial_window == Some(0) {
+            return Err("initial_window must be at least 1".into());
         }
         if self.rto_min == Duration::ZERO {
             return Err("rto_min must be positive".into());

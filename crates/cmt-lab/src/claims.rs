@@ -30,9 +30,16 @@ pub struct Claim {
     pub left: toml::Table,
     /// `>`, `<`, `>=`, `<=` or `~` (within `tolerance`, relative).
     pub op: String,
+    /// A claim about changes: per seed, `left` minus this grid point (e.g. a scheme under
+    /// triple jitter minus the same scheme under the base jitter) …
+    #[serde(default)]
+    pub left_base: Option<toml::Table>,
     /// Grid point compared against …
     #[serde(default)]
     pub right: Option<toml::Table>,
+    /// … and `right` minus this one: "left changes more than right".
+    #[serde(default)]
+    pub right_base: Option<toml::Table>,
     /// … or a constant.
     #[serde(default)]
     pub right_value: Option<f64>,
@@ -73,6 +80,9 @@ impl Claim {
         if self.paper_tolerance.is_some() && self.paper_value.is_none() {
             return Err("`paper_tolerance` without a `paper_value`".into());
         }
+        if self.left_base.is_some() != self.right_base.is_some() {
+            return Err("a claim about changes gives both `left_base` and `right_base`".into());
+        }
         let op = Op::parse(&self.op, self.tolerance.unwrap_or(0.1))?;
         let paper = self
             .paper_value
@@ -99,6 +109,9 @@ pub struct Evaluation {
     pub paired: Option<Paired>,
     /// The verdict in size ([`crate::verdict`]).
     pub verdict: Option<Verdict>,
+    /// A claim about changes (`left_base`, `right_base`): differences are shown in the
+    /// metric's unit.
+    pub changes: bool,
 }
 
 /// The grid points a selection names. Axes it gives are fixed; an axis it leaves out
@@ -158,30 +171,53 @@ fn side_samples(agg: &Aggregate, points: &[Vec<usize>], metric: &str) -> Option<
     )
 }
 
-/// Mean and CI of one side: the sweep's statistics at a single point, else those of
-/// the per-seed means.
-fn side_stat(
+/// Per-seed values of a side given by `sel`, less those of `base` when given (a claim
+/// about changes).
+fn side_of(
     plan: &Plan,
     agg: &Aggregate,
-    points: &[Vec<usize>],
+    (sel, base): (&toml::Table, Option<&toml::Table>),
     metric: &str,
-) -> (Option<f64>, Option<f64>) {
-    if let [p] = points {
-        return agg
-            .stats
-            .iter()
-            .find(|s| &s.point == p && s.metric == metric)
-            .map_or((None, None), |s| (s.mean, s.ci));
-    }
-    let xs: Vec<f64> = side_samples(agg, points, metric)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(_, v)| v)
-        .collect();
+    what: &str,
+) -> Result<Option<Vec<(u64, f64)>>, String> {
+    let values = side_samples(agg, &points_of(plan, sel, what)?, metric);
+    let Some(base) = base else {
+        return Ok(values);
+    };
+    let base = side_samples(
+        agg,
+        &points_of(plan, base, &format!("{what}_base"))?,
+        metric,
+    );
+    Ok(match (values, base) {
+        (Some(v), Some(b)) => Some(
+            v.iter()
+                .filter_map(|&(seed, x)| {
+                    b.iter()
+                        .find(|(s, _)| *s == seed)
+                        .map(|&(_, y)| (seed, x - y))
+                })
+                .collect(),
+        ),
+        _ => None,
+    })
+}
+
+/// Mean and 95 % t interval of one side's per-seed values.
+fn side_stat(xs: &[(u64, f64)]) -> (Option<f64>, Option<f64>) {
+    let v: Vec<f64> = xs.iter().map(|&(_, x)| x).collect();
     (
-        crate::stats::mean(&xs),
-        crate::stats::ci95_half_width(&xs, plan.ci),
+        crate::stats::mean(&v),
+        crate::stats::ci95_half_width(&v, CiMethod::T),
     )
+}
+
+/// The samples of `xs` whose seed `other` has too.
+fn common(xs: &[(u64, f64)], other: &[(u64, f64)]) -> Vec<(u64, f64)> {
+    xs.iter()
+        .filter(|(s, _)| other.iter().any(|(o, _)| o == s))
+        .copied()
+        .collect()
 }
 
 /// `left − factor·right` per seed, over the seeds both sides have.
@@ -207,23 +243,32 @@ enum Side<'a> {
 /// difference (or, against a constant, its left side alone), settled when its verdict
 /// is decided.
 pub(crate) fn estimate(c: &Claim, plan: &Plan) -> Result<crate::sweep::Estimate, String> {
+    let points = |sel: &Option<toml::Table>, what: &str| match sel {
+        Some(sel) => points_of(plan, sel, what),
+        None => Ok(Vec::new()),
+    };
     Ok(crate::sweep::Estimate {
         metric: c.metric.clone(),
         left: points_of(plan, &c.left, "left")?,
-        right: match &c.right {
-            Some(sel) => points_of(plan, sel, "right")?,
-            None => Vec::new(),
-        },
+        right: points(&c.right, "right")?,
         factor: c.factor.unwrap_or(1.0),
         decision: Some(c.decision()?),
+        left_base: points(&c.left_base, "left_base")?,
+        right_base: points(&c.right_base, "right_base")?,
     })
 }
 
 /// The grid points a claim needs, left and right.
 pub(crate) fn claim_points(c: &Claim, plan: &Plan) -> Result<Vec<Vec<usize>>, String> {
     let mut points = points_of(plan, &c.left, "left")?;
-    if let Some(sel) = &c.right {
-        points.extend(points_of(plan, sel, "right")?);
+    for (sel, what) in [
+        (&c.right, "right"),
+        (&c.left_base, "left_base"),
+        (&c.right_base, "right_base"),
+    ] {
+        if let Some(sel) = sel {
+            points.extend(points_of(plan, sel, what)?);
+        }
     }
     Ok(points)
 }
@@ -232,23 +277,44 @@ pub(crate) fn claim_points(c: &Claim, plan: &Plan) -> Result<Vec<Vec<usize>>, St
 /// interval whatever the sweep reports with, and the verdict in size.
 pub fn evaluate(c: &Claim, plan: &Plan, agg: &Aggregate) -> Result<Evaluation, String> {
     let decision = c.decision()?;
-    let lp = points_of(plan, &c.left, "left")?;
-    let left = side_stat(plan, agg, &lp, &c.metric);
     let factor = c.factor.unwrap_or(1.0);
-    let right_samples;
-    let (right, side, right_mean) = match (&c.right, c.right_value) {
-        (Some(sel), None) => {
-            let rp = points_of(plan, sel, "right")?;
-            let (m, ci) = side_stat(plan, agg, &rp, &c.metric);
-            right_samples = side_samples(agg, &rp, &c.metric);
-            let side = right_samples.as_deref().map(Side::Samples);
-            ((m.map(|m| m * factor), ci.map(|c| c * factor)), side, m)
+    let left = side_of(
+        plan,
+        agg,
+        (&c.left, c.left_base.as_ref()),
+        &c.metric,
+        "left",
+    )?;
+    let right = match (&c.right, c.right_value) {
+        (Some(sel), None) => side_of(plan, agg, (sel, c.right_base.as_ref()), &c.metric, "right")?,
+        (None, Some(_)) if c.right_base.is_none() => None,
+        _ => {
+            return Err(
+                "give exactly one of `right` and `right_value` (`right_base` goes with `right`)"
+                    .into(),
+            )
         }
-        (None, Some(v)) => ((Some(v * factor), None), Some(Side::Value(v)), Some(v)),
-        _ => return Err("give exactly one of `right` and `right_value`".into()),
     };
-    let diffs = match (side_samples(agg, &lp, &c.metric), side) {
-        (Some(l), Some(r)) => differences(&l, r, factor),
+    // Every figure of the row comes from the seeds both sides ran.
+    let (left, right) = match (left, right) {
+        (Some(l), Some(r)) => (Some(common(&l, &r)), Some(common(&r, &l))),
+        (l, r) => (l, r),
+    };
+    let left_stat = left.as_deref().map_or((None, None), side_stat);
+    let (right_stat, right_mean, side) = match (&right, c.right_value) {
+        (Some(r), _) => {
+            let (m, ci) = side_stat(r);
+            (
+                (m.map(|m| m * factor), ci.map(|c| c * factor)),
+                m,
+                Some(Side::Samples(r)),
+            )
+        }
+        (None, Some(v)) => ((Some(v * factor), None), Some(v), Some(Side::Value(v))),
+        (None, None) => ((None, None), None, None),
+    };
+    let diffs = match (&left, side) {
+        (Some(l), Some(r)) => differences(l, r, factor),
         _ => Vec::new(),
     };
     let paired = crate::stats::paired(&diffs, CiMethod::T);
@@ -257,10 +323,11 @@ pub fn evaluate(c: &Claim, plan: &Plan, agg: &Aggregate) -> Result<Evaluation, S
         _ => None,
     };
     Ok(Evaluation {
-        left,
-        right,
+        left: left_stat,
+        right: right_stat,
         paired,
         verdict,
+        changes: c.left_base.is_some(),
     })
 }
 
@@ -322,9 +389,11 @@ pub(crate) fn claims_table(
     }
     let _ = writeln!(
         md,
-        "\n\"Δ\" is the mean of the per-seed differences (measured − compared with; runs at \
-         different grid points share seeds) with its 95 % Student-t interval, as a percentage \
-         of the compared-with mean, and n the number of seeds. Verdicts: **reproduced** — the \
+        "\n\"Measured\" and \"compared with\" are means ± 95 % CI over the seeds both sides \
+         ran (under the first sender). \"Δ\" is the mean of the per-seed differences \
+         (measured − compared with; runs at different grid points share seeds) with its 95 % \
+         Student-t interval, as a percentage of the compared-with mean, and n the number of \
+         seeds. Verdicts: **reproduced** — the \
          claimed direction, with the paper's value inside the interval (or within the \
          tolerance the claims file states, with its reason); **same direction, smaller / \
          larger** — the paper's value lies 1.5 half-widths or more outside it; **same \
@@ -389,7 +458,7 @@ fn delta(e: &Evaluation) -> String {
     let Some(p) = e.paired else {
         return "–".into();
     };
-    let base = e.right.0.filter(|r| *r != 0.0).map(f64::abs);
+    let base = e.right.0.filter(|r| *r != 0.0 && !e.changes).map(f64::abs);
     let (m, ci, unit) = match base {
         Some(b) => (100.0 * p.mean / b, p.ci.map(|c| 100.0 * c / b), " %"),
         None => (p.mean, p.ci, ""),

@@ -8,7 +8,8 @@
 //! * [`plot`] — SVG and PNG figures (embedded font, no browser);
 //! * [`merge`] — combining sharded outputs into exactly what one run would produce;
 //! * [`study`] — one-command reproduction of a study with its claims table;
-//! * [`verdict`] — a claim judged in size against the paper's value, never on a knife-edge.
+//! * [`verdict`] — a claim judged in size against the paper's value, never on a knife-edge;
+//! * [`timeline`] — in-order goodput over time of runs that differ along one axis.
 
 pub mod aggregate;
 pub mod claims;
@@ -23,6 +24,7 @@ pub mod results;
 pub mod stats;
 pub mod study;
 pub mod sweep;
+pub mod timeline;
 pub mod verdict;
 
 pub use error::LabError;

@@ -28,9 +28,39 @@ pub fn check_folder_name(field: &str, name: &str) -> Result<(), String> {
     }
 }
 
+/// A value as a folder name: letters and digits kept, every run of anything else one `-`
+/// ("every path down 10 s" → "every-path-down-10-s").
+pub fn slug(value: &str) -> String {
+    let mut out = String::new();
+    for c in value.chars() {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() {
+        "value".into()
+    } else {
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::check_folder_name;
+    use super::{check_folder_name, slug};
+
+    #[test]
+    fn a_slug_is_a_plain_folder_name() {
+        assert_eq!(slug("every path down 10 s"), "every-path-down-10-s");
+        assert_eq!(
+            slug("first path's address removed"),
+            "first-path-s-address-removed"
+        );
+        assert_eq!(slug("../.."), "value");
+        assert!(check_folder_name("x", &slug("a/b\\c")).is_ok());
+    }
 
     #[test]
     fn only_a_plain_component_without_control_characters_passes() {

@@ -43,6 +43,9 @@ pub struct StudyFile {
     /// Single runs whose time series the paper shows (cwnd or TSN over time).
     #[serde(default)]
     pub runs: Vec<StudyRun>,
+    /// In-order goodput over time of runs that differ along one axis of a sweep.
+    #[serde(default)]
+    pub timelines: Vec<crate::timeline::Timeline>,
     /// Sweeps also measured over real sockets with `--real`.
     #[serde(default)]
     pub real: Option<crate::real::RealSpec>,
@@ -153,8 +156,14 @@ pub fn reproduce_with(
     };
     let mut runs_md = String::new();
     for r in &study.runs {
-        runs_md += &single_run(dir, r, &out.join("runs").join(&r.name), &label)?;
+        let into = out.join("runs").join(&r.name);
+        runs_md += &single_run(dir, r, primary, &into, &label)?;
     }
+    for t in &study.timelines {
+        crate::names::check_folder_name("timelines.name", &t.name)
+            .map_err(|e| LabError::at(&label, e))?;
+    }
+    let timelines_md = crate::timeline::section(&study.timelines, &done, out, &label)?;
     let mut md = String::new();
     let _ = writeln!(md, "# {}\n", study.title);
     if let Some(src) = &study.source {
@@ -190,6 +199,7 @@ pub fn reproduce_with(
     }
     md += &crate::headroom::section(&headroom);
     md += &crate::real::section(&real_done, &done, "goodput_mbps");
+    md += &timelines_md;
     if !runs_md.is_empty() {
         let _ = writeln!(md, "## Single runs\n\n{runs_md}");
     }
@@ -338,10 +348,19 @@ fn sweep_reports(done: &[(Plan, Aggregate)], out: &Path) -> String {
     md
 }
 
-/// Runs one study run into `dir_out`; returns its report section.
-fn single_run(dir: &Path, r: &StudyRun, dir_out: &Path, label: &str) -> Result<String, LabError> {
+/// Runs one study run into `dir_out`, with the primary sender's overrides under the
+/// run's own; returns its report section.
+fn single_run(
+    dir: &Path,
+    r: &StudyRun,
+    sender: Option<&Sender>,
+    dir_out: &Path,
+    label: &str,
+) -> Result<String, LabError> {
     let here = |m: String| LabError::at(label, format!("run `{}`: {m}", r.name));
-    let overrides: Vec<String> = crate::sweep::flatten(&r.set)
+    let mut set = sender.map(|s| s.set.clone()).unwrap_or_default();
+    set.extend(r.set.clone());
+    let overrides: Vec<String> = crate::sweep::flatten(&set)
         .into_iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();

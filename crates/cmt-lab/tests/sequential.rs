@@ -139,6 +139,8 @@ fn a_claim_adds_seeds_until_its_verdict_is_decided_and_no_further() {
             paper_tolerance: 0.0,
             constant: None,
         }),
+        left_base: Vec::new(),
+        right_base: Vec::new(),
     }];
     // A difference of +1 with a spread of ±0.1: decided by the first four seeds.
     let clear = Forged(|pt, s| 5.0 + if pt == 1 { 1.0 + 0.1 * spread(s) } else { 0.0 });

@@ -370,3 +370,43 @@ fn single_cubic_path_under_periodic_loss_follows_rfc_9438s_cycle() {
         );
     }
 }
+
+/// `association.initial_window` sets the first window in packets: with 10 (RFC 6928, as
+/// deployed TCP and QUIC stacks start) and a Max.Burst that lets them go (QUIC limits a
+/// burst to the initial window, RFC 9002 §7.7), ten DATA packets leave before the first
+/// SACK can come back; SCTP's Max.Burst of 4 holds them to four; RFC 9260's initial
+/// window, `min(4·MTU, max(2·MTU, 4380))`, sends three.
+#[test]
+fn the_initial_window_is_the_number_of_packets_sent_before_the_first_ack() {
+    let text = "seed = 1\nduration = \"2s\"\n[[links]]\nname = \"l\"\nrate = \"100Mbps\"\n\
+                delay = \"50ms\"\n[[paths]]\nname = \"p\"\nlinks = [\"l\"]\n";
+    let first_flight = |set: &[&str]| {
+        let file = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("iw-{}.csv", set.join("-")));
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        let mut sim =
+            cmt_sim::Simulation::new(cmt_sim::load_str(text, "iw", None, &set).unwrap()).unwrap();
+        sim.trace_to(&file).unwrap();
+        sim.run(&mut |_| {});
+        sim.finish_trace().unwrap();
+        let trace = std::fs::read_to_string(&file).unwrap();
+        // Sends before the first round trip (100 ms) is over.
+        trace
+            .lines()
+            .skip(1)
+            .filter(|l| l.contains(",sender,") && l.contains(",data,send,"))
+            .filter(|l| l.split(',').next().unwrap().parse::<f64>().unwrap() < 0.1)
+            .count()
+    };
+    assert_eq!(first_flight(&[]), 3);
+    assert_eq!(first_flight(&["association.initial_window=10"]), 4);
+    assert_eq!(
+        first_flight(&["association.initial_window=10", "association.max_burst=10"]),
+        10
+    );
+    let err = cmt_sim::load_str(text, "iw", None, &["association.initial_window=0".into()])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("association.initial_window"), "{err}");
+}

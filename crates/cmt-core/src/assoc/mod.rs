@@ -6,6 +6,7 @@
 mod backup;
 mod churn;
 mod input;
+mod liveness;
 mod loss;
 mod on_path;
 mod reconfig;

@@ -293,9 +293,8 @@ impl<O: Observer> Association<O> {
             if p.out.flight >= p.cc.cwnd() && !exempt {
                 continue;
             }
-            // ns-2 (`RtxMarkedChunks`) counts retransmissions against the destination's
-            // Max.Burst once it applies, checking after each packet: five go, and what
-            // new data may follow in the same opportunity shares the count (`SendMuch`).
+            // ns-2 (`RtxMarkedChunks`, `SendMuch`) counts retransmissions against a
+            // destination's Max.Burst after each packet: five go, new data shares it.
             if ns2 && self.burst_limit != 0 && p.sending.burst_used > self.burst_limit {
                 continue;
             }

@@ -184,6 +184,10 @@ fn bounds(chart: &Chart) -> (f64, f64, f64, f64) {
         (x0, x1) = (x0 - 0.5, x1 + 0.5);
     } else if x0 == x1 {
         (x0, x1) = (x0 - 1.0, x1 + 1.0);
+    } else {
+        // Room for the markers (and their side-by-side offsets) at both ends.
+        let pad = 0.04 * (x1 - x0);
+        (x0, x1) = (x0 - pad, x1 + pad);
     }
     if y1 <= y0 {
         y1 = y0 + 1.0;
@@ -227,19 +231,39 @@ fn dash(i: usize) -> Option<(u32, u32)> {
     }
 }
 
+/// Whether the chart has anything for a legend panel: named series, the paper's values,
+/// error bars or fits to explain.
+fn has_legend(chart: &Chart) -> bool {
+    chart.series.iter().any(|s| !s.name.is_empty())
+        || !chart.paper.is_empty()
+        || chart.error_bars.is_some()
+        || !chart.fits.is_empty()
+}
+
 fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Result<(), String> {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let (plot, panel) = root.split_horizontally(SIZE.0 - LEGEND_W);
+    let legend = has_legend(chart);
+    let (plot, panel) = root.split_horizontally(SIZE.0 - if legend { LEGEND_W } else { 0 });
     let plot = draw_title(&chart.title, &plot).map_err(e)?;
     let (x0, x1, y0, y1) = bounds(chart);
+    let plot_px = plot.dim_in_pixel().0 as f64 - 80.0 - 36.0;
+    let crowded = chart
+        .categories
+        .as_ref()
+        .is_some_and(|names| super::categories::crowded(&plot, names, plot_px));
+    let label_area = if crowded {
+        super::categories::CROWDED_AREA
+    } else {
+        55
+    };
     let mut c = ChartBuilder::on(&plot)
         .margin(18)
-        .x_label_area_size(55)
+        .x_label_area_size(label_area)
         .y_label_area_size(80)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(e)?;
-    draw_mesh(chart, &mut c).map_err(e)?;
+    draw_mesh(chart, &mut c, crowded).map_err(e)?;
     // Markers are drawn on the plot area, whose origin sits below the title: backend
     // coordinates are made relative to it.
     let base = plot.get_base_pixel();
@@ -318,8 +342,17 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
             }
         }
     }
+    if let (true, Some(names)) = (crowded, &chart.categories) {
+        super::categories::draw(&plot, &c, names, y0, base).map_err(e)?;
+    }
     for marks in &chart.paper {
-        let (dx, color) = (marks.offset(chart.style, n), marks.color(chart.style));
+        // On lines, a series' values sit beside the others' (2 % of the x range apart):
+        // values several series have at one x stay apart.
+        let dx = match (chart.style, marks.series) {
+            (Style::Lines, Some(i)) => (i as f64 - (n - 1.0) / 2.0) * 0.02 * (x1 - x0),
+            _ => marks.offset(chart.style, n),
+        };
+        let color = marks.color(chart.style);
         for p in &marks.points {
             // A white halo keeps the cross visible over data.
             let px = local(c.backend_coord(&(p.0 + dx, p.1)));
@@ -329,18 +362,24 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
                 .map_err(e)?;
         }
     }
-    draw_legend(chart, &panel).map_err(e)?;
+    if legend {
+        draw_legend(chart, &panel).map_err(e)?;
+    }
     root.present().map_err(e)?;
     Ok(())
 }
 
-/// Axes, ticks and their labels; category names on the x axis of a bar chart.
+/// Axes, ticks and their labels; category names on the x axis of a bar chart, unless
+/// they are `crowded` (then [`super::categories::draw`] sets them).
 fn draw_mesh<DB: DrawingBackend>(
     chart: &Chart,
     c: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    crowded: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let cats = chart.categories.clone();
+    let cats = chart.categories.clone().filter(|_| !crowded);
+    let blank = crowded;
     let fmt_x = move |x: &f64| match &cats {
+        _ if blank => String::new(),
         Some(names) => {
             let i = x.round();
             if (x - i).abs() < 1e-6 && i >= 0.0 {
@@ -365,7 +404,7 @@ fn draw_mesh<DB: DrawingBackend>(
 }
 
 /// Words of `text` in lines of at most `max` characters (a longer word gets its own line).
-fn wrap(text: &str, max: usize) -> Vec<String> {
+pub(super) fn wrap(text: &str, max: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for word in text.split_whitespace() {
         match lines.last_mut() {

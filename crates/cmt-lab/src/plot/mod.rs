@@ -2,6 +2,7 @@
 //! grouped bars with CI) and single-run time series (goodput per path, cwnd, O3-TSN,
 //! receive-buffer occupancy).
 
+mod categories;
 mod chart;
 mod points;
 mod run;

@@ -28,10 +28,31 @@ pub fn metric_label(m: &str) -> String {
         "loss_rate" => Some("packet loss rate (lost / sent DATA packets)"),
         "sent_packets" => Some("DATA packets sent"),
         "sent_bytes" => Some("user bytes sent"),
+        "delivered_bytes" => Some("user bytes delivered"),
+        "energy_j" => Some("radio energy (J)"),
+        "energy_j_per_mb" => Some("radio energy per MB delivered (J/MB)"),
+        "cost" => Some("cost of the metered paths"),
         _ => None,
     };
     if let Some(l) = named {
         return l.to_string();
+    }
+    // A per-path metric: the path's name and the metric in words.
+    if let Some((path, field)) = m
+        .strip_prefix("paths.")
+        .and_then(|rest| rest.rsplit_once('.'))
+    {
+        let words = match field {
+            "sent_bytes" => Some("user bytes sent"),
+            "copy_bytes" => Some("bytes of redundant copies sent"),
+            "retransmitted_bytes" => Some("bytes retransmitted"),
+            "sent_packets" => Some("DATA packets sent"),
+            "energy_j" => Some("radio energy (J)"),
+            _ => None,
+        };
+        if let Some(w) = words {
+            return format!("{w} on path {path}");
+        }
     }
     let unit = if m.ends_with("_mbps") {
         " (Mbit/s)"
@@ -185,6 +206,7 @@ pub fn plot_sweep(plan: &Plan, agg: &Aggregate, dir: &Path) -> Result<Vec<String
         };
         let categorical = numeric_x.is_none() || style == Style::Bars;
         let (x_label, scale) = axis_label(&r.x);
+        let x_label = r.x_label.clone().unwrap_or(x_label);
         let skips = plan.report_skips(r, xi);
         let x_of = |xv: usize| {
             if categorical {
@@ -309,6 +331,11 @@ mod tests {
         assert_eq!(
             metric_label("paths.a.cwnd_bytes"),
             "paths.a.cwnd_bytes (bytes)"
+        );
+        assert_eq!(metric_label("energy_j"), "radio energy (J)");
+        assert_eq!(
+            metric_label("paths.lte.sent_bytes"),
+            "user bytes sent on path lte"
         );
     }
 }

@@ -65,6 +65,12 @@ pub struct Estimate {
     /// A claim's test: settled when its verdict is decided (`None`: a precision target).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<Decision>,
+    /// Grid points subtracted from the left side, per seed (a claim about changes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_base: Vec<Vec<usize>>,
+    /// Likewise from the right side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub right_base: Vec<Vec<usize>>,
 }
 
 /// What a claim tests, for the decision rule ([`crate::verdict`]).
@@ -264,6 +270,8 @@ fn estimates(plan: &Plan, rule: &Sequential, points: &[&[usize]]) -> Vec<Estimat
                 right: Vec::new(),
                 factor: 1.0,
                 decision: None,
+                left_base: Vec::new(),
+                right_base: Vec::new(),
             });
         }
     }
@@ -287,6 +295,8 @@ fn estimates(plan: &Plan, rule: &Sequential, points: &[&[usize]]) -> Vec<Estimat
                 right: vec![base],
                 factor: 1.0,
                 decision: None,
+                left_base: Vec::new(),
+                right_base: Vec::new(),
             });
         }
     }
@@ -307,13 +317,16 @@ fn next_stage<'p>(
     let mut next = n.clone();
     let mut at_max: Vec<&'p [usize]> = Vec::new();
     for e in estimates {
+        let all = e.left.len() + e.right.len() + e.left_base.len() + e.right_base.len();
         let points: Vec<&'p [usize]> = e
             .left
             .iter()
             .chain(&e.right)
+            .chain(&e.left_base)
+            .chain(&e.right_base)
             .filter_map(|p| by.get_key_value(&p[..]).map(|(k, _)| *k))
             .collect();
-        if points.len() != e.left.len() + e.right.len() {
+        if points.len() != all {
             continue;
         }
         let common = points.iter().map(|p| n[p]).min().unwrap_or(0);
@@ -345,22 +358,33 @@ fn precise(
     (by, k): (&BTreeMap<&[usize], Vec<&RunSpec>>, usize),
     results: &dyn Results,
 ) -> bool {
-    let side = |points: &[Vec<usize>], j: usize| -> Option<f64> {
+    let mean = |points: &[Vec<usize>], j: usize| -> Option<f64> {
         let mut sum = 0.0;
         for p in points {
             sum += results.value(by[&p[..]][j], &e.metric)?;
         }
         Some(sum / points.len() as f64)
     };
+    // A side, less its base for a claim about changes.
+    let side = |points: &[Vec<usize>], base: &[Vec<usize>], j: usize| -> Option<f64> {
+        let v = mean(points, j)?;
+        if base.is_empty() {
+            Some(v)
+        } else {
+            Some(v - mean(base, j)?)
+        }
+    };
     let mut diffs = Vec::with_capacity(k);
     let mut scale = Vec::with_capacity(k);
     let mut rights = Vec::with_capacity(k);
     for j in 0..k {
-        let Some(l) = side(&e.left, j) else { continue };
+        let Some(l) = side(&e.left, &e.left_base, j) else {
+            continue;
+        };
         if e.right.is_empty() {
             diffs.push(l);
             scale.push(l);
-        } else if let Some(r) = side(&e.right, j) {
+        } else if let Some(r) = side(&e.right, &e.right_base, j) {
             diffs.push(l - e.factor * r);
             scale.push(e.factor * r);
             rights.push(r);

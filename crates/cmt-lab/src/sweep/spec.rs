@@ -170,6 +170,9 @@ pub struct ReportSpec {
     /// Title (default: derived from the names).
     #[serde(default)]
     pub title: Option<String>,
+    /// The x axis's label, in the paper's terms (default: the axis key in words).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_label: Option<String>,
     /// Only the grid points where these axes have these values (a slice of a larger
     /// grid, e.g. `{ "receiver.rbuf" = "64KB" }`).
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]

@@ -292,6 +292,15 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
             Some(r) => Some(field("association.initial_ssthresh", parse_size(r))?),
             None => d_ssthresh,
         },
+        initial_window: match a.initial_window {
+            Some(0) => {
+                return Err(BuildError::new(
+                    "association.initial_window".into(),
+                    "0: the initial window is at least one packet".into(),
+                ))
+            }
+            w => w,
+        },
         idle_cwnd_decay: d.idle_cwnd_decay,
         max_gap_blocks: d.max_gap_blocks,
         rev: None,

@@ -257,6 +257,10 @@ pub struct AssociationSpec {
     pub probe_interval: Option<Raw>,
     /// Initial ssthresh (default: the receiver's rbuf).
     pub initial_ssthresh: Option<Raw>,
+    /// Initial cwnd in MTUs (default: RFC 9260's `min(4·MTU, max(2·MTU, 4380))`); 10 is
+    /// what deployed TCP and QUIC stacks use.
+    #[serde(default)]
+    pub initial_window: Option<u32>,
 }
 
 /// `[receiver]`.
