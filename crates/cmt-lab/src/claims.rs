@@ -395,7 +395,8 @@ pub(crate) fn claims_table(
          Student-t interval, as a percentage of the compared-with mean, and n the number of \
          seeds. Verdicts: **reproduced** — the \
          claimed direction, with the paper's value inside the interval (or within the \
-         tolerance the claims file states, with its reason); **same direction, smaller / \
+         tolerance the claims file states, with its reason; an at-least or at-most claim \
+         that every seed meets with no difference at all); **same direction, smaller / \
          larger** — the paper's value lies 1.5 half-widths or more outside it; **same \
          direction** — the paper prints no value; **not significant** — the interval holds \
          zero and the paper's value lies 1.5 half-widths or more away; **contradicted** — \

@@ -208,17 +208,9 @@ fn sequential_note(plan: &Plan, rule: &Sequential, sel: &Selection) -> String {
         used.iter().min().copied().unwrap_or(0),
         used.iter().max().copied().unwrap_or(0),
     );
-    let claims = if rule.claims.is_empty() {
-        String::new()
-    } else {
+    let n_claims = rule.claims.len();
+    let precision = rule.half_width.map(|hw| {
         format!(
-            ", and where one of the {} claims on this sweep was still undecided (within 1.5 \
-             CI half-widths of a boundary that decides it)",
-            rule.claims.len()
-        )
-    };
-    let precision = match rule.half_width {
-        Some(hw) => format!(
             "where a 95 % CI half-width was above {} % of its scale — the mean of {} at that \
              point, or the per-seed differences of a comparison it takes part in, relative to \
              the compared-with mean —",
@@ -228,17 +220,31 @@ fn sequential_note(plan: &Plan, rule: &Sequential, sel: &Selection) -> String {
                 .map(|m| format!("`{m}`"))
                 .collect::<Vec<_>>()
                 .join(", "),
-        ),
-        None => "(no precision target)".into(),
+        )
+    });
+    let undecided = "still undecided (within 1.5 CI half-widths of a boundary that decides it)";
+    let rule_text = match precision {
+        Some(p) if n_claims == 0 => p,
+        Some(p) => {
+            format!("{p} and at each grid point of one of its {n_claims} claims {undecided}")
+        }
+        None if n_claims > 0 => {
+            format!("of one of the sweep's {n_claims} claims while that claim was {undecided}")
+        }
+        None => "(no precision target, no claim)".into(),
     };
     let mut note = format!(
         "Seeds by sequential replication: every grid point ran seeds 1–{}, then {} more at a \
-         time at each grid point {precision}{claims}, up to {} seeds. Grid points used \
-         {lo}–{hi} seeds (the `n` columns).",
+         time at each grid point {rule_text}, up to {} seeds. Grid points used {lo}–{hi} seeds \
+         (the `n` columns).",
         rule.min, rule.batch, rule.max,
     );
     if sel.at_max.is_empty() {
-        note += " Every estimate reached the target.";
+        note += if rule.half_width.is_some() {
+            " Every estimate reached the target."
+        } else {
+            " Every claim was decided before the maximum."
+        };
     } else {
         let shown: Vec<String> = sel
             .at_max

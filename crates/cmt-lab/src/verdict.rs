@@ -194,11 +194,15 @@ pub fn judge(t: &Test, m: f64, h: Option<f64>) -> Verdict {
     let s = t.op.sign();
     let strict = matches!(t.op, Op::Gt | Op::Lt);
     if h == 0.0 && m == 0.0 {
-        // Every seed gave exactly the same on both sides.
+        // Every seed gave exactly the same on both sides: a strict claim fails, an
+        // at-least / at-most claim holds on every seed, and a paper's size other than
+        // none is then not reached.
         return if strict {
             Verdict::Contradicted
+        } else if t.paper.is_some_and(|p| p.abs() > t.paper_tolerance) {
+            Verdict::Smaller
         } else {
-            Verdict::NotSignificant
+            Verdict::Reproduced
         };
     }
     if m.abs() >= MARGIN * h {
@@ -311,7 +315,11 @@ mod tests {
         );
         assert_eq!(
             judge(&test(Op::Ge, None), 0.0, Some(0.0)),
-            Verdict::NotSignificant
+            Verdict::Reproduced
+        );
+        assert_eq!(
+            judge(&test(Op::Le, Some(-3.0)), 0.0, Some(0.0)),
+            Verdict::Smaller
         );
     }
 

@@ -345,27 +345,38 @@ fn render<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Re
     if let (true, Some(names)) = (crowded, &chart.categories) {
         super::categories::draw(&plot, &c, names, y0, base).map_err(e)?;
     }
+    draw_paper_marks(chart, &c, &plot, base, (x0, x1)).map_err(e)?;
+    if legend {
+        draw_legend(chart, &panel).map_err(e)?;
+    }
+    root.present().map_err(e)?;
+    Ok(())
+}
+
+/// The values a paper prints, as crosses with a white halo over the data. On lines, a
+/// series' values sit beside the others' (2 % of the x range apart), so values several
+/// series have at one x stay apart; on bars, on their series' bar.
+fn draw_paper_marks<DB: DrawingBackend>(
+    chart: &Chart,
+    c: &ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    plot: &DrawingArea<DB, Shift>,
+    base: (i32, i32),
+    (x0, x1): (f64, f64),
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let n = chart.series.len().max(1) as f64;
     for marks in &chart.paper {
-        // On lines, a series' values sit beside the others' (2 % of the x range apart):
-        // values several series have at one x stay apart.
         let dx = match (chart.style, marks.series) {
             (Style::Lines, Some(i)) => (i as f64 - (n - 1.0) / 2.0) * 0.02 * (x1 - x0),
             _ => marks.offset(chart.style, n),
         };
         let color = marks.color(chart.style);
         for p in &marks.points {
-            // A white halo keeps the cross visible over data.
-            let px = local(c.backend_coord(&(p.0 + dx, p.1)));
-            plot.draw(&Cross::new(px, 8, WHITE.stroke_width(6)))
-                .map_err(e)?;
-            plot.draw(&Cross::new(px, 7, color.stroke_width(3)))
-                .map_err(e)?;
+            let (x, y) = c.backend_coord(&(p.0 + dx, p.1));
+            let px = (x - base.0, y - base.1);
+            plot.draw(&Cross::new(px, 8, WHITE.stroke_width(6)))?;
+            plot.draw(&Cross::new(px, 7, color.stroke_width(3)))?;
         }
     }
-    if legend {
-        draw_legend(chart, &panel).map_err(e)?;
-    }
-    root.present().map_err(e)?;
     Ok(())
 }
 
