@@ -484,3 +484,53 @@ fn under_the_ns2_profile_rtx_same_and_lossrate_may_resend_to_a_pf_path() {
         "rtx-cwnd, ns-2"
     );
 }
+
+/// An association begins when it is made, not at its driver's clock origin: one made
+/// 1,000 s into a server's life with a 20 s outage tolerance (a server idle for fifty
+/// tolerances) lives through an idle minute on its heartbeats, and fails 20 s after its
+/// peer falls silent — not at once, as when its timers ran from the clock's origin. The
+/// way back is what breaks (a one-way failure), so the ABORT it sends when it gives up
+/// reaches the peer, which ends too instead of waiting for its own tolerance.
+#[test]
+fn an_association_made_late_runs_its_timers_from_its_own_start() {
+    let cfg = Config {
+        outage: Some(cmt_core::config::Outage {
+            tolerance: Duration::from_secs(20),
+            ..Default::default()
+        }),
+        ..outage_config()
+    };
+    let start = secs(1000);
+    let mut p = Pair::new_at(cfg.clone(), cfg, vec![faults(), faults()], 11, start);
+    let hb = p.a.poll_timeout().expect("heartbeats are scheduled");
+    assert!(
+        hb > start,
+        "first timer at {hb}, before the association began"
+    );
+    p.drive(start + Duration::from_secs(60), |p| {
+        p.a.is_failed() || p.b.is_failed()
+    });
+    assert!(
+        !p.a.is_failed() && !p.b.is_failed(),
+        "an idle association failed"
+    );
+    // From 1,060 s nothing from B reaches A.
+    p.drop_if = Some(|now, to_b, _, _| !to_b && now >= secs(1060));
+    p.drive(start + Duration::from_secs(200), |p| p.b.is_failed());
+    assert!(p.a.peer_silent(), "A did not fail by silence");
+    let failed_at = |e: &cmt_core::Association<common::Log>| {
+        e.observer()
+            .events
+            .iter()
+            .find(|(_, e)| matches!(e, Event::AssociationFailed))
+            .map(|(t, _)| *t)
+    };
+    let a_failed = failed_at(&p.a).unwrap().saturating_since(secs(1060));
+    assert!(
+        a_failed >= Duration::from_secs(15) && a_failed <= Duration::from_secs(21),
+        "A failed {a_failed:?} after B fell silent"
+    );
+    let b_failed = failed_at(&p.b).expect("B was told");
+    assert!(!p.b.peer_silent(), "B ended by silence, not by A's ABORT");
+    assert!(b_failed <= failed_at(&p.a).unwrap() + Duration::from_millis(50));
+}

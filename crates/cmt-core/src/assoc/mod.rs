@@ -70,6 +70,11 @@ pub struct AssocInit {
     pub peer_rwnd: u32,
     /// Seed of this endpoint's random stream.
     pub seed: u64,
+    /// When the association begins: every timer (heartbeats, the outage tolerance, the
+    /// idle decay of a path that has not sent yet) runs from here, not from the
+    /// driver's clock origin — a server's idle time before the association costs it
+    /// nothing. The simulator's associations begin at [`Time::ZERO`].
+    pub start: Time,
 }
 
 impl AssocInit {
@@ -86,6 +91,7 @@ impl AssocInit {
             peer_initial_tsn: tsn_b,
             peer_rwnd: rbuf_b,
             seed: rng.gen(),
+            start: Time::ZERO,
         };
         let b = AssocInit {
             local_vtag: tag_b,
@@ -94,6 +100,7 @@ impl AssocInit {
             peer_initial_tsn: tsn_a,
             peer_rwnd: rbuf_a,
             seed: rng.gen(),
+            start: Time::ZERO,
         };
         (a, b)
     }
@@ -255,6 +262,8 @@ pub struct Association<O: Observer = ()> {
     shutdown_ack_held: bool,
     /// When a packet of the peer's last arrived (on any path), or the start.
     heard: Time,
+    /// When the association began ([`AssocInit::start`]).
+    start: Time,
     /// Address reconfiguration (RFC 5061).
     reconfig: reconfig::Reconfig,
 }
@@ -288,11 +297,11 @@ impl<O: Observer> Association<O> {
                 let mut p = Path::new(rtt, algs.cc.build(PathId(i), &cc_init));
                 if cfg.heartbeats {
                     p.timers
-                        .set_hb_due(Some(Time::ZERO + timers::hb_period(&cfg, &p, &mut rng)));
+                        .set_hb_due(Some(init.start + timers::hb_period(&cfg, &p, &mut rng)));
                 }
                 if cfg.confirm_paths && i > 0 {
                     p.state = PathState::Unconfirmed;
-                    p.timers.set_hb_due(Some(Time::ZERO));
+                    p.timers.set_hb_due(Some(init.start));
                 }
                 p
             })
@@ -314,7 +323,8 @@ impl<O: Observer> Association<O> {
             ctrl: VecDeque::new(),
             bundled: Vec::new(),
             extension_in: Vec::new(),
-            now: Time::ZERO,
+            now: init.start,
+            start: init.start,
             rev_rx,
             rounds: Rounds::default(),
             scratch: Some(Box::default()),
@@ -331,7 +341,7 @@ impl<O: Observer> Association<O> {
             t2_path: PathId(0),
             shutdown_from: None,
             shutdown_ack_held: false,
-            heard: Time::ZERO,
+            heard: init.start,
             reconfig: reconfig::Reconfig::new(init.initial_tsn, init.peer_initial_tsn),
         })
     }

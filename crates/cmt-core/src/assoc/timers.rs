@@ -75,6 +75,15 @@ impl<O: Observer> Association<O> {
             .outage
             .is_some_and(|o| now >= self.heard + o.tolerance)
         {
+            // Told, in case only the way back is broken: an ABORT on every path, best
+            // effort (a peer that hears nothing of it is no worse off).
+            for i in 0..self.paths.len() {
+                let abort = Chunk::Abort {
+                    cause: None,
+                    reflected: false,
+                };
+                self.ctrl.push_back((PathId(i), abort));
+            }
             self.fail(now, Lifecycle::PeerSilent);
             return;
         }
@@ -296,7 +305,7 @@ impl<O: Observer> Association<O> {
         let mtu = self.cfg.cwnd_unit();
         let p = &mut self.paths[id];
         let rto = p.rtt.rto();
-        let idle_since = p.sending.last_data_sent.unwrap_or(Time::ZERO);
+        let idle_since = p.sending.last_data_sent.unwrap_or(self.start);
         if idle_since + rto > now {
             p.timers.set_decay_at(Some(idle_since + rto));
             return;

@@ -214,6 +214,7 @@ impl Connector {
                         peer_initial_tsn: peer.initial_tsn,
                         peer_rwnd: peer.a_rwnd,
                         seed: self.seed,
+                        start: Time::ZERO,
                     },
                     peer_addresses,
                     peer_extensions,

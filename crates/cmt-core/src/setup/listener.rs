@@ -298,6 +298,7 @@ impl Listener {
                 peer_initial_tsn: c.peer_initial_tsn,
                 peer_rwnd: c.peer_rwnd,
                 seed: self.rng.gen(),
+                start: now,
             },
             peer_addresses: c.peer_addresses,
             peer_extensions: c.peer_extensions,

@@ -98,6 +98,26 @@ impl Pair {
         Pair::with(a, b, faults, seed)
     }
 
+    /// As [`Pair::new`], for two associations that begin at `start` (the driver's clock
+    /// has run before them: a server's uptime).
+    #[allow(dead_code)]
+    pub fn new_at(
+        cfg_a: Config,
+        cfg_b: Config,
+        faults: Vec<Faults>,
+        seed: u64,
+        start: Time,
+    ) -> Pair {
+        let n = faults.len();
+        let (mut ia, mut ib) = AssocInit::pair(seed, cfg_a.rbuf, cfg_b.rbuf);
+        (ia.start, ib.start) = (start, start);
+        let a = Association::new(cfg_a, n, algorithms(n), ia, Log::default()).unwrap();
+        let b = Association::new(cfg_b, n, algorithms(n), ib, Log::default()).unwrap();
+        let mut p = Pair::with(a, b, faults, seed);
+        p.now = start;
+        p
+    }
+
     /// Two associations with `cfg` over `faults`, each with the scheduler, the
     /// retransmission policy named (registry names, default parameters) and Reno.
     pub fn named(cfg: Config, scheduler: &str, rtx: &str, faults: Vec<Faults>, seed: u64) -> Pair {

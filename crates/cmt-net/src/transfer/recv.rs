@@ -136,7 +136,15 @@ pub(super) async fn receive_accepted(
     let reconfigure = reconfig::negotiated(o, &est);
     // Slots for addresses the peer adds later, removed until then.
     let spare = if reconfigure { SPARE_PATHS } else { 0 };
-    let mut assoc = association(o, n + spare, est.init, receiver_rates, overhead).map_err(Setup)?;
+    let mut assoc = association(
+        o,
+        n + spare,
+        est.init,
+        receiver_rates,
+        overhead,
+        socks.now(),
+    )
+    .map_err(Setup)?;
     let start = socks.now();
     for i in n..n + spare {
         assoc.remove_path(start, PathId(i));

@@ -105,7 +105,15 @@ pub async fn send_source(
     let reconfigure = reconfig::negotiated(o, &est);
     // Slots for addresses the receiver adds later, removed until then.
     let spare = if reconfigure { SPARE_PATHS } else { 0 };
-    let mut assoc = association(o, n + spare, est.init, receiver_rates, overhead).map_err(Setup)?;
+    let mut assoc = association(
+        o,
+        n + spare,
+        est.init,
+        receiver_rates,
+        overhead,
+        socks.now(),
+    )
+    .map_err(Setup)?;
     if reconfigure {
         assoc.enable_reconfiguration();
     }

@@ -35,14 +35,17 @@ pub(super) fn negotiated_receiver_rates(o: &Options, est: &Established) -> bool 
 }
 
 /// The association of a transfer over `paths` paths, with the options' algorithms;
-/// `receiver_rates` as negotiated.
+/// `receiver_rates` as negotiated. It begins `now`: its timers (the outage tolerance
+/// above all) run from its own start, not from when the process or the server started.
 pub(super) fn association(
     o: &Options,
     paths: usize,
-    init: cmt_core::AssocInit,
+    mut init: cmt_core::AssocInit,
     receiver_rates: bool,
     overhead: u32,
+    now: Time,
 ) -> Result<Association<Counters>, String> {
+    init.start = now;
     let p = Params::default();
     let sched = sched::by_name(&o.scheduler, &p).map_err(|e| e.0)?;
     let rtx = rtx::by_name(&o.rtx, &p).map_err(|e| e.0)?;
