@@ -3,34 +3,16 @@
 //! serving receiver (and a one-shot one) left idle for longer than its outage tolerance
 //! still takes the next sender, and the one after it.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use cmt_net::io::Sockets;
 use cmt_net::transfer::serve::{serve_on, Serve};
 use cmt_net::transfer::{receive_on, send, Options};
 use tokio::sync::Notify;
 
-fn a(s: &str) -> SocketAddr {
-    s.parse().unwrap()
-}
-
-fn data(len: usize, seed: u8) -> Bytes {
-    (0..len)
-        .map(|i| (i as u8).wrapping_mul(17).wrapping_add(seed))
-        .collect::<Vec<u8>>()
-        .into()
-}
-
-fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cmtlab-uptime-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{addr as a, fresh_dir, pattern as data};
 
 /// The shortest outage tolerance the runtime takes: 1 s.
 fn short_tolerance() -> Options {
@@ -50,7 +32,7 @@ fn named(name: &str) -> Options {
 
 #[tokio::test]
 async fn a_server_idle_past_its_outage_tolerance_still_stores_every_sender() {
-    let dir = fresh_dir("serve");
+    let dir = fresh_dir("uptime", "serve");
     let socks = Sockets::bind(&[a("127.0.0.1:0")]).await.unwrap();
     let to = socks.local_addrs();
     let stop = Arc::new(Notify::new());
@@ -97,7 +79,7 @@ async fn a_server_idle_past_its_outage_tolerance_still_stores_every_sender() {
 
 #[tokio::test]
 async fn a_one_shot_receiver_idle_past_its_outage_tolerance_still_receives() {
-    let dir = fresh_dir("once");
+    let dir = fresh_dir("uptime", "once");
     let out = dir.join("out");
     let socks = Sockets::bind(&[a("127.0.0.1:0")]).await.unwrap();
     let to = socks.local_addrs();
