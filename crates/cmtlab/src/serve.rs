@@ -130,9 +130,10 @@ fn transfer_line(f: &Finished, v: &serde_json::Value) -> String {
 /// The summary at the end.
 fn stats_line(s: &ServeStats) -> String {
     format!(
-        "served: {} stored, {} failed, {} refused (at the limit of transfers at once); \
-         {} datagrams rejected, {} dropped (an association's queue full)",
-        s.stored, s.failed, s.busy, s.rejected, s.overflowed
+        "served: {} stored, {} failed ({} of them shed: no header, no progress, or \
+         making room), {} refused (at the limit of transfers at once); {} datagrams \
+         rejected, {} dropped (an association's queue full)",
+        s.stored, s.failed, s.shed, s.busy, s.rejected, s.overflowed
     )
 }
 

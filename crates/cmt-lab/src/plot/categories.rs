@@ -6,7 +6,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::chart::wrap;
+use super::wrap::wrap;
 
 /// Height of the label area under the x axis when names take two rows, pixels.
 pub(super) const CROWDED_AREA: u32 = 118;

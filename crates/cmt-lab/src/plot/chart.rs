@@ -17,6 +17,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::wrap::wrap;
 use crate::error::LabError;
 
 /// A point: x, y, and the half-width of its 95 % CI if any.
@@ -412,21 +413,6 @@ fn draw_mesh<DB: DrawingBackend>(
         mesh.x_labels(names.len() * 2 + 1);
     }
     mesh.draw()
-}
-
-/// Words of `text` in lines of at most `max` characters (a longer word gets its own line).
-pub(super) fn wrap(text: &str, max: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
-        match lines.last_mut() {
-            Some(line) if line.chars().count() + 1 + word.chars().count() <= max => {
-                line.push(' ');
-                line.push_str(word);
-            }
-            _ => lines.push(word.to_string()),
-        }
-    }
-    lines
 }
 
 /// The title, centred and wrapped to the plot's width (never clipped); returns the area

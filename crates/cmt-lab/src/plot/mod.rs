@@ -7,6 +7,7 @@ mod chart;
 mod points;
 mod run;
 mod sweep;
+mod wrap;
 
 pub use chart::{draw, Chart, Point, Series, Style};
 pub use run::plot_run;

@@ -7,9 +7,11 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use cmt_core::wire::chunk_type;
 use cmt_core::{Association, Packet, PathId, Time};
 use tokio::sync::Notify;
 
+use super::digest::refusal_chunk;
 use super::error::TransferError;
 use super::options::Options;
 use super::reconfig::{self, Addresses};
@@ -131,10 +133,15 @@ pub(super) async fn run<E: End>(
             Wake::Interfaces => reconfig::follow_interfaces(socks, s),
             Wake::Input => {}
             Wake::Abort => {
+                // Shed by a serving receiver: the reason goes to the peer with the ABORT.
+                let shed = o.meter.as_ref().and_then(|m| m.shed_reason());
+                if let Some(why) = &shed {
+                    s.assoc.bundle_with(chunk_type::ABORT, refusal_chunk(why));
+                }
                 return Err(match abort(socks, &mut s.assoc, &s.routes).await {
-                    Ok(()) => TransferError::Aborted,
                     Err(e) => TransferError::Io(e),
-                })
+                    Ok(()) => shed.map_or(TransferError::Aborted, TransferError::Refused),
+                });
             }
         }
     }

@@ -13,6 +13,7 @@ mod digest;
 mod error;
 mod established;
 mod gate;
+pub mod meter;
 mod options;
 mod reconfig;
 mod recv;

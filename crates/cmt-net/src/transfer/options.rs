@@ -103,6 +103,9 @@ pub struct Options {
     /// gives the file's own name when this is `None`. A receiver writing to a file it
     /// was given ignores it.
     pub name: Option<String>,
+    /// Set by a serving receiver for each association it runs: the association counts
+    /// what it stores there and reads why the server sheds it ([`super::meter`]).
+    pub meter: Option<std::sync::Arc<super::meter::Meter>>,
 }
 
 impl Options {
@@ -210,6 +213,7 @@ impl Default for Options {
             resume: false,
             gso: crate::io::Gso::default(),
             name: None,
+            meter: None,
         }
     }
 }

@@ -172,19 +172,7 @@ pub(super) async fn receive_accepted(
         ),
         addrs: Addresses::new(listen.iter().map(|a| a.ip())),
     };
-    let mut end = Receiving {
-        sink,
-        dir,
-        // Between cmtlab ends (FILE-DIGEST) the stream starts with a header.
-        header: confirm.then(HeaderReader::default),
-        resumed_from: 0,
-        announced: None,
-        sha: None,
-        confirm,
-        cookie_ack: a.cookie_ack,
-        stored_as: None,
-        refusal: None,
-    };
+    let mut end = Receiving::new((sink, dir), confirm, a.cookie_ack, o);
     let ran = established::run(&mut socks, &mut s, &mut end, o).await;
     if let (Err(_), Some(why)) = (&ran, end.refusal.take()) {
         return Err(TransferError::Refused(why));
@@ -275,6 +263,8 @@ struct Receiving {
     stored_as: Option<std::path::PathBuf>,
     /// Why this end refused the transfer (told to the peer with the ABORT).
     refusal: Option<String>,
+    /// Serving a directory: where the server reads this association's progress.
+    meter: Option<Arc<super::meter::Meter>>,
     /// The stream's header, until it has been read (`None`: no header, a peer other
     /// than cmtlab).
     header: Option<HeaderReader>,
@@ -341,6 +331,29 @@ impl End for Receiving {
 }
 
 impl Receiving {
+    /// Storing into a sink or a directory (`to`); `confirm`: the peer confirms files
+    /// (FILE-DIGEST), so its stream starts with a header.
+    fn new(
+        (sink, dir): (Option<Sink>, Option<(std::path::PathBuf, bool)>),
+        confirm: bool,
+        cookie_ack: Packet,
+        o: &Options,
+    ) -> Self {
+        Receiving {
+            sink,
+            dir,
+            header: confirm.then(HeaderReader::default),
+            resumed_from: 0,
+            announced: None,
+            sha: None,
+            confirm,
+            cookie_ack,
+            stored_as: None,
+            refusal: None,
+            meter: o.meter.clone(),
+        }
+    }
+
     /// Bytes stored so far.
     fn bytes(&self) -> u64 {
         self.sink.as_ref().map_or(0, Sink::bytes)
@@ -348,6 +361,9 @@ impl Receiving {
 
     /// Stores delivered bytes, the stream's header first.
     fn store(&mut self, b: &[u8], assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
+        if let Some(m) = &self.meter {
+            m.moved(b.len() as u64);
+        }
         let data = match self.header.as_mut() {
             Some(r) if !r.is_done() => {
                 let (h, rest) = r.feed(b).map_err(|e| (e, CAUSE_PROTOCOL_VIOLATION))?;
@@ -355,6 +371,9 @@ impl Receiving {
                     self.resumed_from = h.start;
                     if self.sink.is_none() {
                         self.open(h.name.as_deref(), assoc)?;
+                    }
+                    if let Some(m) = &self.meter {
+                        m.set_named();
                     }
                     self.sink
                         .as_mut()

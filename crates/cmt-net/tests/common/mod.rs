@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod loris;
+
 /// The longest gap between two in-order deliveries in a receiver's trace (`--trace`
 /// CSV), in seconds: the stream's stall.
 pub fn stall(trace: &std::path::Path) -> f64 {

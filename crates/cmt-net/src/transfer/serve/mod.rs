@@ -13,15 +13,18 @@
 //! Each association task sends through the shared sockets and runs the one-shot
 //! receiver's established phase.
 //!
-//! Bounds: at most [`Serve::max_associations`] at once (an INIT beyond that is answered
-//! with an ABORT, "Out of Resource", so its sender fails at once instead of timing
-//! out); per association the receive window (`--rbuf`) bounds data held for
+//! Bounds: at most [`Serve::max_associations`] at once, each slot kept only by moving
+//! data ([`police`]: a header within 10 s, progress, and under pressure the slowest is
+//! shed for a newcomer; an INIT beyond the limit with nobody to shed is answered with an
+//! ABORT, "Out of Resource", so its sender fails at once instead of timing out); per
+//! association the receive window (`--rbuf`) bounds data held for
 //! reordering, and at most [`INBOX_BYTES`] of datagrams wait for its task (more are
 //! dropped: lost packets to the protocol). A COOKIE ECHO for an association that has
 //! just ended (a late retransmission, a replay) starts nothing: tags of ended
 //! associations are remembered for twice the cookie's lifetime.
 
 pub mod names;
+pub mod police;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -35,6 +38,7 @@ use tokio::task::JoinSet;
 use super::{
     error::TransferError::{self, Invalid},
     gate::{Gate, Passed},
+    meter::Meter,
     options::{overhead_of, Options},
     recv::{bind_listening, receive_accepted, Accepted, Dest},
     report::Report,
@@ -84,6 +88,8 @@ pub struct ServeStats {
     pub rejected: u64,
     /// Datagrams dropped because an association's task had [`INBOX_BYTES`] waiting.
     pub overflowed: u64,
+    /// Associations shed to keep slots for senders that move data ([`police`]).
+    pub shed: u64,
 }
 
 /// Serves `s.dir` on `listen` until `o.abort` is notified; `done` hears of every
@@ -107,6 +113,8 @@ pub async fn serve_on(
     s.check(o, &socks.local_addrs())?;
     socks.set_gso(o.gso);
     let mut d = Dispatcher::new(&socks, s, o);
+    let mut police = tokio::time::interval(std::time::Duration::from_secs(1));
+    police.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Association tasks are not `Send` (the core's algorithms are boxed without it):
     // they run on this thread.
     let local = tokio::task::LocalSet::new();
@@ -115,6 +123,7 @@ pub async fn serve_on(
             loop {
                 tokio::select! {
                     dg = socks.recv_datagram() => d.on_datagram(&mut socks, dg).await,
+                    _ = police.tick() => d.police(socks.now()),
                     Some(j) = d.tasks.join_next(), if !d.tasks.is_empty() => {
                         if let Ok(f) = j {
                             done(d.ended(&socks, f));
@@ -169,6 +178,7 @@ struct Running {
     outbox: Outbox,
     peer_tag: u32,
     abort: Arc<Notify>,
+    slot: police::Slot,
 }
 
 /// What a task returns: its tag, and how its transfer ended.
@@ -242,12 +252,34 @@ impl Dispatcher {
         self.ended.contains_key(&tag)
     }
 
-    /// A datagram of no running association: the listener's, through the gate.
+    /// A datagram of no running association: the listener's, through the gate. With
+    /// every slot taken, a newcomer is answered only when a running association may be
+    /// shed for it ([`police`]), and that one is shed once the newcomer's COOKIE ECHO
+    /// proves its address.
     async fn listen(&mut self, socks: &mut Sockets, dg: crate::io::RxDatagram) {
         let a = socks.arrival(dg);
-        let busy = self.running.len() >= self.serve.max_associations;
-        match self.gate.pass(socks, &self.o, &a, busy).await {
-            Passed::Accepted(accepted) => self.start(socks, accepted),
+        let now = socks.now();
+        let occupied = self.running.values().filter(|r| !r.slot.shedding).count();
+        let full = occupied >= self.serve.max_associations;
+        let victim = full
+            .then(|| police::victim(self.running.iter().map(|(t, r)| (*t, &r.slot)), now))
+            .flatten();
+        match self
+            .gate
+            .pass(socks, &self.o, &a, full && victim.is_none())
+            .await
+        {
+            Passed::Accepted(accepted) => {
+                if let Some((tag, rate)) = victim {
+                    let why = format!(
+                        "shed for a new sender: the server was full and this transfer \
+                         stored {rate:.0} bytes/s over the last {} s",
+                        police::RATE_WINDOW.as_secs_f64()
+                    );
+                    self.shed(tag, why);
+                }
+                self.start(socks, accepted)
+            }
             Passed::Answered => {}
             Passed::Busy => self.stats.busy += 1,
             Passed::Rejected => self.stats.rejected += 1,
@@ -259,8 +291,10 @@ impl Dispatcher {
         let (assoc_socks, outbox) = socks.routed();
         let (tag, peer_tag, peer) = (a.est.init.local_vtag, a.est.init.peer_vtag, a.from);
         let abort = Arc::new(Notify::new());
+        let meter = Arc::new(Meter::default());
         let mut o = self.o.clone();
         o.abort = Some(abort.clone());
+        o.meter = Some(meter.clone());
         o.progress = None;
         o.interfaces = Vec::new();
         let dest = Dest::Dir(self.serve.dir.clone(), self.serve.overwrite);
@@ -274,9 +308,33 @@ impl Dispatcher {
                 outbox,
                 peer_tag,
                 abort,
+                slot: police::Slot::new(meter, socks.now()),
             },
         );
         self.by_peer_tag.insert(peer_tag, tag);
+    }
+
+    /// Sheds every association whose deadline passed ([`police`]); about once a second.
+    fn police(&mut self, now: Time) {
+        let idle_limit = self.o.timers().0.tolerance;
+        let due: Vec<(u32, String)> = self
+            .running
+            .iter_mut()
+            .filter_map(|(tag, r)| r.slot.tick(now, idle_limit).map(|why| (*tag, why)))
+            .collect();
+        for (tag, why) in due {
+            self.shed(tag, why);
+        }
+    }
+
+    /// Tells association `tag` to go for `why` (its sender hears the reason).
+    fn shed(&mut self, tag: u32, why: String) {
+        if let Some(r) = self.running.get_mut(&tag) {
+            r.slot.meter.shed(why);
+            r.slot.shedding = true;
+            r.abort.notify_one();
+            self.stats.shed += 1;
+        }
     }
 
     /// An association's task ended: its routes go, its tag is remembered.
