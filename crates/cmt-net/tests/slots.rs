@@ -9,17 +9,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cmt_net::io::Sockets;
-use cmt_net::transfer::serve::{police, serve_on, Finished, Serve, ServeStats};
+use cmt_net::transfer::serve::{police, Finished, ServeStats};
 use cmt_net::transfer::{send, Options};
 use tokio::sync::Notify;
 
 mod common;
 use common::loris::{self, Mode};
-use common::{addr as a, fresh_dir, pattern};
+use common::{addr as a, pattern};
 
-/// A server of `max` slots on a fresh loopback socket: its address, its stop, and the
-/// server to run alongside the peers.
+/// A server of `max` slots: (address, stop, directory, server).
 async fn server(
     name: &str,
     max: usize,
@@ -29,26 +27,12 @@ async fn server(
     std::path::PathBuf,
     impl std::future::Future<Output = (ServeStats, Vec<Finished>)>,
 ) {
-    let dir = fresh_dir("slots", name);
-    let socks = Sockets::bind(&[a("127.0.0.1:0")]).await.unwrap();
-    let to = socks.local_addrs()[0];
-    let stop = Arc::new(Notify::new());
     let o = Options {
-        abort: Some(stop.clone()),
         timeout_s: 60.0,
         ..Options::default()
     };
-    let s = Serve {
-        dir: dir.clone(),
-        overwrite: false,
-        max_associations: max,
-    };
-    let run = async move {
-        let mut finished = Vec::new();
-        let stats = serve_on(socks, &s, &o, |f| finished.push(f)).await.unwrap();
-        (stats, finished)
-    };
-    (to, stop, dir, run)
+    let r = common::server::start(("slots", name), max, o).await;
+    (r.to, r.stop, r.dir, r.run)
 }
 
 fn sender(name: &str) -> Options {

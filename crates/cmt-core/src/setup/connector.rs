@@ -83,17 +83,30 @@ impl Connector {
     }
 
     fn init_packet(&self) -> Packet {
-        Packet {
+        let mut init = InitChunk {
+            initiate_tag: self.tag,
+            a_rwnd: self.cfg.rbuf,
+            outbound_streams: self.cfg.streams,
+            inbound_streams: self.cfg.streams,
+            initial_tsn: self.initial_tsn,
+            params: params(&self.cfg, self.offer.as_ref()),
+        };
+        let mut p = Packet {
             vtag: 0,
-            chunks: vec![Chunk::Init(InitChunk {
-                initiate_tag: self.tag,
-                a_rwnd: self.cfg.rbuf,
-                outbound_streams: self.cfg.streams,
-                inbound_streams: self.cfg.streams,
-                initial_tsn: self.initial_tsn,
-                params: params(&self.cfg, self.offer.as_ref()),
-            })],
+            chunks: vec![Chunk::Init(init.clone())],
+        };
+        // A PAD parameter (4 bytes of header, then zeros, 4-byte aligned) brings the
+        // packet to at least `pad_init_to` bytes.
+        let short = self.cfg.pad_init_to.saturating_sub(p.wire_len());
+        if short > 0 {
+            let value = short.saturating_sub(4).next_multiple_of(4);
+            init.params.push(InitParam::Unknown {
+                ptype: PARAM_PAD,
+                value: vec![0u8; value].into(),
+            });
+            p.chunks = vec![Chunk::Init(init)];
         }
+        p
     }
 
     /// The INIT or COOKIE ECHO to (re)send now.

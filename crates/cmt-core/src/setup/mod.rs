@@ -68,7 +68,22 @@ pub struct SetupConfig {
     /// Parameters the embedder adds to its INIT / INIT ACK (e.g. the runtime's resume
     /// offer); the core does not interpret them.
     pub extra_params: Vec<InitParam>,
+    /// The connecting side pads its INIT with a PAD parameter (RFC 4820) to at least
+    /// this many bytes of SCTP packet (0: no padding). A listener answers an INIT no
+    /// smaller than its INIT ACK without drawing on its budget for unproven sources:
+    /// such an answer amplifies nothing (the runtime's senders pad to
+    /// [`INIT_PADDED_LEN`]).
+    pub pad_init_to: usize,
 }
+
+/// RFC 4820's PAD parameter type (its two high bits `10`: a receiver that does not know
+/// it skips it without a report).
+pub const PARAM_PAD: u16 = 0x8005;
+
+/// The size (SCTP packet bytes) the runtime's senders pad their INITs to: QUIC's
+/// 1200-byte floor for a first packet (RFC 9000 §14.1), which every path of an IPv6
+/// MTU carries whole; an INIT ACK stays well under it.
+pub const INIT_PADDED_LEN: usize = 1200;
 
 impl Default for SetupConfig {
     fn default() -> Self {
@@ -83,6 +98,7 @@ impl Default for SetupConfig {
             cookie_lifetime: Duration::from_secs(60),
             auth: None,
             extra_params: Vec::new(),
+            pad_init_to: 0,
         }
     }
 }

@@ -338,3 +338,48 @@ fn an_invalid_init_is_aborted_and_a_lost_init_is_resent_with_backoff() {
     );
     assert_eq!(c.bad_vtag, 1);
 }
+
+/// A padded INIT (RFC 4820 PAD) is at least the size asked for, no larger than needed,
+/// and at least as large as the INIT ACK that answers it — with authentication and a
+/// resume offer too — while the listener ignores the padding and the handshake ends as
+/// without it.
+#[test]
+fn a_padded_init_is_no_smaller_than_its_init_ack_and_changes_nothing_else() {
+    let keyed = |last| SetupConfig {
+        auth: Some(crate::auth::AuthConfig::with_key(b"k".to_vec())),
+        extra_params: vec![InitParam::Unknown {
+            ptype: 0x8123,
+            value: vec![1u8; 40].into(),
+        }],
+        ..cfg(last)
+    };
+    for (client, server) in [(cfg(1), cfg(2)), (keyed(1), keyed(2))] {
+        let padded = SetupConfig {
+            pad_init_to: INIT_PADDED_LEN,
+            ..client.clone()
+        };
+        let now = Time::from_nanos(1);
+        let mut c = Connector::new(padded.clone(), 1);
+        let init = c.poll_transmit(now).unwrap();
+        let (raw, init) = on_the_wire(&init, None);
+        assert!(
+            (INIT_PADDED_LEN..INIT_PADDED_LEN + 4).contains(&raw.len()),
+            "INIT of {} bytes",
+            raw.len()
+        );
+        let mut l = Listener::new(server.clone(), [7; 32], 2);
+        let ListenOutcome::Reply(ack) = l.handle(now, &init) else {
+            panic!("INIT ACK expected")
+        };
+        assert!(
+            ack.wire_len() <= raw.len(),
+            "INIT ACK {} bytes",
+            ack.wire_len()
+        );
+        let (plain, _) = handshake_with(client, server.clone());
+        let (with_pad, _) = handshake_with(padded, server);
+        assert_eq!(plain.peer_addresses, with_pad.peer_addresses);
+        assert_eq!(plain.peer_extensions, with_pad.peer_extensions);
+        assert_eq!(plain.peer_unknown_params, with_pad.peer_unknown_params);
+    }
+}

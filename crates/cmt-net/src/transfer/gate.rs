@@ -2,7 +2,8 @@
 //! parsed datagram of no association goes through `--peer`'s filter to the stateless
 //! listener (INIT → INIT ACK with a signed cookie, a valid COOKIE ECHO → an
 //! association), and what the listener answers goes only to unicast sources within the
-//! [`ReplyLimit`] budget. A serving receiver at its limit of associations answers an
+//! [`ReplyLimit`] budget — but an answer no larger than what it answers (the INIT ACK
+//! of a padded INIT) goes whatever the budget: it amplifies nothing. A serving receiver at its limit of associations answers an
 //! INIT, or a COOKIE ECHO, with an ABORT ("Out of Resource") instead.
 
 use cmt_core::setup::{ListenOutcome, Listener, SetupConfig, CAUSE_OUT_OF_RESOURCE};
@@ -85,10 +86,13 @@ impl Gate {
         }
     }
 
-    /// Sends `r` back to `a`'s source: unicast only, within the budget.
+    /// Sends `r` back to `a`'s source: unicast only; within the budget, unless it is
+    /// no larger than the datagram it answers (a padded INIT's INIT ACK: it amplifies
+    /// nothing, so a spoofed flood that spent the budget cannot keep it from a sender).
     async fn reply(&mut self, socks: &mut Sockets, a: &Arrival, r: &Packet) {
         let bytes = r.wire_len() + crate::IPV6_UDP_OVERHEAD as usize;
-        if is_unicast(a.from.ip()) && self.limit.allow(socks.now(), a.from.ip(), bytes) {
+        let free = r.wire_len() <= socks.last_datagram().len();
+        if is_unicast(a.from.ip()) && (free || self.limit.allow(socks.now(), a.from.ip(), bytes)) {
             // A failing send is a lost reply: the peer retransmits.
             let _ = socks.send(a.local, a.from, a.src_port, r).await;
         }

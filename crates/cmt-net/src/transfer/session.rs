@@ -92,11 +92,16 @@ pub(super) fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
         // RFC 5061 §4.1.1: no reconfiguration without authentication.
         auth.get_or_insert_with(AuthConfig::for_reconfiguration);
     }
+    // A sender's INIT padded so that no INIT ACK is larger (within the path MTU): a
+    // serving receiver answers it whatever a spoofed flood did to its reply budget, and
+    // a crowd behind one address at the speed of its handshakes (docs/runtime.md).
+    let room = o.mtu.saturating_sub(super::options::overhead_of(locals)) as usize;
     SetupConfig {
         rbuf: o.rbuf,
         addresses: locals.iter().map(|a| a.ip()).collect(),
         extensions,
         auth,
+        pad_init_to: cmt_core::setup::INIT_PADDED_LEN.min(room),
         ..SetupConfig::default()
     }
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod loris;
+pub mod server;
 
 /// The longest gap between two in-order deliveries in a receiver's trace (`--trace`
 /// CSV), in seconds: the stream's stall.
