@@ -98,6 +98,11 @@ fn is_null_device(m: &Metadata) -> bool {
         && std::fs::metadata("/dev/null").is_ok_and(|n| n.rdev() == m.rdev())
 }
 
+/// The most bytes a temporary file's name adds to its destination's
+/// (`.NAME.part-PID-NONCE`: a dot, `.part-`, a pid of up to 10 digits, a dash and 16 hex
+/// digits): a name this much shorter than the file system's limit can be received.
+pub const TEMP_EXTRA_BYTES: usize = 1 + ".part-".len() + 10 + 1 + 16;
+
 impl Sink {
     /// Opens a temporary file beside `dest`; fails (before anything is received) when
     /// the directory does not exist or cannot be written, or `dest` exists and is not

@@ -168,6 +168,7 @@ async fn names_that_escape_hide_or_replace_are_refused_and_the_sender_told_why()
     std::fs::create_dir(&inner).unwrap();
     std::fs::write(inner.join("there.bin"), b"old").unwrap();
     let (addrs, stop, run) = server(&["127.0.0.3"], serve_dir(&inner, false, 8), None).await;
+    let (too_long, header_too_long) = ("z".repeat(230), "h".repeat(1100));
     let senders = async {
         let mut results = Vec::new();
         for name in [
@@ -176,6 +177,10 @@ async fn names_that_escape_hide_or_replace_are_refused_and_the_sender_told_why()
             Some("there.bin"),
             None,
             Some("ok.bin"),
+            Some(too_long.as_str()),
+            Some("--help"),
+            Some("\u{202E}gpj.exe"),
+            Some(header_too_long.as_str()),
         ] {
             results.push(put("127.0.1.5:0", &addrs, (50_000, 3), sender(name)).await);
         }
@@ -196,11 +201,27 @@ async fn names_that_escape_hide_or_replace_are_refused_and_the_sender_told_why()
     assert!(why(&results[2]).contains("--overwrite"));
     assert!(why(&results[3]).contains("no name"));
     assert!(results[4].as_ref().unwrap().confirmed);
+    // Longer than the file system takes with the temporary file's suffix (which would
+    // fail to be created: ENAMETOOLONG), one that reads as an option, one that shows
+    // reversed on a terminal, one longer than a stream header carries: each refused
+    // with its reason, not a bare error cause.
+    assert!(
+        why(&results[5]).contains("230 bytes long"),
+        "{:?}",
+        results[5]
+    );
+    assert!(why(&results[6]).contains("option"));
+    assert!(why(&results[7]).contains("reordering"));
+    assert!(
+        why(&results[8]).contains("a name of 1100 bytes"),
+        "{:?}",
+        results[8]
+    );
     // Nothing escaped, the existing file kept its bytes, no temporary file stayed.
     assert_eq!(listing(&dir), ["in"]);
     assert_eq!(listing(&inner), ["ok.bin", "there.bin"]);
     assert_eq!(std::fs::read(inner.join("there.bin")).unwrap(), b"old");
-    assert_eq!((stats.stored, stats.failed), (1, 4));
+    assert_eq!((stats.stored, stats.failed), (1, 8));
 
     // Told it may, a server replaces the file.
     let (addrs, stop, run) = server(&["127.0.0.3"], serve_dir(&inner, true, 8), None).await;

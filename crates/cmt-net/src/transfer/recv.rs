@@ -366,7 +366,12 @@ impl Receiving {
         }
         let data = match self.header.as_mut() {
             Some(r) if !r.is_done() => {
-                let (h, rest) = r.feed(b).map_err(|e| (e, CAUSE_PROTOCOL_VIOLATION))?;
+                // A malformed header (a name that is not UTF-8 or too long, say) is
+                // refused with the reason, which the sender's user reads.
+                let (h, rest) = match r.feed(b) {
+                    Ok(fed) => fed,
+                    Err(e) => return Err(self.refuse(assoc, e)),
+                };
                 if let Some(h) = h {
                     self.resumed_from = h.start;
                     if self.sink.is_none() {
