@@ -103,6 +103,23 @@ fn is_null_device(m: &Metadata) -> bool {
 /// digits): a name this much shorter than the file system's limit can be received.
 pub const TEMP_EXTRA_BYTES: usize = 1 + ".part-".len() + 10 + 1 + 16;
 
+/// The file writer's buffer at most (and by default), bytes.
+pub const MAX_BUFFER: u64 = 1 << 20;
+
+/// The writer's buffer for a transfer whose receive window is `window`: as large as the
+/// window, within 64 KiB and [`MAX_BUFFER`] (the data of a small window never needs
+/// more to be written in large pieces).
+pub const fn buffer_for(window: u64) -> u64 {
+    let floor = 64 << 10;
+    if window < floor {
+        floor
+    } else if window > MAX_BUFFER {
+        MAX_BUFFER
+    } else {
+        window
+    }
+}
+
 impl Sink {
     /// Opens a temporary file beside `dest`; fails (before anything is received) when
     /// the directory does not exist or cannot be written, or `dest` exists and is not
@@ -208,11 +225,25 @@ impl Sink {
         Ok(Self::with(dest, Target::Through, file))
     }
 
+    /// Gives the file writer a buffer of `bytes` (before anything was written; the
+    /// default is [`MAX_BUFFER`]): a serving receiver sizes it to the transfer's receive
+    /// window ([`buffer_for`]).
+    pub fn resize_buffer(&mut self, bytes: usize) {
+        if self.bytes == 0 {
+            if let Some(w) = self.file.take() {
+                match w.into_inner() {
+                    Ok(f) => self.file = Some(BufWriter::with_capacity(bytes, f)),
+                    Err(e) => self.file = Some(e.into_inner()),
+                }
+            }
+        }
+    }
+
     fn with(dest: &Path, target: Target, file: File) -> Sink {
         Sink {
             dest: dest.to_path_buf(),
             target,
-            file: Some(BufWriter::with_capacity(1 << 20, file)),
+            file: Some(BufWriter::with_capacity(MAX_BUFFER as usize, file)),
             hasher: Sha256::new(),
             bytes: 0,
             committed: false,

@@ -14,10 +14,12 @@ use cmt_core::packet::InitChunk;
 use cmt_core::wire::encode;
 use cmt_core::{Chunk, Packet};
 use cmt_net::transfer::serve::{Finished, ServeStats};
-use cmt_net::transfer::{send, Options};
+use cmt_net::transfer::{send, send_source, Options};
 use tokio::sync::Notify;
 
 mod common;
+use cmt_net::transfer::serve::memory::DEFAULT_BUDGET;
+use common::fed::fed;
 use common::{addr as a, pattern};
 
 /// A serving receiver of `max` slots with a 256 KiB window per association.
@@ -35,7 +37,7 @@ async fn server(
         timeout_s: 120.0,
         ..Options::default()
     };
-    let r = common::server::start(("crowds", name), max, o).await;
+    let r = common::server::start(("crowds", name), (max, DEFAULT_BUDGET), o).await;
     (r.to, r.stop, r.dir, r.run)
 }
 
@@ -55,6 +57,29 @@ fn spoofed_init(tag: u32, to_port: u16) -> Vec<u8> {
     let mut out = Vec::new();
     encode(&p, 5000, to_port, &mut out);
     out
+}
+
+/// Every one of 200 senders succeeded and its file, `{prefix}{i:03}` of `len` bytes of
+/// pattern `i`, is in `dir` whole.
+fn all_stored(
+    results: &[Result<cmt_net::transfer::Report, cmt_net::transfer::TransferError>],
+    dir: &std::path::Path,
+    (prefix, len): (&str, usize),
+) {
+    let failed: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.as_ref().err().map(|e| e.to_string()))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} failed, e.g. {:?}",
+        failed.len(),
+        failed.first()
+    );
+    for i in 0..200u32 {
+        let got = std::fs::read(dir.join(format!("{prefix}{i:03}"))).unwrap();
+        assert_eq!(got, pattern(len, i as u8).to_vec(), "{prefix}{i:03}");
+    }
 }
 
 #[tokio::test]
@@ -133,20 +158,71 @@ async fn two_hundred_senders_behind_one_address_are_all_stored_promptly() {
         (results, took)
     };
     let ((stats, _), (results, took)) = tokio::join!(run, senders);
-    let failed: Vec<String> = results
-        .iter()
-        .filter_map(|r| r.as_ref().err().map(|e| e.to_string()))
-        .collect();
-    assert!(
-        failed.is_empty(),
-        "{} failed, e.g. {:?}",
-        failed.len(),
-        failed.first()
-    );
-    for i in 0..200u32 {
-        let got = std::fs::read(dir.join(format!("f{i:03}"))).unwrap();
-        assert_eq!(got, pattern(20_000, i as u8).to_vec(), "f{i:03}");
-    }
+    all_stored(&results, &dir, ("f", 20_000));
     assert_eq!(stats.stored, 200);
     assert!(took < Duration::from_secs(20), "200 senders took {took:?}");
+}
+
+/// 200 transfers open at once under a 64 MiB budget (what 7 of them would take at the
+/// default window): each stream sends a first piece, waits until all 200 files are open
+/// at the server, then sends the rest. All are stored whole; the windows shrank so that
+/// what the associations were charged together never exceeded the budget, although
+/// 200 × the 4 MiB default window alone is 800 MiB.
+#[tokio::test]
+async fn two_hundred_transfers_open_at_once_stay_within_the_memory_budget() {
+    let budget = 64u64 << 20;
+    let o = Options {
+        timeout_s: 120.0,
+        ..Options::default()
+    };
+    let r = common::server::start(("crowds", "memory"), (256, budget), o).await;
+    let (to, stop, dir) = (r.to, r.stop.clone(), r.dir.clone());
+    let (sources, feeders): (Vec<_>, Vec<_>) = (0..200).map(|_| fed()).unzip();
+    let senders = async {
+        let all = sources.into_iter().enumerate().map(|(i, src)| async move {
+            let o = Options {
+                name: Some(format!("m{i:03}")),
+                timeout_s: 120.0,
+                ..Options::default()
+            };
+            send_source(&[a("127.0.7.1:0")], &[to], src, &o).await
+        });
+        let feeding = async {
+            for (i, f) in feeders.iter().enumerate() {
+                f.send(pattern(30_000, i as u8)[..10_000].to_vec()).unwrap();
+            }
+            let t = Instant::now();
+            loop {
+                let open = std::fs::read_dir(&dir)
+                    .unwrap()
+                    .filter(|e| {
+                        e.as_ref()
+                            .unwrap()
+                            .file_name()
+                            .to_string_lossy()
+                            .starts_with('.')
+                    })
+                    .count();
+                if open == 200 {
+                    break;
+                }
+                assert!(t.elapsed() < Duration::from_secs(60), "{open} of 200 open");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            for (i, f) in feeders.into_iter().enumerate() {
+                f.send(pattern(30_000, i as u8)[10_000..].to_vec()).unwrap();
+            }
+        };
+        let (results, ()) = tokio::join!(futures_util::future::join_all(all), feeding);
+        stop.notify_one();
+        results
+    };
+    let ((stats, _), results) = tokio::join!(r.run, senders);
+    all_stored(&results, &r.dir, ("m", 30_000));
+    assert_eq!(stats.stored, 200);
+    assert!(
+        stats.memory_peak <= budget && stats.memory_peak > budget / 2,
+        "charged {} of {budget} at the peak",
+        stats.memory_peak
+    );
 }

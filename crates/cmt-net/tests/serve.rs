@@ -14,11 +14,13 @@ use bytes::Bytes;
 use cmt_core::auth::AuthConfig;
 use cmt_net::io::Sockets;
 use cmt_net::relay::{parse_spec, run_path};
-use cmt_net::source::Source;
 use cmt_net::transfer::serve::{serve_on, Finished, Serve, ServeStats};
 use cmt_net::transfer::{send, send_source, Options, Report, TransferError};
 use tokio::net::UdpSocket;
 use tokio::sync::Notify;
+
+mod common;
+use common::fed::fed;
 
 fn a(s: &str) -> SocketAddr {
     s.parse().unwrap()
@@ -103,6 +105,7 @@ fn serve_dir(dir: &Path, overwrite: bool, max: usize) -> Serve {
         dir: dir.to_path_buf(),
         overwrite,
         max_associations: max,
+        max_memory: cmt_net::transfer::serve::memory::DEFAULT_BUDGET,
     }
 }
 
@@ -243,30 +246,6 @@ async fn names_that_escape_hide_or_replace_are_refused_and_the_sender_told_why()
         data(70_000, 4)
     );
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// A stream that yields what the test hands it, and ends when the test drops its end.
-struct Fed(std::sync::mpsc::Receiver<Vec<u8>>, Vec<u8>);
-
-impl std::io::Read for Fed {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.1.is_empty() {
-            match self.0.recv() {
-                Ok(v) => self.1 = v,
-                Err(_) => return Ok(0),
-            }
-        }
-        let n = buf.len().min(self.1.len());
-        buf[..n].copy_from_slice(&self.1[..n]);
-        self.1.drain(..n);
-        Ok(n)
-    }
-}
-
-/// A stream source the test feeds: the source, and its feeding end.
-fn fed() -> (Source, std::sync::mpsc::Sender<Vec<u8>>) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    (Source::stream(Fed(rx, Vec::new()), "test stream"), tx)
 }
 
 #[tokio::test]

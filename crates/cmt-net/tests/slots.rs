@@ -14,6 +14,7 @@ use cmt_net::transfer::{send, Options};
 use tokio::sync::Notify;
 
 mod common;
+use cmt_net::transfer::serve::memory::DEFAULT_BUDGET;
 use common::loris::{self, Mode};
 use common::{addr as a, pattern};
 
@@ -31,7 +32,7 @@ async fn server(
         timeout_s: 60.0,
         ..Options::default()
     };
-    let r = common::server::start(("slots", name), max, o).await;
+    let r = common::server::start(("slots", name), (max, DEFAULT_BUDGET), o).await;
     (r.to, r.stop, r.dir, r.run)
 }
 

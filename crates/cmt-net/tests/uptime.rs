@@ -44,6 +44,7 @@ async fn a_server_idle_past_its_outage_tolerance_still_stores_every_sender() {
         dir: dir.clone(),
         overwrite: false,
         max_associations: 4,
+        max_memory: cmt_net::transfer::serve::memory::DEFAULT_BUDGET,
     };
     let server = async move {
         let mut finished = Vec::new();

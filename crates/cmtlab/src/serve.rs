@@ -26,6 +26,11 @@ pub struct ServeArgs {
     /// ("out of resource") and may try again later.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub max_associations: usize,
+    /// With --dir: memory all transfers may hold together (their receive windows,
+    /// queued datagrams and write buffers), a size as `--rbuf` takes it; receive
+    /// windows shrink as it fills, keeping room for every slot (docs/runtime.md).
+    #[arg(long, default_value = "512MB", value_name = "SIZE", value_parser = parse_memory)]
+    pub max_memory: u64,
     /// With --dir: append one JSON line per finished transfer to FILE (the keys of
     /// `--summary`, with `time`, `peer`, `stored_as` and `error`).
     #[arg(long, value_name = "FILE")]
@@ -54,6 +59,7 @@ pub fn serve(
         dir,
         overwrite: s.overwrite,
         max_associations: s.max_associations,
+        max_memory: s.max_memory,
     };
     let stats = net::runtime()?.block_on(async {
         let mut o = net::abort_on_signals(net::options(a)?)?;
@@ -64,10 +70,11 @@ pub fn serve(
         serve.check(&o, &socks.local_addrs())?;
         let addrs: Vec<String> = socks.local_addrs().iter().map(|l| l.to_string()).collect();
         eprintln!(
-            "serving {} on {} (at most {} transfers at once)",
+            "serving {} on {} (at most {} transfers at once, {} MiB between them)",
             serve.dir.display(),
             addrs.join(", "),
-            serve.max_associations
+            serve.max_associations,
+            serve.max_memory >> 20
         );
         let record = |f: Finished| {
             let v = transfer_json(&f, a);
@@ -84,6 +91,15 @@ pub fn serve(
     })?;
     eprintln!("{}", stats_line(&stats));
     Ok(())
+}
+
+/// `--max-memory`: bytes, or a size with its unit ("512MB", "2GB").
+fn parse_memory(text: &str) -> Result<u64, String> {
+    let raw = match text.trim().parse::<f64>() {
+        Ok(x) => cmt_sim::units::Raw::Num(x),
+        Err(_) => cmt_sim::units::Raw::Text(text.to_string()),
+    };
+    cmt_sim::units::parse_size(&raw).map_err(|e| format!("{text}: {e}"))
 }
 
 /// The JSON object of a finished transfer: `--summary`'s keys for a stored file, with
@@ -132,8 +148,15 @@ fn stats_line(s: &ServeStats) -> String {
     format!(
         "served: {} stored, {} failed ({} of them shed: no header, no progress, or \
          making room), {} refused (at the limit of transfers at once); {} datagrams \
-         rejected, {} dropped (an association's queue full)",
-        s.stored, s.failed, s.shed, s.busy, s.rejected, s.overflowed
+         rejected, {} dropped (an association's queue full); at most {} MiB of the \
+         memory budget in use",
+        s.stored,
+        s.failed,
+        s.shed,
+        s.busy,
+        s.rejected,
+        s.overflowed,
+        s.memory_peak.div_ceil(1 << 20)
     )
 }
 

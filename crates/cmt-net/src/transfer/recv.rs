@@ -265,6 +265,8 @@ struct Receiving {
     refusal: Option<String>,
     /// Serving a directory: where the server reads this association's progress.
     meter: Option<Arc<super::meter::Meter>>,
+    /// The receive window (its file writer's buffer follows it).
+    window: u64,
     /// The stream's header, until it has been read (`None`: no header, a peer other
     /// than cmtlab).
     header: Option<HeaderReader>,
@@ -351,6 +353,7 @@ impl Receiving {
             stored_as: None,
             refusal: None,
             meter: o.meter.clone(),
+            window: u64::from(o.rbuf),
         }
     }
 
@@ -418,7 +421,8 @@ impl Receiving {
             false => Sink::create_new(&dest),
         };
         // The server's own trouble: the detail stays here, the sender learns the cause.
-        let sink = sink.map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))?;
+        let mut sink = sink.map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))?;
+        sink.resize_buffer(crate::sink::buffer_for(self.window) as usize);
         self.sink = Some(sink);
         self.stored_as = Some(dest);
         Ok(())

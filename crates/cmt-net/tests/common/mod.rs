@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod fed;
 pub mod loris;
 pub mod server;
 

@@ -19,11 +19,11 @@ pub struct Running<F> {
     pub run: F,
 }
 
-/// A server of `max` slots with options `o` (its stop added), storing into a fresh
-/// directory named after `test` and `name`.
+/// A server of `max` slots sharing `memory` bytes, with options `o` (its stop added),
+/// storing into a fresh directory named after `test` and `name`.
 pub async fn start(
     (test, name): (&str, &str),
-    max: usize,
+    (max, memory): (usize, u64),
     o: Options,
 ) -> Running<impl Future<Output = (ServeStats, Vec<Finished>)>> {
     let dir = super::fresh_dir(test, name);
@@ -38,6 +38,7 @@ pub async fn start(
         dir: dir.clone(),
         overwrite: false,
         max_associations: max,
+        max_memory: memory,
     };
     let run = async move {
         let mut finished = Vec::new();

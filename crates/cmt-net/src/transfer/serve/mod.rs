@@ -23,6 +23,7 @@
 //! just ended (a late retransmission, a replay) starts nothing: tags of ended
 //! associations are remembered for twice the cookie's lifetime.
 
+pub mod memory;
 pub mod names;
 pub mod police;
 
@@ -64,6 +65,9 @@ pub struct Serve {
     pub overwrite: bool,
     /// Associations at once (more are refused).
     pub max_associations: usize,
+    /// Bytes all associations may hold together; their receive windows share it
+    /// ([`memory`]).
+    pub max_memory: u64,
 }
 
 /// One transfer the server finished (stored, refused or failed).
@@ -90,6 +94,8 @@ pub struct ServeStats {
     pub overflowed: u64,
     /// Associations shed to keep slots for senders that move data ([`police`]).
     pub shed: u64,
+    /// The most the running associations were charged at once ([`memory`]), bytes.
+    pub memory_peak: u64,
 }
 
 /// Serves `s.dir` on `listen` until `o.abort` is notified; `done` hears of every
@@ -162,6 +168,13 @@ impl Serve {
                 "at least one association at once must be allowed".into(),
             ));
         }
+        let least = memory::charge(memory::MIN_WINDOW.min(u64::from(o.rbuf)));
+        if self.max_memory < least {
+            return Err(Invalid(format!(
+                "--max-memory {}: too little for one association (at least {least} bytes)",
+                self.max_memory
+            )));
+        }
         if o.resume || o.allow_unconfirmed || o.pcap.is_some() || o.trace.is_some() {
             return Err(Invalid(
                 "a serving receiver stores whole, confirmed transfers: --resume, \
@@ -179,6 +192,9 @@ struct Running {
     peer_tag: u32,
     abort: Arc<Notify>,
     slot: police::Slot,
+    /// What it is charged of the memory budget, and what of it its inbox may fill.
+    charge: u64,
+    inbox: usize,
 }
 
 /// What a task returns: its tag, and how its transfer ended.
@@ -197,6 +213,8 @@ struct Dispatcher {
     ended: BTreeMap<u32, Time>,
     tasks: JoinSet<TaskEnd>,
     stats: ServeStats,
+    /// What the running associations are charged of the memory budget.
+    committed: u64,
 }
 
 impl Dispatcher {
@@ -211,6 +229,7 @@ impl Dispatcher {
             ended: BTreeMap::new(),
             tasks: JoinSet::new(),
             stats: ServeStats::default(),
+            committed: 0,
         }
     }
 
@@ -230,7 +249,7 @@ impl Dispatcher {
                 from: dg.from,
                 bytes: raw.to_vec(),
             };
-            if !r.outbox.offer(routed, INBOX_BYTES) {
+            if !r.outbox.offer(routed, r.inbox) {
                 self.stats.overflowed += 1;
             }
             return;
@@ -260,7 +279,10 @@ impl Dispatcher {
         let a = socks.arrival(dg);
         let now = socks.now();
         let occupied = self.running.values().filter(|r| !r.slot.shedding).count();
-        let full = occupied >= self.serve.max_associations;
+        let others = self.serve.max_associations.saturating_sub(occupied + 1) as u64;
+        let left = self.serve.max_memory.saturating_sub(self.committed);
+        let window = memory::window(left, u64::from(self.o.rbuf), others);
+        let full = occupied >= self.serve.max_associations || window.is_none();
         let victim = full
             .then(|| police::victim(self.running.iter().map(|(t, r)| (*t, &r.slot)), now))
             .flatten();
@@ -278,7 +300,8 @@ impl Dispatcher {
                     );
                     self.shed(tag, why);
                 }
-                self.start(socks, accepted)
+                // Admitted for one shed: the floor until that one's memory is back.
+                self.start(socks, accepted, window.unwrap_or(memory::MIN_WINDOW))
             }
             Passed::Answered => {}
             Passed::Busy => self.stats.busy += 1,
@@ -286,8 +309,8 @@ impl Dispatcher {
         }
     }
 
-    /// Starts the task of an association just accepted.
-    fn start(&mut self, socks: &Sockets, a: Accepted) {
+    /// Starts the task of an association just accepted, with receive window `window`.
+    fn start(&mut self, socks: &Sockets, a: Accepted, window: u64) {
         let (assoc_socks, outbox) = socks.routed();
         let (tag, peer_tag, peer) = (a.est.init.local_vtag, a.est.init.peer_vtag, a.from);
         let abort = Arc::new(Notify::new());
@@ -295,6 +318,11 @@ impl Dispatcher {
         let mut o = self.o.clone();
         o.abort = Some(abort.clone());
         o.meter = Some(meter.clone());
+        let window = window.min(u64::from(o.rbuf));
+        o.rbuf = window as u32;
+        let charge = memory::charge(window);
+        self.committed += charge;
+        self.stats.memory_peak = self.stats.memory_peak.max(self.committed);
         o.progress = None;
         o.interfaces = Vec::new();
         let dest = Dest::Dir(self.serve.dir.clone(), self.serve.overwrite);
@@ -309,6 +337,8 @@ impl Dispatcher {
                 peer_tag,
                 abort,
                 slot: police::Slot::new(meter, socks.now()),
+                charge,
+                inbox: (memory::inbox(window) as usize).min(INBOX_BYTES),
             },
         );
         self.by_peer_tag.insert(peer_tag, tag);
@@ -341,6 +371,7 @@ impl Dispatcher {
     fn ended(&mut self, socks: &Sockets, (tag, f): TaskEnd) -> Finished {
         if let Some(r) = self.running.remove(&tag) {
             self.by_peer_tag.remove(&r.peer_tag);
+            self.committed -= r.charge;
         }
         self.ended.insert(tag, socks.now());
         match f.result {
