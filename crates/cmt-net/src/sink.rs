@@ -328,12 +328,16 @@ impl Sink {
         self.restart()
     }
 
-    /// Drops whatever was held (the sender starts from the first byte).
+    /// Drops whatever was held (the sender starts from the first byte), what waits in
+    /// the writer's buffer too.
     fn restart(&mut self) -> Result<(), String> {
         if self.bytes > 0 {
-            let f = self.file.as_mut().ok_or("the file was already committed")?;
-            crate::resume::truncate(f.get_mut(), 0)
-                .map_err(|e| format!("{}: cannot write: {e}", self.dest.display()))?;
+            let w = self.file.take().ok_or("the file was already committed")?;
+            let cap = w.capacity();
+            let (mut f, _dropped) = w.into_parts();
+            let at = |e: std::io::Error| format!("{}: cannot write: {e}", self.dest.display());
+            crate::resume::truncate(&mut f, 0).map_err(at)?;
+            self.file = Some(BufWriter::with_capacity(cap, f));
             self.hasher = Sha256::new();
             self.bytes = 0;
             if let Target::Resumable(r) = &mut self.target {
@@ -382,6 +386,31 @@ impl Sink {
             },
         )?;
         r.checkpointed = self.bytes;
+        Ok(())
+    }
+
+    /// What a resumable sink holds now, as an offer to a sender that resumes (`None`
+    /// for other sinks, or before the stream's header gave the file's length).
+    pub fn live_offer(&self) -> Option<Offer> {
+        match &self.target {
+            Target::Resumable(r) => r.total.map(|total| Offer {
+                total,
+                offset: self.bytes,
+                prefix_sha256: self.hasher.clone().finalize().into(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Another association takes over the file (its sender went silent and came back):
+    /// what was written is made durable, and a resumable sink offers all of it — the
+    /// next stream's header may start there, or at the first byte.
+    pub fn hand_over(&mut self) -> Result<(), String> {
+        self.checkpoint()?;
+        let offer = self.live_offer();
+        if let Target::Resumable(r) = &mut self.target {
+            r.offer = offer;
+        }
         Ok(())
     }
 

@@ -14,6 +14,8 @@ use cmt_net::relay::{parse_spec, run_path};
 use cmt_net::resume::journal;
 use cmt_net::transfer::{receive_on, send, Options, Report, TransferError};
 
+mod common;
+
 fn a(s: &str) -> SocketAddr {
     s.parse().unwrap()
 }
@@ -175,5 +177,109 @@ async fn a_changed_source_is_refused_and_a_sender_without_resume_starts_over() {
     let (sent, got) = (sent.unwrap(), got.unwrap());
     assert_eq!((sent.resumed_from, got.resumed_from), (0, 0));
     assert_eq!(std::fs::read(&out).unwrap(), changed);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The sender is killed mid-transfer (its task dropped: no ABORT, it simply goes quiet)
+/// and started again at once, while the receiver still runs: the new sender is told the
+/// receiver is busy, tries again, and once the old association has been silent for 2 s
+/// it replaces it — offered what the receiver holds, it sends only the rest. The file
+/// arrives whole, confirmed both ways, in seconds (before the door, the receiver
+/// ignored the new sender until the old association's outage tolerance, 300 s, ran out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_sender_resumes_against_the_receiver_still_running() {
+    let d = dir("live");
+    let out = d.join("out.bin");
+    let payload = data(12_000_000);
+    let rx = Sockets::bind(&[a("127.0.0.1:0")]).await.unwrap();
+    let target = rx.local_addrs()[0];
+    let front = a("127.0.2.71:19521");
+    let spec = parse_spec(&format!(
+        "{front}>{target},rate=40Mbps,delay=2ms,queue=unlimited"
+    ));
+    let relay = tokio::spawn(run_path(spec.unwrap(), 4));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let out2 = out.clone();
+    let receiver = tokio::spawn(async move { receive_on(rx, &out2, &resuming()).await });
+    let first = {
+        let p = Bytes::from(payload.clone());
+        tokio::spawn(async move { send(&[a("127.0.1.71:0")], &[front], p, &resuming()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    first.abort();
+    let killed = std::time::Instant::now();
+    let again = send(
+        &[a("127.0.1.72:0")],
+        &[front],
+        Bytes::from(payload.clone()),
+        &resuming(),
+    )
+    .await;
+    let took = killed.elapsed();
+    let got = receiver.await.unwrap();
+    relay.abort();
+    let (sent, got) = (again.expect("the new sender"), got.expect("the receiver"));
+    assert_eq!(std::fs::read(&out).unwrap(), payload);
+    assert!(sent.confirmed && got.confirmed && sent.sha256 == got.sha256);
+    assert!(
+        sent.resumed_from > 1 << 20,
+        "resumed from {}",
+        sent.resumed_from
+    );
+    assert_eq!(got.resumed_from, sent.resumed_from);
+    assert!(
+        took < Duration::from_secs(8),
+        "the new sender took {took:?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A second sender while a transfer runs and its sender is heard from is refused with
+/// the reason, after trying for a few seconds — never met with silence; the running
+/// transfer is not disturbed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_sender_to_a_busy_receiver_is_told_why() {
+    let d = dir("busy");
+    let out = d.join("out.bin");
+    let rx = Sockets::bind(&[a("127.0.0.1:0")]).await.unwrap();
+    let target = rx.local_addrs()[0];
+    let out2 = out.clone();
+    let receiver = tokio::spawn(async move { receive_on(rx, &out2, &Options::default()).await });
+    // The first sender trickles a stream: alive, never stale.
+    let (src, feed) = common::fed::fed();
+    let first = tokio::spawn(async move {
+        cmt_net::transfer::send_source(&[a("127.0.1.73:0")], &[target], src, &Options::default())
+            .await
+    });
+    let trickle = std::thread::spawn(move || {
+        for _ in 0..50 {
+            if feed.send(vec![9; 1000]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let t = std::time::Instant::now();
+    let second = send(
+        &[a("127.0.1.74:0")],
+        &[target],
+        Bytes::from(data(1000)),
+        &Options::default(),
+    )
+    .await;
+    let took = t.elapsed();
+    match second {
+        Err(TransferError::Refused(why)) => {
+            assert!(why.contains("busy with another transfer"), "{why}")
+        }
+        other => panic!("refused, not {other:?}"),
+    }
+    assert!(took < Duration::from_secs(8), "told after {took:?}");
+    trickle.join().unwrap();
+    let (first, got) = (first.await.unwrap(), receiver.await.unwrap());
+    assert_eq!(first.expect("the first sender").bytes, 50_000);
+    assert_eq!(std::fs::read(&out).unwrap(), vec![9; 50_000]);
+    assert!(got.is_ok());
     let _ = std::fs::remove_dir_all(&d);
 }

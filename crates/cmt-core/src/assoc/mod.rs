@@ -398,6 +398,10 @@ impl<O: Observer> Association<O> {
     pub fn is_failed(&self) -> bool {
         self.lifecycle != Lifecycle::Up
     }
+    /// When a packet of the peer's last arrived, on any path (the start, before any).
+    pub fn last_heard(&self) -> Time {
+        self.heard
+    }
     /// True when the association failed because nothing was heard from the peer, on
     /// any path, for the outage tolerance ([`Config::outage`]).
     pub fn peer_silent(&self) -> bool {

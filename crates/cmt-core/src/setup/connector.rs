@@ -171,11 +171,16 @@ impl Connector {
             self.bad_vtag += 1;
             return Ok(None);
         }
+        // An ABORT ends the attempt wherever it sits in the packet (a listener may put
+        // a chunk explaining it in front, as cmtlab's refusal reason).
+        if let Some(cause) = packet.chunks.iter().find_map(|c| match c {
+            Chunk::Abort { cause, .. } => Some(*cause),
+            _ => None,
+        }) {
+            self.state = State::Failed;
+            return Err(SetupError::Aborted(cause));
+        }
         match (packet.chunks.first(), &self.state) {
-            (Some(Chunk::Abort { cause, .. }), _) => {
-                self.state = State::Failed;
-                Err(SetupError::Aborted(*cause))
-            }
             (Some(Chunk::InitAck(ack)), State::CookieWait) => {
                 let cookie = ack.params.iter().find_map(|p| match p {
                     InitParam::StateCookie(c) => Some(c.clone()),

@@ -134,6 +134,12 @@ impl Listener {
         }
     }
 
+    /// Replaces the parameters the embedder adds to its INIT ACKs from now on (a
+    /// receiver's resume offer that changed as data arrived).
+    pub fn set_extra_params(&mut self, params: Vec<InitParam>) {
+        self.cfg.extra_params = params;
+    }
+
     fn mac(&self) -> Hmac<Sha256> {
         Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes any key length")
     }

@@ -7,6 +7,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use cmt_core::setup::CAUSE_USER_INITIATED_ABORT;
 use cmt_core::wire::chunk_type;
 use cmt_core::{Association, Packet, PathId, Time};
 use tokio::sync::Notify;
@@ -47,6 +48,22 @@ pub(super) trait End {
     /// Woken when there is new application data to move (a stream being sent).
     fn input(&self) -> Option<Arc<Notify>> {
         None
+    }
+    /// Whether arrival `a` is another association knocking (an INIT, or a COOKIE ECHO
+    /// not under `local_vtag`) that this end answers: a one-shot receiver's door.
+    fn knocks(&self, _a: &Arrival, _local_vtag: u32) -> bool {
+        false
+    }
+    /// Answers a knock; `stale`: this association's peer has been silent for
+    /// [`STALE`](super::door::STALE). True when the new association replaces this one.
+    async fn answer_knock(
+        &mut self,
+        _socks: &mut Sockets,
+        _o: &Options,
+        _a: &Arrival,
+        _stale: bool,
+    ) -> bool {
+        false
     }
 }
 
@@ -121,6 +138,18 @@ pub(super) async fn run<E: End>(
         }
         let wake = until(ticker.wake(s.assoc.poll_timeout(), o), o.deadline(s.start));
         match next(socks, wake, o, Some(&mut s.watch), input.as_deref()).await {
+            Wake::Packet(a) if end.knocks(&a, s.local_vtag) => {
+                let silent = socks.now().saturating_since(s.assoc.last_heard());
+                if end
+                    .answer_knock(socks, o, &a, silent >= super::door::STALE)
+                    .await
+                {
+                    // Replaced: the stale peer is told, in case it is only slow.
+                    s.assoc.abort(socks.now(), Some(CAUSE_USER_INITIATED_ABORT));
+                    let _ = flush(socks, &mut s.assoc, &s.routes).await;
+                    return Err(TransferError::Aborted);
+                }
+            }
             Wake::Packet(Arrival {
                 local,
                 from,

@@ -6,11 +6,14 @@
 //! of a padded INIT) goes whatever the budget: it amplifies nothing. A serving receiver at its limit of associations answers an
 //! INIT, or a COOKIE ECHO, with an ABORT ("Out of Resource") instead.
 
-use cmt_core::setup::{ListenOutcome, Listener, SetupConfig, CAUSE_OUT_OF_RESOURCE};
+use std::net::SocketAddr;
+
+use cmt_core::setup::{
+    Established as SetupDone, ListenOutcome, Listener, SetupConfig, CAUSE_OUT_OF_RESOURCE,
+};
 use cmt_core::{Chunk, Packet};
 
 use super::options::Options;
-use super::recv::Accepted;
 use crate::io::{Arrival, Sockets};
 use crate::limit::{is_unicast, ReplyLimit};
 
@@ -31,6 +34,8 @@ pub(super) enum Passed {
 pub(super) struct Gate {
     listener: Listener,
     limit: ReplyLimit,
+    /// Said with the ABORT that refuses a sender while busy, if anything.
+    busy_reason: Option<String>,
 }
 
 impl Gate {
@@ -38,7 +43,19 @@ impl Gate {
         Gate {
             listener: Listener::new(cfg, rand::random(), rand::random()),
             limit: ReplyLimit::default(),
+            busy_reason: None,
         }
+    }
+
+    /// The resume offer INIT ACKs carry from now on (`None`: none).
+    pub(super) fn set_offer(&mut self, offer: Option<crate::resume::Offer>) {
+        self.listener
+            .set_extra_params(offer.map(|o| o.param()).into_iter().collect());
+    }
+
+    /// What a sender refused while busy is told, with the ABORT's "Out of Resource".
+    pub(super) fn set_busy_reason(&mut self, why: &str) {
+        self.busy_reason = Some(why.to_string());
     }
 
     /// Passes arrival `a` (the datagram `socks` received last) through the door;
@@ -61,7 +78,8 @@ impl Gate {
             _ => None,
         };
         if let (true, Some(tag)) = (busy, init_tag) {
-            self.reply(socks, a, &out_of_resource(tag)).await;
+            let abort = self.out_of_resource(tag);
+            self.reply(socks, a, &abort).await;
             return Passed::Busy;
         }
         let now = socks.now();
@@ -75,8 +93,8 @@ impl Gate {
             }
             // (A COOKIE ECHO under a running association's tag went to it, not here.)
             ListenOutcome::Established(est, _) if busy => {
-                self.reply(socks, a, &out_of_resource(est.init.peer_vtag))
-                    .await;
+                let abort = self.out_of_resource(est.init.peer_vtag);
+                self.reply(socks, a, &abort).await;
                 Passed::Busy
             }
             ListenOutcome::Established(est, cookie_ack) => {
@@ -99,13 +117,43 @@ impl Gate {
     }
 }
 
-/// An ABORT ("Out of Resource") under `tag`.
-fn out_of_resource(tag: u32) -> Packet {
-    Packet {
-        vtag: tag,
-        chunks: vec![Chunk::Abort {
+impl Gate {
+    /// An ABORT ("Out of Resource") under `tag`, with the busy reason if there is one.
+    fn out_of_resource(&self, tag: u32) -> Packet {
+        let mut chunks: Vec<Chunk> = self
+            .busy_reason
+            .as_deref()
+            .map(super::digest::refusal_chunk)
+            .into_iter()
+            .collect();
+        chunks.push(Chunk::Abort {
             cause: Some(CAUSE_OUT_OF_RESOURCE),
             reflected: false,
-        }],
+        });
+        Packet { vtag: tag, chunks }
+    }
+}
+
+/// An association the listener accepted.
+pub(super) struct Accepted {
+    pub(super) est: Box<SetupDone>,
+    /// The local socket the COOKIE ECHO came to, and its source.
+    pub(super) arrived_on: usize,
+    pub(super) from: SocketAddr,
+    /// The peer's SCTP port.
+    pub(super) peer_port: u16,
+    pub(super) cookie_ack: Packet,
+}
+
+impl Accepted {
+    /// The association `est` the COOKIE ECHO of arrival `a` set up.
+    pub(super) fn new(est: Box<SetupDone>, a: &Arrival, cookie_ack: Packet) -> Self {
+        Accepted {
+            est,
+            arrived_on: a.local,
+            from: a.from,
+            peer_port: a.src_port,
+            cookie_ack,
+        }
     }
 }

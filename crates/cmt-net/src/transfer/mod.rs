@@ -10,6 +10,7 @@
 //! a file in a directory under the name its sender gives.
 
 mod digest;
+mod door;
 mod error;
 mod established;
 mod gate;

@@ -6,8 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cmt_core::setup::{
-    Established as SetupDone, CAUSE_OUT_OF_RESOURCE, CAUSE_PROTOCOL_VIOLATION,
-    CAUSE_USER_INITIATED_ABORT,
+    CAUSE_OUT_OF_RESOURCE, CAUSE_PROTOCOL_VIOLATION, CAUSE_USER_INITIATED_ABORT,
 };
 use cmt_core::wire::chunk_type;
 use cmt_core::{Association, Chunk, Closing, Packet, PathId, Payload};
@@ -15,9 +14,10 @@ use tokio::sync::Notify;
 
 use super::{
     digest::{compare_announced, digest_chunk, parse_digest, refusal_chunk},
+    door::Door,
     error::TransferError::{self, Ended, Invalid, Io, Setup},
     established::{self, End, Established},
-    gate::{Gate, Passed},
+    gate::{Accepted, Gate, Passed},
     options::{overhead_of, Options},
     reconfig::{self, Addresses, SPARE_PATHS},
     report::{Counters, Report},
@@ -70,8 +70,9 @@ pub async fn receive_on(
         (Sink::create(out).map_err(Invalid)?, None)
     };
     let trace = open_outputs(&mut socks, o).map_err(Invalid)?;
-    let (a, rejected) = accept(&mut socks, o, offer).await?;
-    receive_accepted(socks, (a, rejected), Dest::File(Box::new(sink)), trace, o).await
+    let (a, rejected, gate) = accept(&mut socks, o, offer).await?;
+    let dest = Dest::File(Box::new(sink));
+    receive_accepted(socks, (a, rejected), dest, trace, Some(Door::new(gate)), o).await
 }
 
 /// Where a receiver stores what arrives.
@@ -84,14 +85,44 @@ pub(super) enum Dest {
 }
 
 /// Runs an association the listener accepted (`rejected`: datagrams refused meanwhile)
-/// to its end, storing what arrives in `dest`.
+/// to its end, storing what arrives in `dest`. With a `door` (a one-shot receiver), a
+/// new sender that comes once the running one has gone silent replaces it and
+/// continues the file ([`Door`]); the trace then follows the first association only.
 pub(super) async fn receive_accepted(
     mut socks: Sockets,
+    (mut a, mut rejected): (Accepted, u64),
+    mut dest: Dest,
+    mut trace: Option<cmt_sim::packet_trace::PacketTrace>,
+    mut door: Option<Door>,
+    o: &Options,
+) -> Result<Report, TransferError> {
+    loop {
+        match one_association(&mut socks, (a, rejected), dest, trace.take(), door, o).await? {
+            Step::Done(report) => return Ok(*report),
+            Step::Replaced(new, sink, d) => {
+                (a, rejected, dest, door) = (new, 0, Dest::File(sink), Some(*d));
+            }
+        }
+    }
+}
+
+/// How one association of [`receive_accepted`] ended.
+enum Step {
+    /// The transfer is done.
+    Done(Box<Report>),
+    /// A new association replaces it, continuing the file in this sink.
+    Replaced(Accepted, Box<Sink>, Box<Door>),
+}
+
+/// One association: set up, run, finished or replaced.
+async fn one_association(
+    socks: &mut Sockets,
     (a, rejected): (Accepted, u64),
     dest: Dest,
     trace: Option<cmt_sim::packet_trace::PacketTrace>,
+    door: Option<Door>,
     o: &Options,
-) -> Result<Report, TransferError> {
+) -> Result<Step, TransferError> {
     let overhead = overhead_of(&socks.local_addrs());
     let listen = socks.local_addrs();
     let est = a.est;
@@ -108,7 +139,7 @@ pub(super) async fn receive_accepted(
     );
     let n = routes.paths.len();
     let receiver_rates = negotiated_receiver_rates(o, &est);
-    let confirm = confirms(&mut socks, &routes, &est, o).await?;
+    let confirm = confirms(socks, &routes, &est, o).await?;
     let (mut sink, dir) = match dest {
         Dest::File(sink) => (Some(*sink), None),
         Dest::Dir(dir, overwrite) => (None, Some((dir, overwrite))),
@@ -120,7 +151,7 @@ pub(super) async fn receive_accepted(
             // allow unconfirmed peers: `confirms` refused it already).
             None => {
                 let why = "a peer without a stream header names no file";
-                return Err(refuse(&mut socks, &routes, &est, why).await);
+                return Err(refuse(socks, &routes, &est, why).await);
             }
         }
     }
@@ -156,7 +187,7 @@ pub(super) async fn receive_accepted(
     // the SHUTDOWN ACK waits for the commit (which bundles our digest with it).
     assoc.bound_by_reads();
     assoc.hold_shutdown_ack(true);
-    start_trace(&mut assoc, trace, &routes.addresses(&socks), false);
+    start_trace(&mut assoc, trace, &routes.addresses(socks), false);
     let mut s = Established {
         assoc,
         routes,
@@ -173,7 +204,17 @@ pub(super) async fn receive_accepted(
         addrs: Addresses::new(listen.iter().map(|a| a.ip())),
     };
     let mut end = Receiving::new((sink, dir), confirm, a.cookie_ack, o);
-    let ran = established::run(&mut socks, &mut s, &mut end, o).await;
+    end.door = door;
+    let ran = established::run(socks, &mut s, &mut end, o).await;
+    if let Some(new) = end.replacement.take() {
+        let mut sink = end
+            .sink
+            .take()
+            .ok_or(Ended("replaced before a file".into()))?;
+        sink.hand_over().map_err(Io)?;
+        let door = end.door.take().expect("only a door replaces");
+        return Ok(Step::Replaced(new, Box::new(sink), Box::new(door)));
+    }
     if let (Err(_), Some(why)) = (&ran, end.refusal.take()) {
         return Err(TransferError::Refused(why));
     }
@@ -184,7 +225,7 @@ pub(super) async fn receive_accepted(
         r => r?,
     }
     let done = (end.bytes(), end.sha.clone().unwrap_or_default(), confirm);
-    let mut report = s.finish(&mut socks, o, done, receiver_rates)?;
+    let mut report = s.finish(socks, o, done, receiver_rates)?;
     report.resumed_from = end.resumed_from;
     report.stored_as = end.stored_as;
     if end.sha.is_none() {
@@ -192,41 +233,18 @@ pub(super) async fn receive_accepted(
             "the association closed before the peer's SHUTDOWN".into(),
         ));
     }
-    Ok(report)
-}
-
-/// An association the listener accepted.
-pub(super) struct Accepted {
-    pub(super) est: Box<SetupDone>,
-    /// The local socket the COOKIE ECHO came to, and its source.
-    pub(super) arrived_on: usize,
-    pub(super) from: SocketAddr,
-    /// The peer's SCTP port.
-    pub(super) peer_port: u16,
-    pub(super) cookie_ack: Packet,
-}
-
-impl Accepted {
-    /// The association `est` the COOKIE ECHO of arrival `a` set up.
-    pub(super) fn new(est: Box<SetupDone>, a: &Arrival, cookie_ack: Packet) -> Self {
-        Accepted {
-            est,
-            arrived_on: a.local,
-            from: a.from,
-            peer_port: a.src_port,
-            cookie_ack,
-        }
-    }
+    Ok(Step::Done(Box::new(report)))
 }
 
 /// Listens until a valid COOKIE ECHO arrives (or the time limit passes), every datagram
 /// through the [`Gate`]; its INIT ACKs carry the resume `offer`, if any. Also returns
-/// the datagrams that did not parse or were refused.
+/// the datagrams that did not parse or were refused, and the gate (the door of the
+/// transfer that follows).
 async fn accept(
     socks: &mut Sockets,
     o: &Options,
     offer: Option<Offer>,
-) -> Result<(Accepted, u64), TransferError> {
+) -> Result<(Accepted, u64, Gate), TransferError> {
     let mut cfg = setup_config(o, &socks.local_addrs());
     cfg.extra_params.extend(offer.map(|o| o.param()));
     let mut gate = Gate::new(cfg);
@@ -243,7 +261,7 @@ async fn accept(
             Wake::Abort => return Err(Setup("aborted before a peer connected".into())),
         };
         match gate.pass(socks, o, &a, false).await {
-            Passed::Accepted(accepted) => return Ok((accepted, rejected)),
+            Passed::Accepted(accepted) => return Ok((accepted, rejected, gate)),
             Passed::Answered | Passed::Busy => {}
             Passed::Rejected => rejected += 1,
         }
@@ -267,6 +285,10 @@ struct Receiving {
     meter: Option<Arc<super::meter::Meter>>,
     /// The receive window (its file writer's buffer follows it).
     window: u64,
+    /// A one-shot receiver's door: second senders answered, a stale one replaced.
+    door: Option<Door>,
+    /// The association that replaces this one, once the door let one in.
+    replacement: Option<Accepted>,
     /// The stream's header, until it has been read (`None`: no header, a peer other
     /// than cmtlab).
     header: Option<HeaderReader>,
@@ -330,6 +352,28 @@ impl End for Receiving {
     fn heard(&mut self, routes: &mut Routes, local: usize, from: SocketAddr) -> Option<PathId> {
         routes.latch(local, from)
     }
+
+    fn knocks(&self, a: &Arrival, local_vtag: u32) -> bool {
+        self.door.is_some() && Door::knocks(a, local_vtag)
+    }
+
+    async fn answer_knock(
+        &mut self,
+        socks: &mut Sockets,
+        o: &Options,
+        a: &Arrival,
+        stale: bool,
+    ) -> bool {
+        let offer = match stale {
+            true => self.sink.as_ref().and_then(Sink::live_offer),
+            false => None,
+        };
+        let Some(door) = self.door.as_mut() else {
+            return false;
+        };
+        self.replacement = door.answer(socks, o, a, (stale, offer)).await;
+        self.replacement.is_some()
+    }
 }
 
 impl Receiving {
@@ -354,6 +398,8 @@ impl Receiving {
             refusal: None,
             meter: o.meter.clone(),
             window: u64::from(o.rbuf),
+            door: None,
+            replacement: None,
         }
     }
 

@@ -84,7 +84,7 @@ pub async fn send_source(
     let present: Vec<SocketAddr> = (socks.local_addrs().into_iter().zip(&absent))
         .filter_map(|(a, &gone)| (!gone).then_some(a))
         .collect();
-    let (est, rejected) = connect(&mut socks, &present, remotes[0], o).await?;
+    let (est, rejected) = connect_when_free(&mut socks, &present, remotes[0], o).await?;
     let n = locals.len().min(remotes.len());
     // The peer's SCTP port is the one we addressed the INIT to.
     let routes = Routes::new(
@@ -254,6 +254,29 @@ async fn resume_at(
     Err(refuse(socks, routes, est, &why).await)
 }
 
+/// [`connect`], tried again every half second for a while when a one-shot receiver is
+/// busy with another transfer: a sender started again after its predecessor was killed
+/// gets in once that one is found silent and replaced ([`super::door`]).
+async fn connect_when_free(
+    socks: &mut Sockets,
+    announce: &[SocketAddr],
+    remote: SocketAddr,
+    o: &Options,
+) -> Result<(SetupDone, u64), TransferError> {
+    let first = std::time::Instant::now();
+    loop {
+        match connect(socks, announce, remote, o).await {
+            Err(Refused(why))
+                if why.contains(super::door::BUSY_MARK)
+                    && first.elapsed() < super::door::BUSY_RETRY_FOR =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            }
+            r => return r,
+        }
+    }
+}
+
 /// The handshake from socket 0 to `remote`, announcing the addresses `announce`:
 /// INIT … COOKIE ACK, within the time limit.
 /// Authentication, when configured, starts with the INIT ACK (so the COOKIE ECHO is
@@ -303,6 +326,15 @@ async fn connect(
                     socks.authenticate(conn.session().cloned());
                 }
                 Ok(None) => {}
+                // The receiver says why (a one-shot receiver busy with another sender).
+                Err(SetupError::Aborted(_))
+                    if p.chunks.iter().any(|c| parse_refusal(c).is_some()) =>
+                {
+                    let why = p.chunks.iter().find_map(parse_refusal).unwrap_or_default();
+                    return Err(Refused(format!(
+                        "out of resource at association setup: {why}"
+                    )));
+                }
                 Err(SetupError::Aborted(Some(CAUSE_OUT_OF_RESOURCE))) => {
                     return Err(Refused(
                         "out of resource at association setup (a server at its limit of \

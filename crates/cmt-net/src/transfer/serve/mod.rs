@@ -38,10 +38,10 @@ use tokio::task::JoinSet;
 
 use super::{
     error::TransferError::{self, Invalid},
-    gate::{Gate, Passed},
+    gate::{Accepted, Gate, Passed},
     meter::Meter,
     options::{overhead_of, Options},
-    recv::{bind_listening, receive_accepted, Accepted, Dest},
+    recv::{bind_listening, receive_accepted, Dest},
     report::Report,
     session::setup_config,
 };
@@ -327,7 +327,7 @@ impl Dispatcher {
         o.interfaces = Vec::new();
         let dest = Dest::Dir(self.serve.dir.clone(), self.serve.overwrite);
         self.tasks.spawn_local(async move {
-            let result = receive_accepted(assoc_socks, (a, 0), dest, None, &o).await;
+            let result = receive_accepted(assoc_socks, (a, 0), dest, None, None, &o).await;
             (tag, Finished { peer, result })
         });
         self.running.insert(
