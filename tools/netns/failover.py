@@ -15,7 +15,8 @@ Measured per row and stack:
              every path is down this includes the outage; `stall - outage` is how long
              data took to flow again after it)
   back       how long after the fault ended the faulty path carried data again (its
-             receive counter grew by more than 30 KB within 100 ms), sampled every 20 ms;
+             receive counter grew by more than 30 KB within 100 ms), sampled every 20 ms
+             (every path's, "p1 / p2", where every path failed);
              in the rows where path 2's interface gets its first address, how long
              after that path 2 carried data
   goodput    file size / transfer time
@@ -162,6 +163,8 @@ def faults():
         ("one path blackholed 10 s", [1], 10, lambda on: blackhole(1, on)),
         ("one path flapping (1.5 s down / 1.5 s up, 12 s)", [1], 12, "flap"),
         ("every path down 5 s", [1, 2], 5, both(down)),
+        ("every path down 10 s", [1, 2], 10, both(down)),
+        ("every path blackholed 10 s", [1, 2], 10, both(blackhole)),
         ("every path down 30 s", [1, 2], 30, both(down)),
         ("every path down 120 s", [1, 2], 120, both(down)),
         (REBIND, [1], None, lambda on: rebind(1, on)),
@@ -253,6 +256,8 @@ def run_fault(stack, fault, data, mb):
     times = timeline()
     stall = max((b - a for a, b in zip(times, times[1:])), default=None)
     back = None if dur is None else sampler.back(paths[0], t_end)
+    if dur is not None and len(paths) > 1:
+        back = [sampler.back(p, t_end) for p in paths]
     if name in (NEW_IFACE, HANDOVER):
         # How long after the address came path 2 carried data.
         back = sampler.back(2, t_fault)
@@ -379,8 +384,12 @@ def main():
                 continue
             for stack in ("cmtlab", "kernel MPTCP"):
                 ok, stall, back, goodput = run_fault(stack, fault, data, a.mb)
-                back_text = (f"path 1 carries {back * 100:.0f} % 1–6 s after" if fault[0] == REBIND
-                             and back is not None else fmt(back))
+                if isinstance(back, list):
+                    back_text = " / ".join(fmt(b) for b in back)
+                elif fault[0] == REBIND and back is not None:
+                    back_text = f"path 1 carries {back * 100:.0f} % 1–6 s after"
+                else:
+                    back_text = fmt(back)
                 print(f"| {fault[0]} | {stack} | {'yes' if ok else '**no**'} | {fmt(stall)} | "
                       f"{back_text} | {fmt(goodput, 'Mbit/s')} |", flush=True)
     finally:

@@ -59,7 +59,7 @@ impl Default for Outage {
     fn default() -> Self {
         Outage {
             tolerance: Duration::from_secs(300),
-            probe_interval: Duration::from_secs(1),
+            probe_interval: Duration::from_millis(500),
         }
     }
 }

@@ -12,6 +12,7 @@
 //! radio coming up, or a cable plugged in, becomes a path of the running transfer.
 
 pub mod auto;
+pub mod link;
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -68,6 +69,8 @@ pub struct AddrWatch {
     watched: Vec<(usize, String, Option<IpAddr>)>,
     /// Spare sockets for interfaces that appear.
     adopt: Adopt,
+    /// The links under the sockets.
+    links: link::LinkWatch,
     #[cfg(target_os = "linux")]
     netlink: Option<netlink_sys::TokioSocket>,
 }
@@ -88,6 +91,7 @@ impl AddrWatch {
             netlink: None,
             watched,
             adopt,
+            links: link::LinkWatch::default(),
         };
         #[cfg(target_os = "linux")]
         if !w.is_empty() {
@@ -96,9 +100,25 @@ impl AddrWatch {
         w
     }
 
+    /// Also watches the links under `sockets` (`(socket, interface)`), reported by
+    /// [`links_up`](Self::links_up).
+    pub fn with_links(mut self, sockets: Vec<(usize, String)>) -> AddrWatch {
+        self.links = link::LinkWatch::new(sockets);
+        #[cfg(target_os = "linux")]
+        if self.netlink.is_none() && !self.is_empty() {
+            self.netlink = subscribe().ok();
+        }
+        self
+    }
+
     /// Whether there is anything to watch.
     pub fn is_empty(&self) -> bool {
-        self.watched.is_empty() && self.adopt.free.is_empty()
+        self.watched.is_empty() && self.adopt.free.is_empty() && self.links.is_empty()
+    }
+
+    /// The sockets whose link came up since the last reading.
+    pub fn links_up(&mut self) -> Vec<usize> {
+        self.links.came_up()
     }
 
     /// Whether changes arrive as netlink notifications (otherwise by polling).

@@ -61,7 +61,10 @@ pub struct AlgArgs {
     /// Authenticate every chunk that can change the association's state (DATA, SACK,
     /// HEARTBEAT, SHUTDOWN, ABORT, the file digests, …) with SCTP-AUTH (RFC 4895,
     /// HMAC-SHA-256) under the key in FILE (its bytes verbatim, 1–4096 of them); both
-    /// ends give the same file, and a peer without SCTP-AUTH is refused.
+    /// ends give the same file, and a peer without SCTP-AUTH is refused. Without it, a
+    /// party on the path that saw the handshake can forge a SHUTDOWN that commits a
+    /// truncated file, and add or delete the association's addresses (ASCONF), drawing
+    /// data to an address of its own; use it wherever the path is not yours.
     #[arg(long, value_name = "FILE")]
     key: Option<std::path::PathBuf>,
     /// Transfer with an SCTP peer that cannot confirm the file (not cmtlab: usrsctp, a

@@ -1,6 +1,7 @@
 //! What an acknowledgement proves about a path: its error counter is cleared and a
 //! potentially-failed or inactive path comes back (RFC 9260 §8.2–8.3; CMT-PF,
-//! docs/algorithms.md §1.6 (b)), by the RFC's rule or ns-2.35's.
+//! docs/algorithms.md §1.6 (b)), by the RFC's rule or ns-2.35's; and, with outage
+//! handling, what its return after an outage sets going (§1.7).
 
 use super::sack::AckScratch;
 use super::Association;
@@ -33,9 +34,67 @@ impl<O: Observer> Association<O> {
             }
             self.paths[i].losses.error_count = 0;
             if self.paths[i].state != PathState::Active {
+                let outage = self.in_outage();
                 self.paths[i].timers.set_hb_pending(None);
                 self.set_state(now, PathId(i), PathState::Active);
+                self.on_return(now, PathId(i), outage);
             }
         }
+    }
+
+    /// Whether every path that carries data is down (PF or INACTIVE): an outage.
+    pub(super) fn in_outage(&self) -> bool {
+        self.paths
+            .iter()
+            .filter(|p| p.carries_data())
+            .all(|p| p.state != PathState::Active)
+    }
+
+    /// Return after an outage (outage handling under the RFC profile; docs/algorithms.md
+    /// §1.7, D44): path `id` answered after being PF or INACTIVE. What is still in
+    /// flight on a path that is down was sent while it was down and is resent now — the
+    /// oldest missing chunk first, on the path that answered — instead of when that
+    /// path's backed-off T3 expires, up to a probe interval later, while the receiver's
+    /// window waits for it. When every path was down (`outage`), the paths still down are
+    /// probed now instead of at their next backed-off probe: whatever cut them all (a
+    /// radio, a cable, a router) has probably healed for them too.
+    pub(super) fn on_return(&mut self, now: Time, id: PathId, outage: bool) {
+        if self.cfg.outage.is_none() || self.ns2() {
+            return;
+        }
+        for i in (0..self.paths.len()).filter(|&i| i != id.0) {
+            let p = &self.paths[i];
+            if !p.carries_data() || p.state == PathState::Active {
+                continue;
+            }
+            if p.out.flight > 0 {
+                self.mark_in_flight(now, PathId(i), false);
+            }
+            if outage {
+                self.probe_again(now, PathId(i));
+            }
+        }
+    }
+
+    /// The host saw the link under path `id` come up (an interface watcher's report):
+    /// unless the path is ACTIVE it is probed now, so it is back within a round trip
+    /// instead of at its next backed-off probe (up to a probe interval later). A
+    /// report for a path that does not exist, or is ACTIVE, changes nothing.
+    pub fn link_up(&mut self, now: Time, id: PathId) {
+        if id.0 < self.paths.len() {
+            self.now = now;
+            self.probe_again(now, id);
+        }
+    }
+
+    /// Probes path `id` now (a new HEARTBEAT, whatever one is pending) unless it is
+    /// ACTIVE: its link came back, or another path's did.
+    pub(super) fn probe_again(&mut self, now: Time, id: PathId) {
+        let p = &mut self.paths[id];
+        if !self.cfg.heartbeats || p.state == PathState::Active || !p.carries_data() {
+            return;
+        }
+        p.timers.set_hb_pending(None);
+        p.timers.set_hb_due(Some(now));
     }
 }

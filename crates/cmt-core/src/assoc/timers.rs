@@ -283,6 +283,7 @@ impl<O: Observer> Association<O> {
         self.rtt_sample(now, id, rtt);
         let state = self.paths[id].state;
         if state != PathState::Active {
+            let outage = self.in_outage();
             if state == PathState::PotentiallyFailed {
                 let cwnd = self.cfg.pf_cwnd_mtus as u64 * self.cfg.cwnd_unit();
                 self.paths[id].cc.set_cwnd(cwnd);
@@ -294,6 +295,13 @@ impl<O: Observer> Association<O> {
                 // destination): `TimeoutRtx` marks everything still outstanding there
                 // for retransmission, to go out first.
                 self.mark_in_flight(now, id, false);
+            } else if self.cfg.outage.is_some() && !self.ns2() {
+                // What it still holds was sent while it was down: resent now, as
+                // what the other paths that are down hold (`on_return`).
+                if self.paths[id].out.flight > 0 {
+                    self.mark_in_flight(now, id, false);
+                }
+                self.on_return(now, id, outage);
             }
         }
         let period = hb_period(&self.cfg, &self.paths[id], &mut self.rng);

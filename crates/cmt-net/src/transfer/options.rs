@@ -159,7 +159,7 @@ impl Options {
         let rto_min = cmt_core::Duration::from_nanos((self.rto_min_s * 1e9) as u64);
         let outage = cmt_core::config::Outage {
             tolerance: cmt_core::Duration::from_nanos((self.outage_tolerance_s * 1e9) as u64),
-            probe_interval: rto_min.max(cmt_core::Duration::from_secs(1)),
+            probe_interval: rto_min.max(cmt_core::Duration::from_millis(500)),
         };
         (outage, rto_min)
     }

@@ -72,6 +72,13 @@ pub(super) fn negotiated(o: &Options, est: &SetupDone) -> bool {
 /// reconfiguration is in use.
 pub(super) fn follow_interfaces(socks: &mut Sockets, s: &mut Established) {
     let now = socks.now();
+    // A link that came back: its paths are probed now (the core decides whether they
+    // need it).
+    for socket in s.watch.links_up() {
+        for i in (0..s.routes.paths.len()).filter(|&i| s.routes.paths[i].0 == socket) {
+            s.assoc.link_up(now, PathId(i));
+        }
+    }
     for c in s.watch.changes() {
         // The watch names sockets; a socket carries one path at the sender, any number
         // at the receiver.

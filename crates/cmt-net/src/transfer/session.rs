@@ -16,7 +16,7 @@ use cmt_core::wire::chunk_type;
 use cmt_core::{Algorithms, Association, Chunk, Config, Packet, PathId, Time};
 
 use super::{error::TransferError, options::Options, report::Counters, routes::Routes};
-use crate::ifwatch::AddrWatch;
+use crate::ifwatch::{link, AddrWatch};
 use crate::io::{Arrival, Sockets};
 use crate::trust::Trust;
 use cmt_sim::packet_trace::PacketTrace;
@@ -471,5 +471,13 @@ pub(super) fn watch_interfaces(
         },
         None => crate::ifwatch::Adopt::default(),
     };
-    AddrWatch::adopting(watched, adopt)
+    let ifaces = if_addrs::get_if_addrs().unwrap_or_default();
+    let links = (0..bound.len())
+        .filter_map(|i| {
+            let name = o.interfaces.get(i).cloned().flatten();
+            let name = name.or_else(|| bound[i].and_then(|ip| link::interface_of(&ifaces, ip)));
+            Some((i, name?))
+        })
+        .collect();
+    AddrWatch::adopting(watched, adopt).with_links(links)
 }
