@@ -386,6 +386,26 @@ impl Socket {
         Ok(out)
     }
 
+    /// Chunks of the socket's association sent and not yet acknowledged, and chunks
+    /// not yet sent (`SCTP_STATUS`: `sstat_unackdata`, `sstat_penddata`).
+    pub fn outstanding(&self) -> io::Result<(u16, u16)> {
+        // SAFETY: all-zero is a valid sctp_status (association id 0: the socket's own).
+        let mut st: sys::sctp_status = unsafe { zeroed() };
+        let mut len = size_of::<sys::sctp_status>() as sys::socklen_t;
+        // SAFETY: `st` is a live sctp_status of the length passed.
+        let rc = unsafe {
+            sys::usrsctp_getsockopt(
+                self.0,
+                sys::IPPROTO_SCTP as i32,
+                sys::SCTP_STATUS as i32,
+                &mut st as *mut sys::sctp_status as *mut std::ffi::c_void,
+                &mut len,
+            )
+        };
+        check("status", rc)?;
+        Ok((st.sstat_unackdata, st.sstat_penddata))
+    }
+
     /// Graceful end of sending (SHUTDOWN once everything is acknowledged).
     pub fn shutdown_write(&self) -> io::Result<()> {
         // SAFETY: a valid socket.

@@ -221,6 +221,16 @@ fn they_send(
                 // destination, so the DEL-IP leaves from the address that stays (RFC
                 // 5061 §5.3 F8: a request to delete its own source is refused).
                 s.set_primary(SocketAddrV4::new(second_of_ours, to.port()))?;
+                // usrsctp takes an address it unbinds out of its lookup at once, before
+                // its DEL-IP reaches us: a SACK of ours still on its way there is out of
+                // the blue to it and answered with an ABORT (T bit set), which RFC 9260
+                // §8.5.1 makes us accept — the transfer's end in 1 of about 12 runs. So
+                // the address goes once nothing sent from it awaits our SACK (at most
+                // 10 s), as an application that moves off a network it still has would.
+                let until = Instant::now() + Duration::from_secs(10);
+                while s.outstanding()? != (0, 0) && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
                 s.remove_address(mine[0])?;
                 s.send_all(&data[2 * third..])?;
             } else {
@@ -254,6 +264,15 @@ struct FromThem {
 
 /// We listen on our first `paths` addresses while usrsctp connects and sends `d` (see
 /// [`they_send`]); a failure on usrsctp's side ends the wait at once.
+/// How our end of a transfer ended, for a failure's message.
+fn ended<T, E: std::fmt::Display>(r: &Result<Result<T, E>, tokio::task::JoinError>) -> String {
+    match r {
+        Ok(Ok(_)) => "ours completed".into(),
+        Ok(Err(e)) => format!("ours failed: {e}"),
+        Err(e) => format!("ours died: {e}"),
+    }
+}
+
 fn we_receive(
     env: &Env,
     paths: usize,
@@ -284,11 +303,17 @@ fn we_receive(
             t = &mut them => match usrsctp_result(t) {
                 Ok(peers) => (us.await, peers),
                 Err(e) => {
+                    // Which side ended it: ours, if it finished, says why.
+                    let ours = tokio::time::timeout(Duration::from_secs(2), &mut us).await;
                     us.abort(); // frees our sockets for the next test
-                    return Err(e);
+                    let ours = ours.map_or("ours still running 2 s later".into(), |r| ended(&r));
+                    return Err(format!("{e}; {ours}"));
                 }
             },
-            r = &mut us => (r, usrsctp_result(them.await)?),
+            r = &mut us => match usrsctp_result(them.await) {
+                Ok(peers) => (r, peers),
+                Err(e) => return Err(format!("{e}; before it, {}", ended(&r))),
+            },
         };
         let ours = ours.map_err(|e| e.to_string())?.map_err(String::from);
         Ok(FromThem {
