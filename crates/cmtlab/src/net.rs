@@ -28,8 +28,9 @@ pub struct AlgArgs {
     #[arg(long, default_value_t = 600.0)]
     timeout: f64,
     /// Give up on the peer only when nothing has come from it, on any path, for this
-    /// many seconds; meanwhile every silent path is retried at least once a second, so
-    /// data flows again about a second after a path returns.
+    /// many seconds; meanwhile every silent path is retried at least every half second
+    /// (and at once when its link comes back), so data flows again within about half a
+    /// second of a path's return.
     #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
     outage_tolerance: f64,
     /// The shortest retransmission timeout, in seconds (Linux TCP's 0.2 by default;

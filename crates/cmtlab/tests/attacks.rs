@@ -16,7 +16,9 @@
 //! intact and the forgeries are counted as unauthenticated (the ASCONF also without it). Also: a restarted receiver
 //! tells the old sender at once (RFC 9260 §8.4) and removes the killed one's temporary
 //! file; a flood from 10,000 spoofed sources leaves the receiver's memory bounded; a
-//! flood of spoofed INITs gets no more INIT ACK bytes than the listener's budget.
+//! flood of spoofed INITs gets no more INIT ACK bytes than the listener's budget; a
+//! serving receiver idle past its tolerance, its slots held by stopped senders, serves
+//! honest senders behind one address through a spoofed INIT flood (`attacks/serve.rs`).
 //!
 //! `harness = false` (a process enters its namespace before any thread starts). Without
 //! root or user namespaces it says so and skips. `cargo test -p cmtlab --test attacks
@@ -26,6 +28,8 @@
 mod floods;
 #[path = "common/procs.rs"]
 mod procs;
+#[path = "attacks/serve.rs"]
+mod serve;
 #[path = "attacks/tap.rs"]
 mod tap;
 
@@ -269,6 +273,10 @@ const TESTS: &[Test<Env>] = &[
     (
         "spoofed_inits_get_at_most_the_reply_budget",
         floods::spoofed_inits,
+    ),
+    (
+        "a_server_left_idle_and_crowded_serves_honest_senders",
+        serve::a_server_left_idle_and_crowded_serves_honest_senders,
     ),
 ];
 

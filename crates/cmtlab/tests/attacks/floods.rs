@@ -148,7 +148,7 @@ pub(crate) fn spoofed_sources(env: &Env) -> Result<String, String> {
     ))
 }
 
-fn init(tag: u32, port: u16) -> Vec<u8> {
+pub(crate) fn init(tag: u32, port: u16) -> Vec<u8> {
     let p = Packet {
         vtag: 0,
         chunks: vec![Chunk::Init(InitChunk {

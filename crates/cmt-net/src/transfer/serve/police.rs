@@ -28,7 +28,8 @@ pub const SHED_AGE: Duration = Duration::from_secs(2);
 /// Under pressure, an association is shed only when it stored less than this many bytes
 /// per second over the last [`RATE_WINDOW`] (a 32 kbit/s sender is safe).
 pub const SHED_RATE: f64 = 4096.0;
-/// The window over which an association's rate is judged.
+/// The window over which an association's rate is judged (from samples taken about
+/// once a second: in effect the last 10 to 11 s).
 pub const RATE_WINDOW: Duration = Duration::from_secs(10);
 
 /// What the server tracks of one running association.
