@@ -689,3 +689,59 @@ fn a_link_reported_up_is_probed_at_once() {
     p.a.link_up(p.now, PathId(7));
     assert_eq!(p.a.poll_timeout(), before, "nothing new to do");
 }
+
+/// Path 0 dies at 2 s under a transfer over two paths, its link reported down at once
+/// (`link_down`): what it had in flight goes to path 1 at once, so B's in-order stall
+/// is about a round trip, where without the report it waits for path 0's RTO (at
+/// least RTO.Min, 0.2 s). The report counts no error and cuts no window.
+#[test]
+fn a_link_reported_down_is_taken_out_at_once() {
+    let run = |report: bool| {
+        let mut p = Pair::new(
+            outage_config(),
+            outage_config(),
+            vec![faults(), faults()],
+            23,
+        );
+        p.a.write(Payload::Synthetic(u32::MAX));
+        p.drive(secs(2), |p| {
+            delivered(p);
+            false
+        });
+        p.down[0] = true;
+        if report {
+            p.a.link_down(p.now, PathId(0));
+        }
+        p.drive(secs(5), |p| {
+            delivered(p);
+            false
+        });
+        let stall =
+            p.b.observer()
+                .events
+                .iter()
+                .filter(|(t, e)| *t >= secs(2) && matches!(e, Event::Delivered { .. }))
+                .map(|(t, _)| *t)
+                .fold((secs(2), Duration::ZERO), |(last, gap), t| {
+                    (t, gap.max(t.saturating_since(last)))
+                })
+                .1;
+        let timeouts =
+            p.a.observer()
+                .events
+                .iter()
+                .filter(|(t, e)| *t >= secs(2) && matches!(e, Event::Timeout { .. }))
+                .count();
+        (stall, p.a.path(PathId(0)).state, timeouts)
+    };
+    let (reported, state, timeouts) = run(true);
+    assert_eq!(state, PathState::PotentiallyFailed);
+    assert_eq!(timeouts, 0, "no T3 had to expire");
+    let rtt = Duration::from_millis(2 * 10 + 5);
+    assert!(reported <= rtt, "stall {reported:?} with the report");
+    let (unreported, _, _) = run(false);
+    assert!(
+        unreported >= Duration::from_millis(200),
+        "stall {unreported:?} without it"
+    );
+}

@@ -101,7 +101,7 @@ impl AddrWatch {
     }
 
     /// Also watches the links under `sockets` (`(socket, interface)`), reported by
-    /// [`links_up`](Self::links_up).
+    /// [`links_changed`](Self::links_changed).
     pub fn with_links(mut self, sockets: Vec<(usize, String)>) -> AddrWatch {
         self.links = link::LinkWatch::new(sockets);
         #[cfg(target_os = "linux")]
@@ -116,9 +116,10 @@ impl AddrWatch {
         self.watched.is_empty() && self.adopt.free.is_empty() && self.links.is_empty()
     }
 
-    /// The sockets whose link came up since the last reading.
-    pub fn links_up(&mut self) -> Vec<usize> {
-        self.links.came_up()
+    /// The sockets whose link went down or came up since the last reading, each with
+    /// whether it is up now.
+    pub fn links_changed(&mut self) -> Vec<(usize, bool)> {
+        self.links.changed()
     }
 
     /// Whether changes arrive as netlink notifications (otherwise by polling).

@@ -87,6 +87,34 @@ impl<O: Observer> Association<O> {
         }
     }
 
+    /// The host saw the link under path `id` go down (an interface watcher's report:
+    /// no carrier, or the interface administratively down): nothing sent on it can
+    /// arrive, so an ACTIVE path is taken out at once — potentially failed with CMT-PF,
+    /// else inactive — and what it has in flight is resent on the other paths now
+    /// instead of after its RTO, without counting a loss. Its probes go on; its link's
+    /// return ([`link_up`](Self::link_up)) probes it at once.
+    pub fn link_down(&mut self, now: Time, id: PathId) {
+        let Some(p) = self.paths.get(id.0) else {
+            return;
+        };
+        if !p.carries_data() {
+            return;
+        }
+        self.now = now;
+        if p.state == PathState::Active {
+            let state = if self.cfg.pf_enabled {
+                PathState::PotentiallyFailed
+            } else {
+                PathState::Inactive
+            };
+            self.set_state(now, id, state);
+        }
+        if self.paths[id].out.flight > 0 {
+            self.mark_in_flight(now, id, false);
+        }
+        self.new_opportunity();
+    }
+
     /// Probes path `id` now (a new HEARTBEAT, whatever one is pending) unless it is
     /// ACTIVE: its link came back, or another path's did.
     pub(super) fn probe_again(&mut self, now: Time, id: PathId) {

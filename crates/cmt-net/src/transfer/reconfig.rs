@@ -72,11 +72,15 @@ pub(super) fn negotiated(o: &Options, est: &SetupDone) -> bool {
 /// reconfiguration is in use.
 pub(super) fn follow_interfaces(socks: &mut Sockets, s: &mut Established) {
     let now = socks.now();
-    // A link that came back: its paths are probed now (the core decides whether they
-    // need it).
-    for socket in s.watch.links_up() {
+    // A link that went down: its paths are out at once; one that came back: they are
+    // probed now (the core decides what each path needs).
+    for (socket, up) in s.watch.links_changed() {
         for i in (0..s.routes.paths.len()).filter(|&i| s.routes.paths[i].0 == socket) {
-            s.assoc.link_up(now, PathId(i));
+            if up {
+                s.assoc.link_up(now, PathId(i));
+            } else {
+                s.assoc.link_down(now, PathId(i));
+            }
         }
     }
     for c in s.watch.changes() {
