@@ -19,9 +19,9 @@
 //! * [`assoc`] — the association: send and receive halves, SACK processing with CMT's
 //!   SFR / CUC / DAC, timers, CMT-PF.
 //! * [`event`] — the observer interface every protocol event goes through.
-//! * [`wire`], [`setup`], [`auth`], [`pcap`] — what the real runtime adds around the
-//!   association: the packet format, association setup, authenticated chunks
-//!   (RFC 4895) and capture framing.
+//! * [`wire`], [`setup`], [`auth`] — what the real runtime adds around the
+//!   association: the packet format, association setup and authenticated chunks
+//!   (RFC 4895). The core writes no file format: captures are `cmt_sim::pcap`'s.
 //! * [`fuzzing`] — what a hostile network can hand the core, with the invariants that
 //!   must hold whatever it is (the fuzz targets' and `tests/fuzzing.rs`'s harnesses).
 //!
@@ -39,7 +39,6 @@ pub mod fuzzing;
 pub mod packet;
 pub mod params;
 pub(crate) mod path;
-pub mod pcap;
 pub mod registry;
 pub mod rev;
 pub mod rtt;

@@ -456,7 +456,7 @@ fn extensions_are_negotiated_and_fall_back(env: &Env) -> Result<String, String> 
     check(!r.receiver_rates, || {
         "receiver-driven mode on with a peer that lacks it".into()
     })?;
-    let records = cmt_core::pcap::read(&std::fs::read(&cap).map_err(|e| e.to_string())?)?;
+    let records = cmt_sim::pcap::read(&std::fs::read(&cap).map_err(|e| e.to_string())?)?;
     let mut theirs_ext = None;
     let mut ours_ext = None;
     let mut extension_chunks = 0;
@@ -612,7 +612,7 @@ fn an_unknown_extension_chunk_is_skipped_by_the_peer(env: &Env) -> Result<String
         format!("only {inserted} round-info chunks put in")
     })?;
     // usrsctp reported nothing (no ERROR chunk) and did not abort.
-    let records = cmt_core::pcap::read(&std::fs::read(&cap).map_err(|e| e.to_string())?)?;
+    let records = cmt_sim::pcap::read(&std::fs::read(&cap).map_err(|e| e.to_string())?)?;
     let complaints = records
         .iter()
         .filter_map(|rec| cmt_core::wire::decode(&rec.sctp).ok())

@@ -50,7 +50,7 @@ async fn capture(dir: &Path, key: bool) -> Vec<Vec<u8>> {
     .await
     .expect("the transfer");
     server.await.expect("joined").expect("received");
-    let records = cmt_core::pcap::read(&std::fs::read(&pcap).expect("capture")).expect("pcap");
+    let records = cmt_sim::pcap::read(&std::fs::read(&pcap).expect("capture")).expect("pcap");
     records.into_iter().map(|r| r.sctp).collect()
 }
 

@@ -78,7 +78,7 @@ async fn with_one_key_a_file_crosses_two_paths_and_every_data_and_sack_is_signed
     assert_eq!(std::fs::read(&out).unwrap(), payload);
     assert!(sent.confirmed && sent.sha256 == got.sha256);
     // Both directions, from the capture: the AUTH chunk comes before any DATA or SACK.
-    let records = cmt_core::pcap::read(&std::fs::read(&cap).unwrap()).unwrap();
+    let records = cmt_sim::pcap::read(&std::fs::read(&cap).unwrap()).unwrap();
     let (mut signed, mut largest) = (0, 0);
     for r in &records {
         largest = largest.max(r.sctp.len() + 28);

@@ -58,7 +58,7 @@ async fn a_file_crosses_ipv6_loopback_in_datagrams_that_fit_the_mtu() {
         .await
         .unwrap();
     // The capture holds IPv6 records that decode as SCTP, DATA included.
-    let records = cmt_core::pcap::read(&std::fs::read(&cap).unwrap()).unwrap();
+    let records = cmt_sim::pcap::read(&std::fs::read(&cap).unwrap()).unwrap();
     assert!(records.iter().all(|r| r.src.0.is_ipv6()));
     let data = records
         .iter()

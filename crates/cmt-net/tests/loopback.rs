@@ -191,7 +191,7 @@ async fn a_real_run_can_be_captured_and_tshark_reads_the_handshake_and_data() {
     server.await.unwrap().unwrap();
     // Every record is IPv4/UDP carrying a packet our parser accepts; the first is the
     // INIT, and a SHUTDOWN COMPLETE ends the sender's side.
-    let firsts: Vec<_> = cmt_core::pcap::read(&std::fs::read(&cap).unwrap())
+    let firsts: Vec<_> = cmt_sim::pcap::read(&std::fs::read(&cap).unwrap())
         .unwrap()
         .iter()
         .map(|r| {
@@ -285,7 +285,7 @@ async fn receiver_driven_mode_is_negotiated_and_falls_back_when_one_end_does_not
         assert_eq!(got.receiver_rates, receiver_asks, "{name}: receiver's view");
         // On the wire: round-info chunks on DATA and rate adverts on SACKs exactly when
         // the mode was negotiated.
-        let chunks: Vec<cmt_core::Chunk> = cmt_core::pcap::read(&std::fs::read(&cap).unwrap())
+        let chunks: Vec<cmt_core::Chunk> = cmt_sim::pcap::read(&std::fs::read(&cap).unwrap())
             .unwrap()
             .iter()
             .flat_map(|r| cmt_core::wire::decode(&r.sctp).unwrap().packet.chunks)

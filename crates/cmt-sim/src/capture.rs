@@ -1,12 +1,12 @@
 //! pcap capture of the association under study: every packet either end hands to the
 //! network, encoded with the wire codec and framed as SCTP over UDP over IPv4
-//! (`cmt_core::pcap`), timestamped with simulated time. Path p's sender address is
+//! (`cmt_sim::pcap`), timestamped with simulated time. Path p's sender address is
 //! 10.0.(p+1).1, its receiver 10.0.(p+1).2; both use UDP port 9899 (RFC 6951).
 
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
 
-use cmt_core::pcap::{self, Pcap};
+use crate::pcap::{self, Pcap};
 use cmt_core::{wire, Packet, Time};
 
 /// An open capture.

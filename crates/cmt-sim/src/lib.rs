@@ -10,7 +10,10 @@
 //!   models, background traffic;
 //! * [`world`] — the simulation loop;
 //! * [`recorder`], [`bound`], [`reno_model`], [`summary`] — metrics, the two bounds
-//!   (receive buffer; congestion-control-aware), outputs.
+//!   (receive buffer; congestion-control-aware), outputs;
+//! * [`pcap`], [`capture`], [`packet_trace`] — file formats: pcap framing of SCTP over
+//!   UDP (shared with the real runtime's capture), the simulator's capture, per-packet
+//!   traces.
 
 pub mod bound;
 pub mod build_info;
@@ -22,6 +25,7 @@ pub mod link;
 pub mod loss;
 pub mod loss_model;
 pub mod packet_trace;
+pub mod pcap;
 pub mod queue;
 pub mod recorder;
 pub mod reno_model;

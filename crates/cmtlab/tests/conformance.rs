@@ -13,7 +13,7 @@ use cmt_core::Chunk;
 /// 127.0.1.p+1 / 127.0.p+1.x here).
 fn data_sent(pcap: &[u8], path_of: impl Fn([u8; 4]) -> Option<usize>) -> Vec<(u64, usize)> {
     let (mut out, mut first) = (Vec::new(), None);
-    for r in cmt_core::pcap::read(pcap).unwrap() {
+    for r in cmt_sim::pcap::read(pcap).unwrap() {
         let std::net::IpAddr::V4(src) = r.src.0 else {
             continue;
         };

@@ -6,6 +6,7 @@
 mod backup;
 mod churn;
 mod input;
+mod lifecycle;
 mod liveness;
 mod loss;
 mod on_path;
@@ -40,6 +41,7 @@ use crate::sched::Scheduler;
 use crate::time::Time;
 use crate::view::{PathId, PathState, PathView};
 
+use lifecycle::Lifecycle;
 use recv::RecvState;
 use sack::AckScratch;
 use send_queue::SendState;
@@ -162,41 +164,51 @@ impl Default for Rounds {
     }
 }
 
-/// Whether the association is up or how it ended badly (a graceful close is tracked by
-/// [`Closing`] while up).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lifecycle {
-    /// Established (possibly shutting down gracefully).
-    Up,
-    /// Failed: the error count passed Association.Max.Retrans or the application
-    /// aborted.
-    Failed,
-    /// We aborted because the peer violated the protocol (RFC 9260 §9.1, cause 13).
-    PeerViolated,
-    /// Outage handling: nothing was heard from the peer for the outage tolerance.
-    PeerSilent,
-    /// The peer's ABORT ended it, with its error cause if it gave one.
-    PeerAborted(Option<u16>),
-}
-
 /// One endpoint of a multipath association: sender and receiver halves.
 ///
-/// Methods come in five groups (the quinn-proto shape):
+/// Every public method, in eight groups (the quinn-proto shape):
 ///
-/// * **getters**: [`config`](Self::config), [`path`](Self::path),
-///   [`num_paths`](Self::num_paths), [`stats`](Self::stats), [`observer`](Self::observer),
-///   [`is_failed`](Self::is_failed), [`closing`](Self::closing), …
+/// * **construction**: [`new`](Self::new), from an [`AssocInit`] (the handshake's, or
+///   [`AssocInit::pair`] for two ends created together without one: tests, the
+///   simulator);
 /// * **inputs**: [`handle_packet`](Self::handle_packet) for every packet that arrives on
 ///   a path, [`handle_timeout`](Self::handle_timeout) when the time returned by
 ///   [`poll_timeout`](Self::poll_timeout) is reached;
+/// * **outputs**: [`poll_transmit`](Self::poll_transmit), [`poll_timeout`](Self::poll_timeout);
 /// * **application**: [`write`](Self::write) / [`write_backlog`](Self::write_backlog) to
-///   send, [`read`](Self::read) to take data delivered in order, [`close`](Self::close)
-///   for a graceful shutdown once everything is acknowledged, [`abort`](Self::abort) to
-///   end at once with an ABORT;
-/// * **embedder knowledge**: [`set_destination_loss_rate`](Self::set_destination_loss_rate)
+///   send, [`read`](Self::read) to take data delivered in order
+///   ([`discard_delivered`](Self::discard_delivered) where the observer's deliveries are
+///   enough), [`close`](Self::close) for a graceful shutdown once
+///   everything is acknowledged ([`hold_shutdown_ack`](Self::hold_shutdown_ack) keeps the
+///   receiver's SHUTDOWN ACK until its data is durable), [`abort`](Self::abort) to end at
+///   once with an ABORT;
+/// * **how it stands**: [`config`](Self::config), [`num_paths`](Self::num_paths),
+///   [`path`](Self::path), [`stats`](Self::stats), [`observer`](Self::observer) /
+///   [`observer_mut`](Self::observer_mut), [`max_payload`](Self::max_payload),
+///   [`unsent_bytes`](Self::unsent_bytes), [`unacked_bytes`](Self::unacked_bytes),
+///   [`rbuf_held`](Self::rbuf_held), [`peer_rwnd`](Self::peer_rwnd),
+///   [`bound_by_reads`](Self::bound_by_reads), [`last_heard`](Self::last_heard); how it
+///   ended: [`closing`](Self::closing), [`is_closed`](Self::is_closed),
+///   [`is_failed`](Self::is_failed), [`peer_silent`](Self::peer_silent),
+///   [`peer_violated`](Self::peer_violated), [`peer_aborted`](Self::peer_aborted),
+///   [`peer_abort_cause`](Self::peer_abort_cause);
+/// * **paths that come and go** (docs/algorithms.md §1.7): [`add_path`](Self::add_path),
+///   [`remove_path`](Self::remove_path), [`set_backup`](Self::set_backup) /
+///   [`is_backup`](Self::is_backup), and the embedder's view of the links under them,
+///   [`link_up`](Self::link_up) / [`link_down`](Self::link_down);
+/// * **address reconfiguration** (RFC 5061 ASCONF):
+///   [`enable_reconfiguration`](Self::enable_reconfiguration) /
+///   [`reconfiguration_enabled`](Self::reconfiguration_enabled), requests of our own with
+///   [`reconfigure`](Self::reconfigure), [`reconfiguration_pending`](Self::reconfiguration_pending)
+///   and [`take_address_results`](Self::take_address_results); the peer's with
+///   [`take_address_requests`](Self::take_address_requests) and
+///   [`answer_address_request`](Self::answer_address_request);
+/// * **extension chunks and embedder knowledge**: [`bundle_with`](Self::bundle_with) sends
+///   a chunk the core does not interpret (FILE-DIGEST) with every SHUTDOWN, SHUTDOWN ACK
+///   or ABORT, [`take_extension_chunks`](Self::take_extension_chunks)
+///   hands over those received; [`set_destination_loss_rate`](Self::set_destination_loss_rate)
 ///   and [`set_destination_capacity`](Self::set_destination_capacity) give algorithms a
-///   path's loss rate or capacity known from outside (the simulator's oracle, an operator);
-/// * **outputs**: [`poll_transmit`](Self::poll_transmit), [`poll_timeout`](Self::poll_timeout).
+///   path's loss rate or capacity known from outside (the simulator's oracle, an operator).
 ///
 /// Call order: after every input or application call, call `poll_transmit` until it
 /// returns `None`, then `poll_timeout` to learn when to call `handle_timeout` next.
@@ -393,35 +405,9 @@ impl<O: Observer> Association<O> {
     pub fn observer_mut(&mut self) -> &mut O {
         &mut self.obs
     }
-    /// True once the association has failed (error count above Association.Max.Retrans,
-    /// or an ABORT arrived).
-    pub fn is_failed(&self) -> bool {
-        self.lifecycle != Lifecycle::Up
-    }
     /// When a packet of the peer's last arrived, on any path (the start, before any).
     pub fn last_heard(&self) -> Time {
         self.heard
-    }
-    /// True when the association failed because nothing was heard from the peer, on
-    /// any path, for the outage tolerance ([`Config::outage`]).
-    pub fn peer_silent(&self) -> bool {
-        self.lifecycle == Lifecycle::PeerSilent
-    }
-    /// True when we aborted because the peer violated the protocol (e.g. acknowledged
-    /// data never sent).
-    pub fn peer_violated(&self) -> bool {
-        self.lifecycle == Lifecycle::PeerViolated
-    }
-    /// True when the failure was the peer's ABORT (RFC 9260 §9.1), not our timers.
-    pub fn peer_aborted(&self) -> bool {
-        matches!(self.lifecycle, Lifecycle::PeerAborted(_))
-    }
-    /// The error cause code the peer's ABORT carried (RFC 9260 §3.3.10).
-    pub fn peer_abort_cause(&self) -> Option<u16> {
-        match self.lifecycle {
-            Lifecycle::PeerAborted(cause) => cause,
-            _ => None,
-        }
     }
     /// Bundles `chunk` in front of every chunk of type `before` (a SHUTDOWN, SHUTDOWN
     /// ACK or ABORT) this endpoint sends from now on, retransmissions included, so a
@@ -579,13 +565,5 @@ impl<O: Observer> Association<O> {
     /// Highest TSN received in order.
     fn rcv_cum(&self) -> u64 {
         self.rcv.cum()
-    }
-
-    /// Ends the association as `how` (once: a later failure changes nothing).
-    fn fail(&mut self, now: Time, how: Lifecycle) {
-        if self.lifecycle == Lifecycle::Up {
-            self.lifecycle = how;
-            self.obs.event(now, &Event::AssociationFailed);
-        }
     }
 }

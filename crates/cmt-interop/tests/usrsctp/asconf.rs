@@ -34,7 +34,7 @@ struct Side {
 }
 
 fn read(cap: &std::path::Path) -> Result<Seen, String> {
-    let records = cmt_core::pcap::read(&std::fs::read(cap).map_err(|e| e.to_string())?)?;
+    let records = cmt_sim::pcap::read(&std::fs::read(cap).map_err(|e| e.to_string())?)?;
     let mut seen = Seen::default();
     for rec in &records {
         let chunks = cmt_core::wire::decode(&rec.sctp)

@@ -37,7 +37,7 @@ struct Signed {
 }
 
 fn signed_by_direction(cap: &std::path::Path) -> Result<(Signed, Signed), String> {
-    let records = cmt_core::pcap::read(&std::fs::read(cap).map_err(|e| e.to_string())?)?;
+    let records = cmt_sim::pcap::read(&std::fs::read(cap).map_err(|e| e.to_string())?)?;
     let (mut ours, mut theirs) = (Signed::default(), Signed::default());
     for rec in &records {
         let chunks = cmt_core::wire::decode(&rec.sctp)
@@ -111,7 +111,7 @@ pub(super) fn authenticated_both_ways_with_a_shared_key(env: &Env) -> Result<Str
     )?;
     let wireshark = tshark_verdict(
         &cap,
-        cmt_core::pcap::read(&std::fs::read(&cap).map_err(|e| e.to_string())?)?.len(),
+        cmt_sim::pcap::read(&std::fs::read(&cap).map_err(|e| e.to_string())?)?.len(),
     )?;
     // usrsctp → us.
     let d = data(2_424, 4_000_000);

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use cmt_core::pcap::Pcap;
+use cmt_sim::pcap::Pcap;
 
 /// A capture being written.
 pub(crate) struct Capture {
