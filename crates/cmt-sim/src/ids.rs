@@ -2,9 +2,7 @@
 //! and a background flow cannot be mistaken for one another (paths have
 //! [`cmt_core::PathId`]).
 
-use std::ops::{Index, IndexMut};
-
-use crate::link::Link;
+use std::ops::Index;
 
 /// A link direction: scenario link `l` is `LinkDir(2l)` forward (the way data goes) and
 /// `LinkDir(2l + 1)` back.
@@ -37,19 +35,6 @@ impl EndpointId {
 /// A background flow (one copy of a `[[traffic]]` entry).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FlowId(pub usize);
-
-impl<P> Index<LinkDir> for Vec<Link<P>> {
-    type Output = Link<P>;
-    fn index(&self, l: LinkDir) -> &Link<P> {
-        &self[l.0]
-    }
-}
-
-impl<P> IndexMut<LinkDir> for Vec<Link<P>> {
-    fn index_mut(&mut self, l: LinkDir) -> &mut Link<P> {
-        &mut self[l.0]
-    }
-}
 
 impl Index<RouteId> for Vec<Vec<LinkDir>> {
     type Output = Vec<LinkDir>;

@@ -138,7 +138,7 @@ enum Command {
         #[arg(long, value_name = "NAME", conflicts_with = "measure")]
         name: Option<String>,
         #[command(flatten)]
-        algs: net::AlgArgs,
+        algs: crate::transfer_args::AlgArgs,
     },
     /// Receive one file over several real paths — or, with `--dir`, serve: store any
     /// number of transfers, several at once, under the names their senders give.
@@ -161,7 +161,7 @@ enum Command {
         #[command(flatten)]
         serve: crate::serve::ServeArgs,
         #[command(flatten)]
-        algs: net::AlgArgs,
+        algs: crate::transfer_args::AlgArgs,
     },
     /// Impair real paths in userspace with the simulator's link model (runs until
     /// interrupted, then prints per path what it forwarded and dropped, by cause, on

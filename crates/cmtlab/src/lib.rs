@@ -85,6 +85,7 @@ mod real;
 mod run;
 mod serve;
 mod sweep;
+mod transfer_args;
 mod transfer_report;
 
 pub use extend::Cmtlab;

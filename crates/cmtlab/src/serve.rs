@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use cmt_net::transfer::serve::{self, Finished, Serve, ServeStats};
 
-use crate::net::{self, AlgArgs};
+use crate::net;
+use crate::transfer_args::AlgArgs;
 
 /// The flags of a serving receiver.
 #[derive(clap::Args, Clone, Debug)]
@@ -62,7 +63,7 @@ pub fn serve(
         max_memory: s.max_memory,
     };
     let stats = net::runtime()?.block_on(async {
-        let mut o = net::abort_on_signals(net::options(a)?)?;
+        let mut o = net::abort_on_signals(crate::transfer_args::options(a)?)?;
         o.peers = peers;
         let socks = cmt_net::io::Sockets::bind(&listen)
             .await

@@ -3,8 +3,8 @@
 
 use cmt_net::transfer::Report;
 
-use crate::net::AlgArgs;
 use crate::output::Output;
+use crate::transfer_args::AlgArgs;
 
 /// The `--summary` JSON of a transfer; `backups` marks the paths `--backup` named.
 pub(crate) fn summary_json(

@@ -118,19 +118,13 @@ impl OnPath {
     }
 
     /// Checks the index against the send queue it indexes (debug builds: every SACK of
-    /// every test): each sent, unacknowledged chunk is under its path and transmission
-    /// count, and nothing else is.
+    /// every test): each sent, unacknowledged chunk — `unacked` gives its path, TSN and
+    /// transmission count — is under its path and count, and nothing else is.
     #[cfg(debug_assertions)]
-    pub(super) fn check(
-        &self,
-        chunks: &std::collections::VecDeque<super::send_queue::TxChunk>,
-        cum: u64,
-    ) {
+    pub(super) fn check(&self, unacked: impl Iterator<Item = (PathId, u64, u32)>) {
         let mut want = OnPath::new(self.fresh.len());
-        for (i, c) in chunks.iter().enumerate() {
-            if !c.acked {
-                want.add(c.path, cum + 1 + i as u64, c.tx_count);
-            }
+        for (path, tsn, tx_count) in unacked {
+            want.add(path, tsn, tx_count);
         }
         assert_eq!(self.fresh, want.fresh, "first transmissions by path");
         assert_eq!(self.resent, want.resent, "retransmissions by path");

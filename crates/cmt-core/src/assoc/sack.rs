@@ -231,7 +231,10 @@ impl<O: Observer> Association<O> {
         // short enough for a walk per SACK to stay cheap.
         #[cfg(debug_assertions)]
         if self.snd.chunks.len() <= 1024 {
-            self.snd.on_path.check(&self.snd.chunks, self.snd.cum_ack);
+            let cum = self.snd.cum_ack;
+            let unacked = self.snd.chunks.iter().enumerate().filter(|(_, c)| !c.acked);
+            let unacked = unacked.map(|(i, c)| (c.path, cum + 1 + i as u64, c.tx_count));
+            self.snd.on_path.check(unacked);
         }
     }
 

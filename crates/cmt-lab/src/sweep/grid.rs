@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{flatten, AxisSpec, Seeds};
+use super::spec::{flatten, AxisSpec, Seeds, SequentialSpec};
 use crate::error::LabError;
 
 /// Most seeds one sweep may list or count.
@@ -56,9 +56,9 @@ pub(super) fn seeds(seeds: Seeds, label: &str) -> Result<Vec<u64>, LabError> {
         }
         Seeds::Count(n) => (1..=n).collect(),
         // A sequential sweep plans its largest seed set; which runs it needs is decided
-        // as their results come in (see `super::sequential`).
+        // as their results come in (by the sequential rule).
         Seeds::Sequential(s) => {
-            super::sequential::check(&s, label)?;
+            check_sequential(&s, label)?;
             (1..=s.max).collect()
         }
         Seeds::List(v) if v.is_empty() => {
@@ -241,6 +241,27 @@ pub(super) fn cartesian(axes: &[Axis]) -> Vec<Vec<usize>> {
             .collect();
     }
     out
+}
+
+/// Checks a `seeds = { … }` table.
+fn check_sequential(s: &SequentialSpec, label: &str) -> Result<(), LabError> {
+    let bad = |m: String| Err(LabError::at(label, format!("field `seeds`: {m}")));
+    if s.min < 2 {
+        return bad(format!(
+            "min = {}: at least 2 seeds (a CI needs two)",
+            s.min
+        ));
+    }
+    if s.max < s.min {
+        return bad(format!("max = {} is below min = {}", s.max, s.min));
+    }
+    if s.max > MAX_SEEDS {
+        return bad(format!("max = {}: at most {}", s.max, MAX_SEEDS));
+    }
+    if s.batch == 0 {
+        return bad("batch = 0: add at least one seed at a time".into());
+    }
+    s.half_width_fraction().map(|_| ()).or_else(bad)
 }
 
 #[cfg(test)]

@@ -28,7 +28,6 @@ use serde::{Deserialize, Serialize};
 
 use super::plan::{Plan, RunSpec};
 use super::spec::SequentialSpec;
-use crate::error::LabError;
 use crate::stats::ci95_half_width;
 
 /// The stopping rule of a sequential sweep, as planned.
@@ -106,37 +105,6 @@ impl Decision {
     }
 }
 
-/// Checks a `seeds = { … }` table.
-pub(super) fn check(s: &SequentialSpec, label: &str) -> Result<(), LabError> {
-    let bad = |m: String| Err(LabError::at(label, format!("field `seeds`: {m}")));
-    if s.min < 2 {
-        return bad(format!(
-            "min = {}: at least 2 seeds (a CI needs two)",
-            s.min
-        ));
-    }
-    if s.max < s.min {
-        return bad(format!("max = {} is below min = {}", s.max, s.min));
-    }
-    if s.max > super::MAX_SEEDS {
-        return bad(format!("max = {}: at most {}", s.max, super::MAX_SEEDS));
-    }
-    if s.batch == 0 {
-        return bad("batch = 0: add at least one seed at a time".into());
-    }
-    match &s.half_width {
-        Some(h) => half_width(h).map(|_| ()).or_else(bad),
-        None => Ok(()),
-    }
-}
-
-/// `"2%"` or `0.02` as a fraction in (0, 1].
-fn half_width(v: &toml::Value) -> Result<f64, String> {
-    crate::aggregate::numeric(&v.to_string())
-        .filter(|x| *x > 0.0 && *x <= 1.0)
-        .ok_or_else(|| format!("half_width = {v}: a relative precision such as \"2%\" or 0.02"))
-}
-
 impl Sequential {
     /// The rule of a checked spec; `metrics` when the spec names none.
     pub(super) fn new(s: &SequentialSpec, metrics: &[String]) -> Sequential {
@@ -144,10 +112,7 @@ impl Sequential {
             min: s.min as usize,
             max: s.max as usize,
             batch: s.batch as usize,
-            half_width: s
-                .half_width
-                .as_ref()
-                .map(|h| half_width(h).expect("checked")),
+            half_width: s.half_width_fraction().expect("checked"),
             metrics: s.metrics.clone().unwrap_or_else(|| metrics.to_vec()),
             claims: Vec::new(),
         }

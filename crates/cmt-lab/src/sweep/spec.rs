@@ -74,6 +74,19 @@ pub struct SequentialSpec {
     pub metrics: Option<Vec<String>>,
 }
 
+impl SequentialSpec {
+    /// `half_width` (`"2%"` or `0.02`) as a fraction in (0, 1], if given.
+    pub(super) fn half_width_fraction(&self) -> Result<Option<f64>, String> {
+        let Some(v) = &self.half_width else {
+            return Ok(None);
+        };
+        crate::aggregate::numeric(&v.to_string())
+            .filter(|x| *x > 0.0 && *x <= 1.0)
+            .map(Some)
+            .ok_or_else(|| format!("half_width = {v}: a relative precision such as \"2%\" or 0.02"))
+    }
+}
+
 /// One axis of the grid.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

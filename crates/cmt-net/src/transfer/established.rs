@@ -12,10 +12,10 @@ use cmt_core::wire::chunk_type;
 use cmt_core::{Association, Packet, PathId, Time};
 use tokio::sync::Notify;
 
+use super::addresses::Addresses;
 use super::digest::refusal_chunk;
 use super::error::TransferError;
 use super::options::Options;
-use super::reconfig::{self, Addresses};
 use super::report::{Counters, Report};
 use super::routes::Routes;
 use super::session::{
@@ -159,7 +159,7 @@ pub(super) async fn run<E: End>(
             }) => on_packet(socks, s, end, (local, from, authenticated), p).await?,
             Wake::Packet(Arrival { packet: Err(_), .. }) => s.rejected += 1,
             Wake::Timer => s.assoc.handle_timeout(socks.now()),
-            Wake::Interfaces => reconfig::follow_interfaces(socks, s),
+            Wake::Interfaces => s.follow_interfaces(socks),
             Wake::Input => {}
             Wake::Abort => {
                 // Shed by a serving receiver: the reason goes to the peer with the ABORT.
@@ -218,11 +218,11 @@ async fn on_packet<E: End>(
     }
     end.after_packets(&mut s.assoc);
     if s.assoc.reconfiguration_enabled() {
-        let released = reconfig::apply_requests(socks, s, from);
+        let released = s.apply_requests(socks, from);
         for (l, source, p) in released {
             deliver(&mut s.assoc, now, s.routes.path_of(l, source), p);
         }
-        reconfig::take_results(socks, s);
+        s.take_results(socks);
     }
     Ok(())
 }

@@ -9,6 +9,7 @@
 //! [`serve`] runs many receiving associations at once on the same sockets, each storing
 //! a file in a directory under the name its sender gives.
 
+mod addresses;
 mod digest;
 mod door;
 mod error;

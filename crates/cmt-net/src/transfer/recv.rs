@@ -13,13 +13,14 @@ use cmt_core::{Association, Chunk, Closing, Packet, PathId, Payload};
 use tokio::sync::Notify;
 
 use super::{
+    addresses::Addresses,
     digest::{compare_announced, digest_chunk, parse_digest, refusal_chunk},
     door::Door,
     error::TransferError::{self, Ended, Invalid, Io, Setup},
     established::{self, End, Established},
     gate::{Accepted, Gate, Passed},
     options::{overhead_of, Options},
-    reconfig::{self, Addresses, SPARE_PATHS},
+    reconfig::{self, SPARE_PATHS},
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
     serve::names,

@@ -15,11 +15,12 @@ use cmt_core::{Association, Closing, PathId, Payload, Time};
 use tokio::sync::Notify;
 
 use super::{
+    addresses::Addresses,
     digest::{check_digest, digest_chunk, parse_digest, parse_refusal, refused},
     error::TransferError::{self, Invalid, Refused, Setup, Unconfirmed},
     established::{self, End, Established},
     options::{overhead_of, Options},
-    reconfig::{self, Addresses, SPARE_PATHS},
+    reconfig::{self, SPARE_PATHS},
     report::{Counters, Report},
     routes::Routes,
     session::{

@@ -449,7 +449,7 @@ fn failure(assoc: &Association<Counters>) -> String {
 
 /// Watches the interfaces the local sockets were named by (`Options::interfaces`), each
 /// with the address socket i is bound to (`bound[i]`; `None` for an interface without
-/// one yet): those sockets follow their interface (`reconfig::follow_interfaces`).
+/// one yet): those sockets follow their interface (`Established::follow_interfaces`).
 /// Sockets from `spare` on are given to interfaces that appear, when the options ask
 /// for adoption.
 pub(super) fn watch_interfaces(

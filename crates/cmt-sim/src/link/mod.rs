@@ -7,11 +7,12 @@
 //! which puts the error module at the head of the link).
 
 use std::collections::VecDeque;
+use std::ops::{Index, IndexMut};
 
 use cmt_core::{Duration, Packet, PathId, Time};
 use rand_chacha::ChaCha8Rng;
 
-use crate::ids::{EndpointId, FlowId, RouteId};
+use crate::ids::{EndpointId, FlowId, LinkDir, RouteId};
 use crate::loss::LossChain;
 
 mod impair;
@@ -355,6 +356,20 @@ impl<P: Carried> Link<P> {
     /// True while the link is down.
     pub fn is_down(&self) -> bool {
         self.outage.down
+    }
+}
+
+/// The links of a network, indexed by direction.
+impl<P> Index<LinkDir> for Vec<Link<P>> {
+    type Output = Link<P>;
+    fn index(&self, l: LinkDir) -> &Link<P> {
+        &self[l.0]
+    }
+}
+
+impl<P> IndexMut<LinkDir> for Vec<Link<P>> {
+    fn index_mut(&mut self, l: LinkDir) -> &mut Link<P> {
+        &mut self[l.0]
     }
 }
 

@@ -5,11 +5,11 @@ use cmt_core::rtx::{self, RtxFactory};
 use cmt_core::sched::{self, SchedulerFactory};
 use cmt_core::{Compat, Config, Duration, MaxBurstMode, Params};
 
-use super::events::build_events;
+use super::events::{build_events, BuiltEvent};
+use super::limits::{at_most_max_time, MAX_BINS, MAX_FILE_SIZE};
 use super::links::{build_links, link_index, BuiltLink};
 use super::traffic::BuiltTraffic;
 use super::{field, params, BuildError, Scenario};
-use crate::link::LinkChange;
 use crate::units::{parse_duration, parse_size, Raw};
 
 /// What the association does.
@@ -24,20 +24,6 @@ pub enum Workload {
         /// Simulated-time limit.
         limit: Duration,
     },
-}
-
-/// A validated link event.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BuiltEvent {
-    /// When.
-    pub at: Duration,
-    /// Directional link indexes (2·link for forward, 2·link + 1 for reverse).
-    pub links: Vec<usize>,
-    /// What changes.
-    pub change: LinkChange,
-    /// A path event instead: the path's index and whether its address is added
-    /// (`true`) or removed.
-    pub path: Option<(usize, bool)>,
 }
 
 /// A validated path: indexes into the link list, sender to receiver.
@@ -90,30 +76,6 @@ pub struct Built {
     /// Fingerprint of everything this run was built from: the scenario text, the
     /// overrides and the contents of capacity traces (16 hex digits; set by the loader).
     pub inputs: String,
-}
-
-/// Longest simulated run, `duration` or `time_limit` (about 11.6 days): longer ones are
-/// mistakes (a unit left out), not experiments.
-pub const MAX_SIM_TIME: Duration = Duration::from_secs(1_000_000);
-/// Most time-series bins one run may record (`duration / metrics.bin`).
-pub const MAX_BINS: u64 = 1_000_000;
-/// Largest `file_size` (1 TiB): at 10 Gbit/s a quarter of an hour of simulated time and
-/// about 10^9 packets; larger ones are mistakes (a unit or an exponent too many).
-pub const MAX_FILE_SIZE: u64 = 1 << 40;
-
-/// Refuses a simulated time above [`MAX_SIM_TIME`].
-pub(super) fn at_most_max_time(key: &str, t: Duration) -> Result<Duration, BuildError> {
-    if t > MAX_SIM_TIME {
-        return Err(BuildError::new(
-            key.into(),
-            format!(
-                "{} s is above the limit of {} s of simulated time",
-                t.as_secs_f64(),
-                MAX_SIM_TIME.as_secs_f64()
-            ),
-        ));
-    }
-    Ok(t)
 }
 
 /// ns-2.35's `initialSsthresh_` (bytes), whatever the receive window.

@@ -4,11 +4,25 @@
 
 use cmt_core::Duration;
 
-use super::build::{at_most_max_time, BuiltEvent};
+use super::limits::at_most_max_time;
 use super::links::{link_index, BuiltLink};
 use super::{field, BuildError, EventSpec, FlapSpec, Scenario};
 use crate::link::LinkChange;
 use crate::units::{parse_duration, parse_probability, parse_rate};
+
+/// A validated link event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuiltEvent {
+    /// When.
+    pub at: Duration,
+    /// Directional link indexes (2·link for forward, 2·link + 1 for reverse).
+    pub links: Vec<usize>,
+    /// What changes.
+    pub change: LinkChange,
+    /// A path event instead: the path's index and whether its address is added
+    /// (`true`) or removed.
+    pub path: Option<(usize, bool)>,
+}
 
 /// Most link changes one flapping event may expand into.
 pub const MAX_FLAPS: u64 = 100_000;

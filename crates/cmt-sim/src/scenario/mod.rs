@@ -6,11 +6,13 @@
 
 mod build;
 mod events;
+mod limits;
 mod links;
 mod load;
 mod traffic;
 
-pub use build::{Built, BuiltEvent, BuiltPath, Workload};
+pub use build::{Built, BuiltPath, Workload};
+pub use events::BuiltEvent;
 pub use links::{BuiltLink, LossDirection};
 pub use load::{load_file, load_str, load_str_in, ScenarioError};
 pub use traffic::BuiltTraffic;
