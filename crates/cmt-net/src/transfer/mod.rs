@@ -16,6 +16,7 @@ mod error;
 mod established;
 mod gate;
 pub mod meter;
+mod open;
 mod options;
 mod reconfig;
 mod recv;

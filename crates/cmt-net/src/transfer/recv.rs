@@ -13,21 +13,17 @@ use cmt_core::{Association, Chunk, Closing, Packet, PathId, Payload};
 use tokio::sync::Notify;
 
 use super::{
-    addresses::Addresses,
     digest::{compare_announced, digest_chunk, parse_digest, refusal_chunk},
     door::Door,
     error::TransferError::{self, Ended, Invalid, Io, Setup},
     established::{self, End, Established},
     gate::{Accepted, Gate, Passed},
+    open::Opening,
     options::{overhead_of, Options},
-    reconfig::{self, SPARE_PATHS},
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
     serve::names,
-    session::{
-        association, confirms, negotiated_receiver_rates, next, open_outputs, refuse, setup_config,
-        start_trace, watch_interfaces, Wake,
-    },
+    session::{confirms, next, open_outputs, refuse, setup_config, Wake},
 };
 use crate::io::{Arrival, Sockets};
 use crate::resume::{HeaderReader, Offer};
@@ -138,8 +134,6 @@ async fn one_association(
         pair_remotes(&listen, a.arrived_on, a.from, &est.peer_addresses),
         a.peer_port,
     );
-    let n = routes.paths.len();
-    let receiver_rates = negotiated_receiver_rates(o, &est);
     let confirm = confirms(socks, &routes, &est, o).await?;
     let (mut sink, dir) = match dest {
         Dest::File(sink) => (Some(*sink), None),
@@ -156,7 +150,6 @@ async fn one_association(
             }
         }
     }
-    let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     // The handshake's source and the addresses the peer's INIT listed (at the same
     // port) speak for it; any other source must first answer a probe.
     let known = std::iter::once(a.from).chain(
@@ -164,46 +157,22 @@ async fn one_association(
             .iter()
             .map(|ip| SocketAddr::new(*ip, a.from.port())),
     );
-    let trust = Trust::new(known, socks.is_authenticating());
-    let reconfigure = reconfig::negotiated(o, &est);
-    // Slots for addresses the peer adds later, removed until then.
-    let spare = if reconfigure { SPARE_PATHS } else { 0 };
-    let mut assoc = association(
-        o,
-        n + spare,
-        est.init,
-        receiver_rates,
+    let opening = Opening {
+        trust: Trust::new(known, socks.is_authenticating()),
+        est: *est,
+        routes,
+        rejected,
         overhead,
-        socks.now(),
-    )
-    .map_err(Setup)?;
-    let start = socks.now();
-    for i in n..n + spare {
-        assoc.remove_path(start, PathId(i));
-    }
-    if reconfigure {
-        assoc.enable_reconfiguration();
-    }
+        absent: Vec::new(),
+        bound: (listen.iter().map(|a| Some(a.ip())).collect(), listen.len()),
+        announced: listen.iter().map(|a| a.ip()).collect(),
+        sender: false,
+    };
+    let (mut s, receiver_rates) = Established::open(socks, o, opening, trace)?;
     // Data not yet taken by the sink (a pipe whose reader lags) narrows the window, and
     // the SHUTDOWN ACK waits for the commit (which bundles our digest with it).
-    assoc.bound_by_reads();
-    assoc.hold_shutdown_ack(true);
-    start_trace(&mut assoc, trace, &routes.addresses(socks), false);
-    let mut s = Established {
-        assoc,
-        routes,
-        trust,
-        local_vtag,
-        peer_vtag,
-        rejected,
-        start,
-        watch: watch_interfaces(
-            o,
-            &listen.iter().map(|a| Some(a.ip())).collect::<Vec<_>>(),
-            listen.len(),
-        ),
-        addrs: Addresses::new(listen.iter().map(|a| a.ip())),
-    };
+    s.assoc.bound_by_reads();
+    s.assoc.hold_shutdown_ack(true);
     let mut end = Receiving::new((sink, dir), confirm, a.cookie_ack, o);
     end.door = door;
     let ran = established::run(socks, &mut s, &mut end, o).await;

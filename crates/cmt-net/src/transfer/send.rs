@@ -15,18 +15,14 @@ use cmt_core::{Association, Closing, PathId, Payload, Time};
 use tokio::sync::Notify;
 
 use super::{
-    addresses::Addresses,
     digest::{check_digest, digest_chunk, parse_digest, parse_refusal, refused},
     error::TransferError::{self, Invalid, Refused, Setup, Unconfirmed},
     established::{self, End, Established},
+    open::Opening,
     options::{overhead_of, Options},
-    reconfig::{self, SPARE_PATHS},
     report::{Counters, Report},
     routes::Routes,
-    session::{
-        association, confirms, negotiated_receiver_rates, next, open_outputs, refuse, setup_config,
-        start_trace, until, watch_interfaces, Wake,
-    },
+    session::{confirms, next, open_outputs, refuse, setup_config, until, Wake},
 };
 use crate::io::{Arrival, Sockets};
 use crate::resume::{Header, Offer, UNKNOWN_LENGTH};
@@ -93,7 +89,6 @@ pub async fn send_source(
         (0..n).map(|i| (i, remotes[i])).collect(),
         remotes[0].port(),
     );
-    let receiver_rates = negotiated_receiver_rates(o, &est);
     let confirm = confirms(&mut socks, &routes, &est, o).await?;
     let mut src = src;
     let first = if confirm {
@@ -101,28 +96,27 @@ pub async fn send_source(
     } else {
         0
     };
-    let (local_vtag, peer_vtag) = (est.init.local_vtag, est.init.peer_vtag);
     let overhead = overhead + socks.authenticate(est.auth.clone());
-    let reconfigure = reconfig::negotiated(o, &est);
-    // Slots for addresses the receiver adds later, removed until then.
-    let spare = if reconfigure { SPARE_PATHS } else { 0 };
-    let mut assoc = association(
-        o,
-        n + spare,
-        est.init,
-        receiver_rates,
+    let opening = Opening {
+        est,
+        routes,
+        // Only the addresses we send to speak for the receiver until another answers
+        // a probe.
+        trust: Trust::new(remotes.iter().copied(), socks.is_authenticating()),
+        rejected,
         overhead,
-        socks.now(),
-    )
-    .map_err(Setup)?;
-    if reconfigure {
-        assoc.enable_reconfiguration();
-    }
-    let gone = (0..n).filter(|&i| absent[i]).chain(n..n + spare);
-    for i in gone {
-        assoc.remove_path(socks.now(), PathId(i));
-    }
-    start_trace(&mut assoc, trace, &routes.addresses(&socks), true);
+        absent: absent.clone(),
+        bound: (
+            (socks.local_addrs().iter().zip(&absent))
+                .map(|(a, &gone)| (!gone).then_some(a.ip()))
+                .collect(),
+            asked,
+        ),
+        announced: present.iter().map(|a| a.ip()).collect(),
+        sender: true,
+    };
+    let (mut s, receiver_rates) = Established::open(&socks, o, opening, trace)?;
+    let assoc = &mut s.assoc;
     for (i, c) in o.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
     }
@@ -139,26 +133,6 @@ pub async fn send_source(
         };
         assoc.write(Payload::Bytes(header.bytes()));
     }
-    let authenticated_only = socks.is_authenticating();
-    let mut s = Established {
-        assoc,
-        routes,
-        // Only the addresses we send to speak for the receiver until another answers
-        // a probe.
-        trust: Trust::new(remotes.iter().copied(), authenticated_only),
-        local_vtag,
-        peer_vtag,
-        rejected,
-        start: socks.now(),
-        watch: watch_interfaces(
-            o,
-            &(socks.local_addrs().iter().zip(&absent))
-                .map(|(a, &gone)| (!gone).then_some(a.ip()))
-                .collect::<Vec<_>>(),
-            asked,
-        ),
-        addrs: Addresses::new(present.iter().map(|a| a.ip())),
-    };
     let mut end = Sending {
         src,
         // Unacknowledged bytes the sender keeps in memory: twice the receive buffer,
