@@ -16,7 +16,9 @@ same processes at the same offsets):
   flood     spoofed INITs from random 10.9.0.0/16 sources at 300 per second in bursts
             of 20 s every minute (raw IPv4 / UDP / SCTP packets)
 
-Every 10 s the server's resident memory (VmRSS) and open descriptors are sampled.
+Every 10 s the server's resident memory (VmRSS), open descriptors and transfers in
+progress are sampled; at the end the server is left idle for --settle seconds (past its
+outage tolerance, so the stopped senders' associations end) and sampled once more.
 Prints a summary: honest transfers started, stored whole, refused or failed with a
 reason, wrong (stored with different bytes: must be 0), lost (exit 0 but no file:
 must be 0), the memory at 1 min, its maximum and at the end, the descriptors likewise.
@@ -86,12 +88,14 @@ def sender(path, name, extra=()):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def sample(pid):
+def sample(pid, store):
+    """(RSS in KiB, open descriptors, transfers in progress: the store's temporary files)."""
     try:
         with open(f"/proc/{pid}/status") as f:
             rss = next(int(l.split()[1]) for l in f if l.startswith("VmRSS"))
         fds = len(os.listdir(f"/proc/{pid}/fd"))
-        return rss, fds
+        parts = sum(1 for n in os.listdir(store) if n.startswith("."))
+        return rss, fds, parts
     except (OSError, StopIteration):
         return None
 
@@ -107,6 +111,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--minutes", type=float, default=60)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--settle", type=float, default=330,
+                    help="seconds the server is left idle at the end (past its 300 s outage tolerance)")
     a = ap.parse_args()
     if not os.access(BIN, os.X_OK):
         sys.exit(f"build first: cargo build --release ({BIN})")
@@ -173,7 +179,7 @@ def run(a, rng, server, store, src):
                                             str(stop), "300", str(rng.getrandbits(32))]))
             next_flood = now + 60
         if now >= next_sample:
-            samples.append((now - start, sample(server_pid(server))))
+            samples.append((now - start, sample(server_pid(server), store)))
             next_sample = now + 10
         # The slow ones: on for 0.5 s in every 4.5 s.
         phase = (now - start) % 4.5
@@ -196,8 +202,12 @@ def run(a, rng, server, store, src):
             p.wait(timeout=900)
         except subprocess.TimeoutExpired:
             p.kill()
-    samples.append((time.monotonic() - start, sample(server_pid(server))))
-    report(a, honest, stalled, slow, floods, samples, store)
+    samples.append((time.monotonic() - start, sample(server_pid(server), store)))
+    # Left idle: every association still held (the stopped senders') must end within
+    # the outage tolerance, and what it held must go with it.
+    time.sleep(a.settle)
+    settled = sample(server_pid(server), store)
+    report(a, honest, stalled, slow, floods, samples, store, settled)
 
 
 def sha(path):
@@ -208,7 +218,7 @@ def sha(path):
     return h.hexdigest()
 
 
-def report(a, honest, stalled, slow, floods, samples, store):
+def report(a, honest, stalled, slow, floods, samples, store, settled):
     whole = wrong = lost = failed = 0
     reasons = {}
     for name, path, p in honest:
@@ -240,6 +250,15 @@ def report(a, honest, stalled, slow, floods, samples, store):
         print(f"server RSS: {at(60)[0] / 1024:.1f} MiB at 1 min, max {max(rss) / 1024:.1f} MiB, "
               f"{rss[-1] / 1024:.1f} MiB at the end; open descriptors {at(60)[1]} at 1 min, max {max(fds)}, "
               f"{fds[-1]} at the end")
+        print("  minute   RSS MiB   descriptors   transfers in progress")
+        step = 10 if a.minutes >= 20 else 2 if a.minutes >= 4 else 1
+        for m in range(step, int(a.minutes) + 1, step):
+            t, (r, d, n) = min(mem, key=lambda x: abs(x[0] - m * 60))
+            print(f"  {t / 60:6.1f}   {r / 1024:7.1f}   {d:11}   {n:21}")
+    if settled:
+        r, d, n = settled
+        print(f"left idle {a.settle:g} s after the last sender: RSS {r / 1024:.1f} MiB, "
+              f"{d} open descriptors, {n} transfers in progress")
     sys.exit(0 if wrong == 0 and lost == 0 else 1)
 
 
