@@ -78,9 +78,7 @@ impl<O: Observer> Association<O> {
         self.views_but = None;
         // Back before its grace ran out: what it still had in flight is moved now (the
         // new address starts afresh and is not verified yet).
-        if self.paths[id].out.flight > 0 {
-            self.mark_in_flight(now, id, false);
-        }
+        self.mark_in_flight(now, id, false);
         let (cfg, initial) = (&self.cfg, self.cfg.initial_cwnd());
         let p = &mut self.paths[id];
         p.rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);

@@ -67,9 +67,7 @@ impl<O: Observer> Association<O> {
             if !p.carries_data() || p.state == PathState::Active {
                 continue;
             }
-            if p.out.flight > 0 {
-                self.mark_in_flight(now, PathId(i), false);
-            }
+            self.mark_in_flight(now, PathId(i), false);
             if outage {
                 self.probe_again(now, PathId(i));
             }
@@ -109,9 +107,7 @@ impl<O: Observer> Association<O> {
             };
             self.set_state(now, id, state);
         }
-        if self.paths[id].out.flight > 0 {
-            self.mark_in_flight(now, id, false);
-        }
+        self.mark_in_flight(now, id, false);
         self.new_opportunity();
     }
 

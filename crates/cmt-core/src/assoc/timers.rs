@@ -190,8 +190,12 @@ impl<O: Observer> Association<O> {
 
     /// Copies on path `id` are given up (their originals are retransmitted if lost);
     /// every chunk in flight on it is marked for retransmission — as lost after a
-    /// timeout (`lost`), or moved off a path that is gone.
+    /// timeout (`lost`), or moved off a path that is gone. Nothing to do when nothing
+    /// is in flight there.
     pub(super) fn mark_in_flight(&mut self, now: Time, id: PathId, lost: bool) {
+        if self.paths[id].out.flight == 0 {
+            return;
+        }
         let copies: u64 = self.paths[id].out.copies.drain(..).map(|(_, s)| s).sum();
         self.paths[id].out.flight -= copies;
         let in_flight: Vec<u64> = self
@@ -298,9 +302,7 @@ impl<O: Observer> Association<O> {
             } else if self.cfg.outage.is_some() && !self.ns2() {
                 // What it still holds was sent while it was down: resent now, as
                 // what the other paths that are down hold (`on_return`).
-                if self.paths[id].out.flight > 0 {
-                    self.mark_in_flight(now, id, false);
-                }
+                self.mark_in_flight(now, id, false);
                 self.on_return(now, id, outage);
             }
         }

@@ -115,9 +115,7 @@ impl Gate {
             let _ = socks.send(a.local, a.from, a.src_port, r).await;
         }
     }
-}
 
-impl Gate {
     /// An ABORT ("Out of Resource") under `tag`, with the busy reason if there is one.
     fn out_of_resource(&self, tag: u32) -> Packet {
         let mut chunks: Vec<Chunk> = self

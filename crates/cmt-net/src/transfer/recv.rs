@@ -334,10 +334,9 @@ impl End for Receiving {
         a: &Arrival,
         stale: bool,
     ) -> bool {
-        let offer = match stale {
-            true => self.sink.as_ref().and_then(Sink::live_offer),
-            false => None,
-        };
+        let offer = stale
+            .then(|| self.sink.as_ref().and_then(Sink::live_offer))
+            .flatten();
         let Some(door) = self.door.as_mut() else {
             return false;
         };

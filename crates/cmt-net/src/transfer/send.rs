@@ -11,7 +11,7 @@ use cmt_core::setup::{
     CAUSE_USER_INITIATED_ABORT,
 };
 use cmt_core::wire::chunk_type;
-use cmt_core::{Association, Closing, PathId, Payload, Time};
+use cmt_core::{Association, Closing, Packet, PathId, Payload, Time};
 use tokio::sync::Notify;
 
 use super::{
@@ -301,23 +301,7 @@ async fn connect(
                     socks.authenticate(conn.session().cloned());
                 }
                 Ok(None) => {}
-                // The receiver says why (a one-shot receiver busy with another sender).
-                Err(SetupError::Aborted(_))
-                    if p.chunks.iter().any(|c| parse_refusal(c).is_some()) =>
-                {
-                    let why = p.chunks.iter().find_map(parse_refusal).unwrap_or_default();
-                    return Err(Refused(format!(
-                        "out of resource at association setup: {why}"
-                    )));
-                }
-                Err(SetupError::Aborted(Some(CAUSE_OUT_OF_RESOURCE))) => {
-                    return Err(Refused(
-                        "out of resource at association setup (a server at its limit of \
-                         transfers at once: try again later)"
-                            .into(),
-                    ))
-                }
-                Err(e) => return Err(Setup(format!("setup failed: {e}"))),
+                Err(e) => return Err(setup_failed(&p, e)),
             },
             Wake::Packet(Arrival { packet: Err(_), .. }) => rejected += 1,
             Wake::Abort => return Err(Setup("aborted before the association was set up".into())),
@@ -326,6 +310,23 @@ async fn connect(
                 .handle_timeout(socks.now())
                 .map_err(|e| Setup(format!("setup failed: {e}")))?,
         }
+    }
+}
+
+/// Why the handshake failed, as the user reads it: the receiver's own reason when its
+/// ABORT carried one (a one-shot receiver busy with another sender), a server at its
+/// limit of transfers when it said "Out of Resource", else the error itself.
+fn setup_failed(p: &Packet, e: SetupError) -> TransferError {
+    match (e, p.chunks.iter().find_map(parse_refusal)) {
+        (SetupError::Aborted(_), Some(why)) => {
+            Refused(format!("out of resource at association setup: {why}"))
+        }
+        (SetupError::Aborted(Some(CAUSE_OUT_OF_RESOURCE)), None) => Refused(
+            "out of resource at association setup (a server at its limit of transfers at \
+             once: try again later)"
+                .into(),
+        ),
+        (e, _) => Setup(format!("setup failed: {e}")),
     }
 }
 
