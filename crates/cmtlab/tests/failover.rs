@@ -13,15 +13,32 @@
 //!   timeout retransmits elsewhere, the second makes it potentially failed; RTO.Min is
 //!   0.2 s) plus the shaped queues' 50 ms each way: 1.5 s;
 //! * a path whose link goes down visibly (its carrier goes) is taken out at once and
-//!   its data in flight resent on the others (D44): the stream's stall is a round trip
-//!   through the shaped queues and the report's latency: 0.25 s;
+//!   its data in flight resent on the others (D44). The stream then waits for those
+//!   resends: a round trip through the shaped queues and the report's latency, ~0.06 s
+//!   — unless a resend meets the surviving path's own drop-tail loss (its window runs
+//!   into the 50 ms queue once per growth step). A chunk already retransmitted is not
+//!   fast-retransmitted again over several paths (D41), so that one waits for the
+//!   surviving path's T3 timer: RTO.Min (0.2 s) from when it became that path's
+//!   oldest outstanding chunk (at most a round trip through both queues, 0.1 s), plus
+//!   the new copy's trip through the forward queue (0.05 s): 0.35 s. Measured: ~0.06 s
+//!   in most runs, 0.20–0.26 s when a resend was lost (sender traces show it resent
+//!   once at the link's failure and again at the surviving path's timeout);
 //! * a path (or every path) that comes back silently is tried again within the probe
 //!   interval (0.5 s), and the first answer sets everything going (D44): its silence
 //!   exceeds the outage by at most a probe interval, a round trip through the shaped
 //!   queues (0.2 s) and the time to run the `ip` commands: outage + 0.75 s;
 //! * a link that comes back visibly (its carrier returns) is probed at once: every
-//!   path's silence, and the stream's stall, exceed the outage by at most the round
-//!   trip and the commands' time — 0.25 s, kernel MPTCP's figure on such paths.
+//!   path's silence, and the stream's stall, exceed the outage by the round trip and
+//!   the commands' time (0.25 s, kernel MPTCP's figure on such paths) — and, now and
+//!   then, by the kernel's neighbour resolution: the link-down flushed the peer's ARP
+//!   entry, and when the kernel activates the returned interface's queue late (its
+//!   link-watch work batches events), the ARP request our first probe triggers is lost
+//!   and retried after `retrans_time_ms` (1 s by default), holding every packet for
+//!   the path until then. Seen in about 1 run of 10 of the flapping row: the monitor
+//!   showed the interface operationally up 0.40 s after `ip link set up` and the
+//!   neighbour reachable 1.007 s after it, the pcaps every probe released at that
+//!   moment. Kernel MPTCP's subflows wait for the same resolution. So the slack is
+//!   the retry time read from the namespace plus 0.25 s.
 //!
 //! `harness = false` (a process enters its namespace before any thread starts). Without
 //! root or user namespaces it says so and skips.
@@ -44,14 +61,19 @@ const PORT: u16 = 9899;
 const RATES: [&str; 3] = ["20mbit", "10mbit", "5mbit"];
 /// A stream's in-order stall when one path stops answering (module doc).
 const ONE_PATH_STALL: f64 = 1.5;
-/// A stream's in-order stall when one path's link goes down visibly (module doc).
-const LINK_DOWN_STALL: f64 = 0.25;
+/// A stream's in-order stall when one path's link goes down visibly (module doc):
+/// RTO.Min, a round trip through both shaped queues and one more forward trip.
+const LINK_DOWN_STALL: f64 = 0.2 + 0.1 + 0.05;
 /// How much longer than the outage a path that returns silently stays silent (module doc).
 const RETURN_SLACK: f64 = 0.75;
-/// How much longer than the outage a path whose link comes back stays silent.
+/// How much longer than the outage a path whose link comes back stays silent, besides
+/// the kernel's ARP retry ([`Env::arp_retry`]; module doc).
 const LINK_UP_SLACK: f64 = 0.25;
 
 struct Env {
+    /// How long the kernel waits before it repeats an unanswered ARP request, seconds
+    /// (`net.ipv4.neigh.cmtI.retrans_time_ms` in the test's namespace, the longest).
+    arp_retry: f64,
     peer: NsThread,
     paths: Vec<(Ipv4Addr, Ipv4Addr)>,
     bin: PathBuf,
@@ -296,14 +318,13 @@ fn every_path_down_for_10_s(env: &Env) -> Result<String, String> {
     }
     let trace = t.finish()?;
     let stall = trace.stall();
-    check(stall <= 10.0 + LINK_UP_SLACK, || {
+    let slack = LINK_UP_SLACK + env.arp_retry;
+    check(stall <= 10.0 + slack, || {
         format!("in-order stall {stall:.2} s")
     })?;
     let silences: Vec<f64> = (0..3).map(|i| trace.silence(i)).collect();
     for (i, s) in silences.iter().enumerate() {
-        check(*s <= 10.0 + LINK_UP_SLACK, || {
-            format!("path {i} silent {s:.2} s")
-        })?;
+        check(*s <= 10.0 + slack, || format!("path {i} silent {s:.2} s"))?;
     }
     Ok(format!(
         "completed; in-order stall {stall:.2} s over a 10 s outage; paths silent {silences:.2?} s"
@@ -343,7 +364,7 @@ fn a_flapping_link(env: &Env) -> Result<String, String> {
     check(stall <= LINK_DOWN_STALL, || {
         format!("in-order stall {stall:.2} s")
     })?;
-    check(silence <= 1.5 + LINK_UP_SLACK, || {
+    check(silence <= 1.5 + LINK_UP_SLACK + env.arp_retry, || {
         format!("path 0 silent {silence:.2} s")
     })?;
     Ok(format!(
@@ -411,7 +432,17 @@ fn setup() -> Result<Env, String> {
     }
     let dir = std::env::temp_dir().join(format!("cmtlab-failover-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let mut arp_retry: f64 = 0.0;
+    for i in 0..RATES.len() {
+        let retry = format!("/proc/sys/net/ipv4/neigh/cmt{i}/retrans_time_ms");
+        let ms = std::fs::read_to_string(&retry)
+            .ok()
+            .and_then(|t| t.trim().parse::<f64>().ok())
+            .ok_or_else(|| format!("{retry}: cannot read the ARP retry time"))?;
+        arp_retry = arp_retry.max(ms / 1000.0);
+    }
     Ok(Env {
+        arp_retry,
         peer,
         paths,
         bin: PathBuf::from(env!("CARGO_BIN_EXE_cmtlab")),
