@@ -22,7 +22,7 @@ use cmt_interop::harness::{self, check, Test};
 use cmt_interop::netns::{self, NsThread};
 use cmt_interop::usrsctp;
 use cmt_net::io::Sockets;
-use cmt_net::transfer::{receive_on, send, Options, Report};
+use cmt_net::transfer::{receive_on, send, Options, Outputs, Report};
 use sha2::{Digest, Sha256};
 
 #[path = "usrsctp/asconf.rs"]
@@ -286,7 +286,10 @@ fn we_receive(
         let mut us = tokio::spawn({
             let o = Options {
                 auth: how.key.clone().map(AuthConfig::with_key),
-                pcap: how.capture.clone(),
+                outputs: Outputs {
+                    pcap: how.capture.clone(),
+                    ..Outputs::default()
+                },
                 ..env.options()
             };
             let out = out.to_path_buf();
@@ -448,7 +451,10 @@ fn extensions_are_negotiated_and_fall_back(env: &Env) -> Result<String, String> 
         scheduler: "cmt-rev".into(),
         cc: "receiver".into(),
         receiver_rates: true,
-        pcap: Some(cap.clone()),
+        outputs: Outputs {
+            pcap: Some(cap.clone()),
+            ..Outputs::default()
+        },
         ..env.options()
     };
     let (r, got) = we_send(env, &d, &o)?;
@@ -594,7 +600,10 @@ fn an_unknown_extension_chunk_is_skipped_by_the_peer(env: &Env) -> Result<String
             .await
             .map_err(|e| e.to_string())?;
         let o = Options {
-            pcap: Some(cap.clone()),
+            outputs: Outputs {
+                pcap: Some(cap.clone()),
+                ..Outputs::default()
+            },
             ..env.options()
         };
         let r = send(&[env.ours(0)], &[hop], Bytes::from(d.clone()), &o).await;

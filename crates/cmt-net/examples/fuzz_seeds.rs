@@ -15,7 +15,7 @@ use bytes::Bytes;
 use cmt_core::auth::AuthConfig;
 use cmt_core::wire::decode;
 use cmt_net::io::Sockets;
-use cmt_net::transfer::{receive_on, send, Options};
+use cmt_net::transfer::{receive_on, send, Options, Outputs};
 
 fn seeds() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds")
@@ -37,7 +37,10 @@ async fn capture(dir: &Path, key: bool) -> Vec<Vec<u8>> {
     let server = tokio::spawn(async move { receive_on(rx, &out, &ro).await });
     let pcap = dir.join(format!("tx-{key}.pcap"));
     let so = Options {
-        pcap: Some(pcap.clone()),
+        outputs: Outputs {
+            pcap: Some(pcap.clone()),
+            ..Outputs::default()
+        },
         ..o
     };
     let data: Vec<u8> = (0..300_000u32).map(|i| (i * 13) as u8).collect();

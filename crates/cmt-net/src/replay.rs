@@ -22,7 +22,7 @@ use rand::RngCore;
 
 use crate::io::Sockets;
 use crate::relay::{run_path, RelaySpec};
-use crate::transfer::{receive_on, send, Options, Report};
+use crate::transfer::{receive_on, send, Options, Report, SendOptions};
 
 /// What a real run of a scenario measured.
 #[derive(Clone, Debug)]
@@ -173,12 +173,15 @@ pub async fn replay(b: &Built, dir: &Path) -> Result<Replayed, String> {
         timeout_s: limit.as_secs_f64(),
         // The scenario's RTO.Min, not the runtime's default: one experiment, two worlds.
         rto_min_s: b.config.rto_min.as_secs_f64(),
-        capacities: b
-            .paths
-            .iter()
-            .map(|p| Some(b.links[p.links[0]].rate_bps as f64 / 8.0))
-            .collect(),
-        backups: b.paths.iter().map(|p| p.backup).collect(),
+        send: SendOptions {
+            capacities: b
+                .paths
+                .iter()
+                .map(|p| Some(b.links[p.links[0]].rate_bps as f64 / 8.0))
+                .collect(),
+            backups: b.paths.iter().map(|p| p.backup).collect(),
+            ..SendOptions::default()
+        },
         ..Options::default()
     };
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;

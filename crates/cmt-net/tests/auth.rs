@@ -12,7 +12,7 @@ use cmt_core::auth::{AuthConfig, AUTH_CHUNK};
 use cmt_core::wire::{checksum, decode};
 use cmt_core::Chunk;
 use cmt_net::io::Sockets;
-use cmt_net::transfer::{receive_on, send, Options, Report, TransferError};
+use cmt_net::transfer::{receive_on, send, Options, Outputs, Report, TransferError};
 use tokio::net::UdpSocket;
 
 fn a(s: &str) -> SocketAddr {
@@ -63,7 +63,10 @@ async fn with_one_key_a_file_crosses_two_paths_and_every_data_and_sack_is_signed
     .await;
     let payload = data(3_000_000);
     let o = Options {
-        pcap: Some(cap.clone()),
+        outputs: Outputs {
+            pcap: Some(cap.clone()),
+            ..Outputs::default()
+        },
         ..keyed(b"correct horse")
     };
     let sent = send(

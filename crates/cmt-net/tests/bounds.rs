@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use cmt_net::io::Sockets;
-use cmt_net::transfer::{receive_on, send, Options, TransferError};
+use cmt_net::transfer::{receive_on, send, Options, ReceiveOptions, TransferError};
 
 fn a(s: &str) -> SocketAddr {
     s.parse().unwrap()
@@ -137,7 +137,9 @@ async fn a_receiver_restricted_to_its_peers_does_not_answer_anyone_else() {
     let listen = socks.local_addrs()[0];
     let rx = Options {
         timeout_s: 1.5,
-        peers: vec!["127.0.0.99".parse().unwrap()],
+        receive: ReceiveOptions {
+            peers: vec!["127.0.0.99".parse().unwrap()],
+        },
         ..Options::default()
     };
     let server = tokio::spawn(async move { receive_on(socks, &out("peers"), &rx).await });

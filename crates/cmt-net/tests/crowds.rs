@@ -14,7 +14,7 @@ use cmt_core::packet::InitChunk;
 use cmt_core::wire::encode;
 use cmt_core::{Chunk, Packet};
 use cmt_net::transfer::serve::{Finished, ServeStats};
-use cmt_net::transfer::{send, send_source, Options};
+use cmt_net::transfer::{send, send_source, Options, SendOptions};
 use tokio::sync::Notify;
 
 mod common;
@@ -112,8 +112,11 @@ async fn a_spoofed_init_flood_does_not_keep_a_real_sender_out() {
         tokio::time::sleep(Duration::from_millis(1500)).await;
         let t = Instant::now();
         let o = Options {
-            name: Some("real".into()),
             timeout_s: 20.0,
+            send: SendOptions {
+                name: Some("real".into()),
+                ..SendOptions::default()
+            },
             ..Options::default()
         };
         let r = send(&[a("127.0.5.253:0")], &[to], pattern(200_000, 7), &o).await;
@@ -145,8 +148,11 @@ async fn two_hundred_senders_behind_one_address_are_all_stored_promptly() {
         let all: Vec<_> = (0..200u32)
             .map(|i| {
                 let o = Options {
-                    name: Some(format!("f{i:03}")),
                     timeout_s: 60.0,
+                    send: SendOptions {
+                        name: Some(format!("f{i:03}")),
+                        ..SendOptions::default()
+                    },
                     ..Options::default()
                 };
                 async move { send(&[a("127.0.6.1:0")], &[to], pattern(20_000, i as u8), &o).await }
@@ -181,8 +187,11 @@ async fn two_hundred_transfers_open_at_once_stay_within_the_memory_budget() {
     let senders = async {
         let all = sources.into_iter().enumerate().map(|(i, src)| async move {
             let o = Options {
-                name: Some(format!("m{i:03}")),
                 timeout_s: 120.0,
+                send: SendOptions {
+                    name: Some(format!("m{i:03}")),
+                    ..SendOptions::default()
+                },
                 ..Options::default()
             };
             send_source(&[a("127.0.7.1:0")], &[to], src, &o).await

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use bytes::Bytes;
 use cmt_net::io::Sockets;
 use cmt_net::relay::{parse_spec, run_path};
-use cmt_net::transfer::{receive_on, send, Options};
+use cmt_net::transfer::{receive_on, send, Options, Outputs};
 
 mod common;
 use common::stall;
@@ -47,7 +47,10 @@ async fn a_tenfold_delay_jump_on_one_path_stalls_the_stream_briefly() {
         .collect();
     tokio::time::sleep(std::time::Duration::from_millis(30)).await;
     let o = Options {
-        trace: Some(trace.clone()),
+        outputs: Outputs {
+            trace: Some(trace.clone()),
+            ..Outputs::default()
+        },
         ..Options::default()
     };
     let out2 = out.clone();

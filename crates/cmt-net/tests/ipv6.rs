@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use cmt_net::io::Sockets;
-use cmt_net::transfer::{receive_on, send, Options};
+use cmt_net::transfer::{receive_on, send, Options, Outputs};
 use tokio::net::UdpSocket;
 
 fn a(s: &str) -> SocketAddr {
@@ -51,7 +51,10 @@ async fn a_file_crosses_ipv6_loopback_in_datagrams_that_fit_the_mtu() {
     let payload: Vec<u8> = (0..400_000u32).map(|i| (i ^ (i >> 7)) as u8).collect();
     let cap = dir.join("send.pcap");
     let tx = Options {
-        pcap: Some(cap.clone()),
+        outputs: Outputs {
+            pcap: Some(cap.clone()),
+            ..Outputs::default()
+        },
         ..Options::default()
     };
     let sent = send(&[a("[::1]:0")], &[front], Bytes::from(payload.clone()), &tx)

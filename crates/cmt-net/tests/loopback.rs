@@ -4,8 +4,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use bytes::Bytes;
+use cmt_core::setup::CAUSE_USER_INITIATED_ABORT;
 use cmt_net::io::Sockets;
-use cmt_net::transfer::{receive_on, send, Options, TransferError};
+use cmt_net::transfer::{receive_on, send, Ended, Options, Outputs, TransferError};
 
 fn addrs(list: &[&str]) -> Vec<SocketAddr> {
     list.iter().map(|a| a.parse().unwrap()).collect()
@@ -177,7 +178,10 @@ async fn a_real_run_can_be_captured_and_tshark_reads_the_handshake_and_data() {
     let (remotes, out, server) = receiver_with(&["127.0.0.1:0"], "pcap", rev.clone()).await;
     let cap = out.with_file_name("send.pcap");
     let o = Options {
-        pcap: Some(cap.clone()),
+        outputs: Outputs {
+            pcap: Some(cap.clone()),
+            ..Outputs::default()
+        },
         ..rev
     };
     send(
@@ -273,7 +277,10 @@ async fn receiver_driven_mode_is_negotiated_and_falls_back_when_one_end_does_not
         let locals = addrs(&["127.0.1.1:0", "127.0.1.2:0"]);
         let cap = out.with_file_name("send.pcap");
         let o = Options {
-            pcap: Some(cap.clone()),
+            outputs: Outputs {
+                pcap: Some(cap.clone()),
+                ..Outputs::default()
+            },
             ..rev.clone()
         };
         let sent = send(&locals, &remotes, Bytes::from(data.clone()), &o)
@@ -359,7 +366,7 @@ async fn an_abort_mid_transfer_stops_the_peer_at_once_with_a_clear_error() {
         assert_eq!(ours.unwrap_err(), TransferError::Aborted, "{name}");
         assert_eq!(
             theirs.unwrap_err(),
-            TransferError::Ended("the peer aborted the association (user-initiated)".into()),
+            TransferError::Ended(Ended::PeerAborted(Some(CAUSE_USER_INITIATED_ABORT))),
             "{name}"
         );
         assert!(
@@ -385,7 +392,10 @@ async fn traced_transfer(
         dir.join(format!("recv.{ext}")),
     );
     let traced = |file: &PathBuf| Options {
-        trace: Some(file.clone()),
+        outputs: Outputs {
+            trace: Some(file.clone()),
+            ..Outputs::default()
+        },
         ..Options::default()
     };
     let (remotes, _out, server) =

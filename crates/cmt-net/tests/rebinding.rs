@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use cmt_net::io::Sockets;
-use cmt_net::transfer::{receive_on, send, Options};
+use cmt_net::transfer::{receive_on, send, Options, Outputs};
 use tokio::net::UdpSocket;
 
 mod common;
@@ -69,7 +69,10 @@ async fn a_new_source_port_mid_transfer_is_followed_after_its_probe() {
     let target = rx.local_addrs()[0];
     let (front, after) = nat(target, 1000).await;
     let o = Options {
-        trace: Some(trace.clone()),
+        outputs: Outputs {
+            trace: Some(trace.clone()),
+            ..Outputs::default()
+        },
         ..Options::default()
     };
     let out2 = out.clone();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cmt_net::transfer::serve::{police, Finished, ServeStats};
-use cmt_net::transfer::{send, Options};
+use cmt_net::transfer::{send, Options, SendOptions};
 use tokio::sync::Notify;
 
 mod common;
@@ -38,8 +38,11 @@ async fn server(
 
 fn sender(name: &str) -> Options {
     Options {
-        name: Some(name.into()),
         timeout_s: 30.0,
+        send: SendOptions {
+            name: Some(name.into()),
+            ..SendOptions::default()
+        },
         ..Options::default()
     }
 }

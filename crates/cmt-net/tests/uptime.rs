@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use cmt_net::io::Sockets;
 use cmt_net::transfer::serve::{serve_on, Serve};
-use cmt_net::transfer::{receive_on, send, Options};
+use cmt_net::transfer::{receive_on, send, Options, SendOptions};
 use tokio::sync::Notify;
 
 mod common;
@@ -25,7 +25,10 @@ fn short_tolerance() -> Options {
 
 fn named(name: &str) -> Options {
     Options {
-        name: Some(name.into()),
+        send: SendOptions {
+            name: Some(name.into()),
+            ..SendOptions::default()
+        },
         ..short_tolerance()
     }
 }
@@ -36,15 +39,13 @@ async fn a_server_idle_past_its_outage_tolerance_still_stores_every_sender() {
     let socks = Sockets::bind(&[a("127.0.0.1:0")]).await.unwrap();
     let to = socks.local_addrs();
     let stop = Arc::new(Notify::new());
-    let o = Options {
-        abort: Some(stop.clone()),
-        ..short_tolerance()
-    };
+    let o = short_tolerance();
     let s = Serve {
         dir: dir.clone(),
         overwrite: false,
         max_associations: 4,
         max_memory: cmt_net::transfer::serve::memory::DEFAULT_BUDGET,
+        stop: Some(stop.clone()),
     };
     let server = async move {
         let mut finished = Vec::new();

@@ -30,6 +30,13 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// ("User-Initiated Abort") instead of a silent end, and a receiver removes its
 /// temporary file. Call inside the runtime.
 pub(crate) fn abort_on_signals(mut o: Options) -> Result<Options, String> {
+    o.abort = Some(notify_on_signals()?);
+    Ok(o)
+}
+
+/// A notification given when Ctrl-C (SIGINT), SIGTERM or SIGHUP arrives. Call inside
+/// the runtime.
+pub(crate) fn notify_on_signals() -> Result<std::sync::Arc<tokio::sync::Notify>, String> {
     let quit = quit_signal()?;
     let n = std::sync::Arc::new(tokio::sync::Notify::new());
     let n2 = n.clone();
@@ -37,8 +44,7 @@ pub(crate) fn abort_on_signals(mut o: Options) -> Result<Options, String> {
         quit.await;
         n2.notify_one();
     });
-    o.abort = Some(n);
-    Ok(o)
+    Ok(n)
 }
 
 /// Which paths `--backup` names: each entry must be one of the `--local` entries as
@@ -109,12 +115,12 @@ pub fn send(
     let cpu = cpu_time::ProcessTime::now();
     let r = runtime()?.block_on(async {
         let mut o = abort_on_signals(options(a)?)?;
-        o.backups = backups.clone();
+        o.send.backups = backups.clone();
         o.interfaces = interfaces.clone();
-        o.name = name_of(what)?;
+        o.send.name = name_of(what)?;
         // `auto` also takes interfaces that appear during the transfer.
         let auto = |e: &String| e.trim() == "auto" || e.trim().starts_with("auto:");
-        o.adopt = local_entries.iter().any(auto).then(|| exclude.to_vec());
+        o.send.adopt = local_entries.iter().any(auto).then(|| exclude.to_vec());
         Ok::<_, String>(transfer::send_source(&local, &remote, source(what)?, &o).await?)
     })?;
     let how = match what {
@@ -168,7 +174,7 @@ pub fn recv(listen: &[String], out: &Path, peers: &[String], a: &AlgArgs) -> Res
     let cpu = cpu_time::ProcessTime::now();
     let r = runtime()?.block_on(async {
         let mut o = abort_on_signals(options(a)?)?;
-        o.peers = peers;
+        o.receive.peers = peers;
         o.interfaces = interfaces;
         Ok::<_, String>(transfer::receive(&listen, out, &o).await?)
     })?;

@@ -56,15 +56,18 @@ pub fn serve(
         Some(p) => Some(Log::open(p)?),
         None => None,
     };
-    let serve = Serve {
+    let mut serve = Serve {
         dir,
         overwrite: s.overwrite,
         max_associations: s.max_associations,
         max_memory: s.max_memory,
+        stop: None,
     };
     let stats = net::runtime()?.block_on(async {
-        let mut o = net::abort_on_signals(crate::transfer_args::options(a)?)?;
-        o.peers = peers;
+        // The signals stop the server; each association's abort is the server's to give.
+        serve.stop = Some(net::notify_on_signals()?);
+        let mut o = crate::transfer_args::options(a)?;
+        o.receive.peers = peers;
         let socks = cmt_net::io::Sockets::bind(&listen)
             .await
             .map_err(|e| e.to_string())?;

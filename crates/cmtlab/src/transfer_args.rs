@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cmt_net::transfer::Options;
+use cmt_net::transfer::{Options, Outputs};
 
 /// Algorithm and buffer flags shared by `send` and `recv`.
 #[derive(clap::Args, Clone, Debug)]
@@ -130,11 +130,12 @@ pub(crate) fn options(a: &AlgArgs) -> Result<Options, String> {
         rto_min_s: a.rto_min,
         mtu: a.mtu,
         receiver_rates: a.receiver_rates,
-        pcap: a.pcap.clone(),
-        trace: a.trace.clone(),
-        abort: None,
-        progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
-            .then_some(crate::progress::show as fn(u64, &[_])),
+        outputs: Outputs {
+            pcap: a.pcap.clone(),
+            trace: a.trace.clone(),
+            progress: std::io::IsTerminal::is_terminal(&std::io::stderr())
+                .then_some(crate::progress::show as fn(u64, &[_])),
+        },
         auth,
         allow_unconfirmed: a.allow_unconfirmed,
         resume: a.resume,

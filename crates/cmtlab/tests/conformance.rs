@@ -90,7 +90,10 @@ links = ["b"]
         let server =
             tokio::spawn(async move { cmt_net::transfer::receive_on(rx, &out2, &o).await });
         let o = cmt_net::transfer::Options {
-            pcap: Some(real_pcap.clone()),
+            outputs: cmt_net::transfer::Outputs {
+                pcap: Some(real_pcap.clone()),
+                ..cmt_net::transfer::Outputs::default()
+            },
             ..Default::default()
         };
         cmt_net::transfer::send(

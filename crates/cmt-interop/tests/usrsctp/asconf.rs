@@ -11,7 +11,7 @@ use cmt_core::addr_conf::{AddrOp, AsconfAckChunk, AsconfChunk};
 use cmt_core::packet::Chunk;
 use cmt_core::wire::chunk_type;
 use cmt_interop::netns;
-use cmt_net::transfer::{send, Options};
+use cmt_net::transfer::{send, Options, Outputs};
 
 use super::{check, data, join, sha, they_receive, we_receive, Env, TheirSend, OUR_PORT};
 
@@ -126,7 +126,10 @@ pub(super) fn we_move_to_another_address_and_usrsctp_follows(env: &Env) -> Resul
     let cap = env.dir.join("our-handover.pcap");
     let o = Options {
         interfaces: vec![None, Some("cmt1".into())],
-        pcap: Some(cap.clone()),
+        outputs: Outputs {
+            pcap: Some(cap.clone()),
+            ..Outputs::default()
+        },
         ..env.options()
     };
     let mut moved = None;

@@ -4,7 +4,7 @@ use bytes::Bytes;
 use cmt_core::auth::{AuthConfig, AUTH_CHUNK, CHANGES_STATE};
 use cmt_core::packet::Chunk;
 use cmt_interop::usrsctp;
-use cmt_net::transfer::{send, Options};
+use cmt_net::transfer::{send, Options, Outputs};
 
 use super::{
     check, data, sha, they_receive, tshark_verdict, we_receive, we_send, Env, TheirSend, OUR_PORT,
@@ -89,7 +89,10 @@ pub(super) fn authenticated_both_ways_with_a_shared_key(env: &Env) -> Result<Str
     let cap = env.dir.join("auth.pcap");
     let o = Options {
         auth: Some(AuthConfig::with_key(KEY.to_vec())),
-        pcap: Some(cap.clone()),
+        outputs: Outputs {
+            pcap: Some(cap.clone()),
+            ..Outputs::default()
+        },
         ..env.options()
     };
     let (r, got) = we_send(env, &d, &o)?;

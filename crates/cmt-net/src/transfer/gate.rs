@@ -70,7 +70,7 @@ impl Gate {
         let Ok(p) = &a.packet else {
             return Passed::Rejected;
         };
-        if !o.peers.is_empty() && !o.peers.contains(&a.from.ip()) {
+        if !o.receive.peers.is_empty() && !o.receive.peers.contains(&a.from.ip()) {
             return Passed::Rejected;
         }
         let init_tag = match p.chunks.first() {

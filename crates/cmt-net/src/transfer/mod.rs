@@ -9,27 +9,25 @@
 //! [`serve`] runs many receiving associations at once on the same sockets, each storing
 //! a file in a directory under the name its sender gives.
 
-mod addresses;
+mod connection;
 mod digest;
 mod door;
 mod error;
-mod established;
 mod gate;
+mod handshake;
 pub mod meter;
-mod open;
 mod options;
-mod reconfig;
 mod recv;
 mod reorder;
 mod report;
 mod routes;
 mod send;
 pub mod serve;
-mod session;
+mod wait;
 
-pub use error::TransferError;
-pub use options::Options;
-pub use reconfig::SPARE_PATHS;
+pub use connection::reconfig::SPARE_PATHS;
+pub use error::{Ended, TransferError};
+pub use options::{Options, Outputs, ReceiveOptions, SendOptions};
 pub use recv::{receive, receive_on};
 pub use reorder::{ReorderStats, Reordering};
 pub use report::{Counters, PathCount, Report};

@@ -10,7 +10,11 @@ use cmt_core::{Config, Time};
 
 use super::report::PathCount;
 
-/// Algorithms and buffer of a transfer.
+/// The options of a transfer: what both ends of the association run (its algorithms,
+/// buffer, timers and protocol extensions) in its own fields, and by role what only a
+/// sender uses ([`send`](Self::send)), what only a receiver uses
+/// ([`receive`](Self::receive)) and what a transfer writes besides the data
+/// ([`outputs`](Self::outputs)).
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Scheduler name (as in scenario files).
@@ -31,17 +35,6 @@ pub struct Options {
     /// when both announced them. Otherwise the association runs standard SCTP CMT and
     /// the `receiver` congestion control falls back to `reno`.
     pub receiver_rates: bool,
-    /// Write every datagram sent and received to this pcap file.
-    pub pcap: Option<std::path::PathBuf>,
-    /// Write a per-packet trace of this end to this file (CSV, or Parquet for a
-    /// `.parquet` name; the simulator's columns, [`cmt_sim::packet_trace`]).
-    pub trace: Option<std::path::PathBuf>,
-    /// When notified (e.g. on Ctrl-C), abort: an established association sends an ABORT
-    /// (RFC 9260 §9.1) so the peer stops at once instead of timing out, and the transfer
-    /// returns an error.
-    pub abort: Option<std::sync::Arc<tokio::sync::Notify>>,
-    /// Called about every 250 ms with the bytes done so far and the per-path counters.
-    pub progress: Option<fn(u64, &[PathCount])>,
     /// Outage tolerance (seconds): either end gives up on an established association
     /// only when nothing has come from the peer, on any path, for this long (or the
     /// peer aborts) — however many paths there are. Meanwhile every path that stopped
@@ -52,28 +45,12 @@ pub struct Options {
     /// Linux TCP's; RFC 9260's 1 s makes every loss that needs a timeout stall the
     /// stream for a second or more.
     pub rto_min_s: f64,
-    /// Receiver: only INITs from these addresses start an association (empty: anyone);
-    /// others get no answer.
-    pub peers: Vec<IpAddr>,
-    /// Capacity of path i in bytes/s when the operator knows it (the sender then gives it
-    /// to the scheduler as the simulator does, e.g. for JAPS's `bandwidth = "oracle"`);
-    /// empty: unknown.
-    pub capacities: Vec<Option<f64>>,
-    /// Sender: path i is a backup path when `backups[i]` (missing: regular). A backup
-    /// path carries data only while no regular path is ACTIVE (docs/algorithms.md §1.8);
-    /// heartbeats probe it meanwhile.
-    pub backups: Vec<bool>,
     /// The interface local socket i's address was named by (`send --local wlan0`: path
     /// i's; `recv --listen wlan0:9899`: listening address i's), if it was. Such sockets
     /// follow their interface ([`crate::ifwatch`]): their paths are removed the moment
     /// it loses its address, and bound to its new address and verified when it gets
     /// one, the peer told of both (docs/algorithms.md §1.9, §1.10).
     pub interfaces: Vec<Option<String>>,
-    /// Sender (`--local auto`): adopt interfaces that appear during the transfer — any
-    /// that `--local auto` would have taken, but those named here — each on one of
-    /// [`ADOPT_SLOTS`](super::ADOPT_SLOTS) spare sockets, as a new path (told to the
-    /// receiver with ADD-IP, verified before it carries data). `None`: no adoption.
-    pub adopt: Option<Vec<String>>,
     /// RFC 4895 authentication with a pre-shared endpoint key (`--key FILE`): every
     /// chunk that can change the association's state must then carry an AUTH chunk
     /// ([`cmt_core::auth::CHANGES_STATE`]), and a peer that does not support it is
@@ -98,14 +75,63 @@ pub struct Options {
     /// When consecutive datagrams for one path leave in one GSO send
     /// ([`crate::io::Gso`]; default: towards loopback addresses only).
     pub gso: crate::io::Gso,
-    /// Sender: the name the data is stored under by a receiver serving a directory
-    /// (`recv --dir`), carried in the stream's header; [`send_file`](super::send_file)
-    /// gives the file's own name when this is `None`. A receiver writing to a file it
-    /// was given ignores it.
-    pub name: Option<String>,
+    /// What only a sender uses.
+    pub send: SendOptions,
+    /// What only a receiver uses.
+    pub receive: ReceiveOptions,
+    /// What a transfer writes besides the data, and its progress reports.
+    pub outputs: Outputs,
+    /// When notified (e.g. on Ctrl-C), abort: an established association sends an ABORT
+    /// (RFC 9260 §9.1) so the peer stops at once instead of timing out, and the transfer
+    /// returns an error. (A serving receiver stops on its own signal,
+    /// [`Serve::stop`](super::serve::Serve::stop), and gives each association its abort.)
+    pub abort: Option<std::sync::Arc<tokio::sync::Notify>>,
     /// Set by a serving receiver for each association it runs: the association counts
     /// what it stores there and reads why the server sheds it ([`super::meter`]).
     pub meter: Option<std::sync::Arc<super::meter::Meter>>,
+}
+
+/// What only a sender uses.
+#[derive(Clone, Debug, Default)]
+pub struct SendOptions {
+    /// Capacity of path i in bytes/s when the operator knows it (the sender then gives it
+    /// to the scheduler as the simulator does, e.g. for JAPS's `bandwidth = "oracle"`);
+    /// empty: unknown.
+    pub capacities: Vec<Option<f64>>,
+    /// Path i is a backup path when `backups[i]` (missing: regular). A backup
+    /// path carries data only while no regular path is ACTIVE (docs/algorithms.md §1.8);
+    /// heartbeats probe it meanwhile.
+    pub backups: Vec<bool>,
+    /// With `--local auto`: adopt interfaces that appear during the transfer — any
+    /// that `--local auto` would have taken, but those named here — each on one of
+    /// [`ADOPT_SLOTS`](crate::transfer::ADOPT_SLOTS) spare sockets, as a new path (told to the
+    /// receiver with ADD-IP, verified before it carries data). `None`: no adoption.
+    pub adopt: Option<Vec<String>>,
+    /// The name the data is stored under by a receiver serving a directory
+    /// (`recv --dir`), carried in the stream's header; [`send_file`](crate::transfer::send_file)
+    /// gives the file's own name when this is `None`. A receiver writing to a file it
+    /// was given ignores it.
+    pub name: Option<String>,
+}
+
+/// What only a receiver uses.
+#[derive(Clone, Debug, Default)]
+pub struct ReceiveOptions {
+    /// Only INITs from these addresses start an association (empty: anyone);
+    /// others get no answer.
+    pub peers: Vec<IpAddr>,
+}
+
+/// What a transfer writes besides the data, and its progress reports.
+#[derive(Clone, Debug, Default)]
+pub struct Outputs {
+    /// Write every datagram sent and received to this pcap file.
+    pub pcap: Option<std::path::PathBuf>,
+    /// Write a per-packet trace of this end to this file (CSV, or Parquet for a
+    /// `.parquet` name; the simulator's columns, [`cmt_sim::packet_trace`]).
+    pub trace: Option<std::path::PathBuf>,
+    /// Called about every 250 ms with the bytes done so far and the per-path counters.
+    pub progress: Option<fn(u64, &[PathCount])>,
 }
 
 impl Options {
@@ -186,6 +212,9 @@ pub(super) fn overhead_of(addrs: &[SocketAddr]) -> u32 {
     }
 }
 
+/// Round-robin with `rtx-cwnd` and Reno, a 4 MiB receive buffer, MTU 1500, RTO.Min
+/// 0.2 s, an outage tolerance of 300 s, a 600 s time limit, reconfiguration on, no
+/// outputs.
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -196,23 +225,18 @@ impl Default for Options {
             mtu: 1500,
             timeout_s: 600.0,
             receiver_rates: false,
-            pcap: None,
-            trace: None,
-            abort: None,
-            progress: None,
             outage_tolerance_s: 300.0,
             rto_min_s: 0.2,
-            peers: Vec::new(),
-            capacities: Vec::new(),
-            backups: Vec::new(),
             interfaces: Vec::new(),
-            adopt: None,
             auth: None,
             reconfigure: true,
             allow_unconfirmed: false,
             resume: false,
             gso: crate::io::Gso::default(),
-            name: None,
+            send: SendOptions::default(),
+            receive: ReceiveOptions::default(),
+            outputs: Outputs::default(),
+            abort: None,
             meter: None,
         }
     }

@@ -13,17 +13,20 @@ use cmt_core::{Association, Chunk, Closing, Packet, PathId, Payload};
 use tokio::sync::Notify;
 
 use super::{
+    connection::{Connection, End, Halt, Opening},
     digest::{compare_announced, digest_chunk, parse_digest, refusal_chunk},
     door::Door,
-    error::TransferError::{self, Ended, Invalid, Io, Setup},
-    established::{self, End, Established},
+    error::{
+        Ended as Why,
+        TransferError::{self, Ended, Invalid, Io, Setup},
+    },
     gate::{Accepted, Gate, Passed},
-    open::Opening,
+    handshake::{confirms, open_outputs, refuse, setup_config},
     options::{overhead_of, Options},
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
     serve::names,
-    session::{confirms, next, open_outputs, refuse, setup_config, Wake},
+    wait::{next, Wake},
 };
 use crate::io::{Arrival, Sockets};
 use crate::resume::{HeaderReader, Offer};
@@ -168,40 +171,27 @@ async fn one_association(
         announced: listen.iter().map(|a| a.ip()).collect(),
         sender: false,
     };
-    let (mut s, receiver_rates) = Established::open(socks, o, opening, trace)?;
+    let mut s = Connection::open(socks, o, opening, trace)?;
     // Data not yet taken by the sink (a pipe whose reader lags) narrows the window, and
     // the SHUTDOWN ACK waits for the commit (which bundles our digest with it).
     s.assoc.bound_by_reads();
     s.assoc.hold_shutdown_ack(true);
     let mut end = Receiving::new((sink, dir), confirm, a.cookie_ack, o);
     end.door = door;
-    let ran = established::run(socks, &mut s, &mut end, o).await;
+    let ran = s.run(socks, &mut end, o).await;
     if let Some(new) = end.replacement.take() {
-        let mut sink = end
-            .sink
-            .take()
-            .ok_or(Ended("replaced before a file".into()))?;
+        let mut sink = end.sink.take().ok_or(Ended(Why::Replaced))?;
         sink.hand_over().map_err(Io)?;
         let door = end.door.take().expect("only a door replaces");
         return Ok(Step::Replaced(new, Box::new(sink), Box::new(door)));
     }
-    if let (Err(_), Some(why)) = (&ran, end.refusal.take()) {
-        return Err(TransferError::Refused(why));
-    }
-    match ran {
-        // Stopped (a serving receiver told to quit) after the file was committed and
-        // confirmed, while waiting for the SHUTDOWN COMPLETE: stored all the same.
-        Err(TransferError::Aborted) if end.sha.is_some() => {}
-        r => r?,
-    }
+    end.verdict(ran)?;
     let done = (end.bytes(), end.sha.clone().unwrap_or_default(), confirm);
-    let mut report = s.finish(socks, o, done, receiver_rates)?;
+    let mut report = s.finish(socks, o, done)?;
     report.resumed_from = end.resumed_from;
     report.stored_as = end.stored_as;
     if end.sha.is_none() {
-        return Err(Ended(
-            "the association closed before the peer's SHUTDOWN".into(),
-        ));
+        return Err(Ended(Why::ClosedEarly));
     }
     Ok(Step::Done(Box::new(report)))
 }
@@ -273,9 +263,24 @@ struct Receiving {
 }
 
 impl End for Receiving {
-    fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
+    fn verdict(&mut self, ran: Result<(), TransferError>) -> Result<(), TransferError> {
+        if let (Err(_), Some(why)) = (&ran, self.refusal.take()) {
+            return Err(TransferError::Refused(why));
+        }
+        match ran {
+            // Stopped (a serving receiver told to quit) after the file was committed and
+            // confirmed, while waiting for the SHUTDOWN COMPLETE: stored all the same.
+            Err(TransferError::Aborted) if self.sha.is_some() => Ok(()),
+            r => r,
+        }
+    }
+
+    fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), Halt> {
         if let Some(e) = self.sink.as_ref().and_then(Sink::failed) {
-            return Err((e, CAUSE_OUT_OF_RESOURCE));
+            return Err(Halt {
+                why: e,
+                cause: CAUSE_OUT_OF_RESOURCE,
+            });
         }
         // Only as much as the sink takes now: the rest waits in the association (whose
         // window then closes) until the sink's `ready` wakes the loop.
@@ -378,7 +383,7 @@ impl Receiving {
     }
 
     /// Stores delivered bytes, the stream's header first.
-    fn store(&mut self, b: &[u8], assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
+    fn store(&mut self, b: &[u8], assoc: &mut Association<Counters>) -> Result<(), Halt> {
         if let Some(m) = &self.meter {
             m.moved(b.len() as u64);
         }
@@ -402,7 +407,7 @@ impl Receiving {
                         .as_mut()
                         .expect("opened")
                         .begin(h)
-                        .map_err(|e| (e, CAUSE_PROTOCOL_VIOLATION))?;
+                        .map_err(Halt::with(CAUSE_PROTOCOL_VIOLATION))?;
                 }
                 rest
             }
@@ -412,20 +417,19 @@ impl Receiving {
             return Ok(());
         }
         let sink = self.sink.as_mut().ok_or_else(|| {
-            let e = "data before the stream's header named the file".to_string();
-            (e, CAUSE_PROTOCOL_VIOLATION)
+            let why = "data before the stream's header named the file".to_string();
+            Halt {
+                why,
+                cause: CAUSE_PROTOCOL_VIOLATION,
+            }
         })?;
         // The sender must not believe the file arrived: ABORT, "out of resource".
-        sink.write(data).map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))
+        sink.write(data).map_err(Halt::with(CAUSE_OUT_OF_RESOURCE))
     }
 
     /// Serving a directory: opens the file the header names, or refuses the transfer
     /// (the reason goes to the sender with the ABORT).
-    fn open(
-        &mut self,
-        name: Option<&str>,
-        assoc: &mut Association<Counters>,
-    ) -> Result<(), (String, u16)> {
+    fn open(&mut self, name: Option<&str>, assoc: &mut Association<Counters>) -> Result<(), Halt> {
         let (dir, overwrite) = self.dir.as_ref().expect("a sink or a directory");
         let dest = match names::destination(dir, name, *overwrite) {
             Ok(dest) => dest,
@@ -436,7 +440,7 @@ impl Receiving {
             false => Sink::create_new(&dest),
         };
         // The server's own trouble: the detail stays here, the sender learns the cause.
-        let mut sink = sink.map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))?;
+        let mut sink = sink.map_err(Halt::with(CAUSE_OUT_OF_RESOURCE))?;
         sink.resize_buffer(crate::sink::buffer_for(self.window) as usize);
         self.sink = Some(sink);
         self.stored_as = Some(dest);
@@ -445,27 +449,36 @@ impl Receiving {
 
     /// Refuses the transfer for `why`, which goes to the sender with the ABORT; the
     /// error that ends the association.
-    fn refuse(&mut self, assoc: &mut Association<Counters>, why: String) -> (String, u16) {
+    fn refuse(&mut self, assoc: &mut Association<Counters>, why: String) -> Halt {
         assoc.bundle_with(chunk_type::ABORT, refusal_chunk(&why));
         self.refusal = Some(why.clone());
-        (why, CAUSE_USER_INITIATED_ABORT)
+        Halt {
+            why,
+            cause: CAUSE_USER_INITIATED_ABORT,
+        }
     }
 
     /// The peer asked to shut down, so everything it sent has arrived: the file is
     /// committed durably when it is what the sender announced (and our digest goes out
     /// with the SHUTDOWN ACK); otherwise nothing is stored and the ABORT that ends the
     /// association carries what we received.
-    fn commit(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
+    fn commit(&mut self, assoc: &mut Association<Counters>) -> Result<(), Halt> {
         let Some(sink) = self.sink.as_mut() else {
             let e = "the sender shut down before its stream's header arrived".to_string();
-            return Err((e, CAUSE_PROTOCOL_VIOLATION));
+            return Err(Halt {
+                why: e,
+                cause: CAUSE_PROTOCOL_VIOLATION,
+            });
         };
         let ours = (sink.bytes(), sink.digest());
         if self.confirm {
             if let Err(e) = compare_announced(self.announced.as_ref(), (ours.0, &ours.1)) {
                 sink.discard();
                 assoc.bundle_with(chunk_type::ABORT, digest_chunk(ours.0, &ours.1));
-                return Err((e, CAUSE_USER_INITIATED_ABORT));
+                return Err(Halt {
+                    why: e,
+                    cause: CAUSE_USER_INITIATED_ABORT,
+                });
             }
         }
         if let (Some((_, false)), Some(dest)) = (&self.dir, &self.stored_as) {
@@ -477,7 +490,7 @@ impl Receiving {
                 return Err(self.refuse(assoc, why));
             }
         }
-        let digest = sink.commit().map_err(|e| (e, CAUSE_OUT_OF_RESOURCE))?;
+        let digest = sink.commit().map_err(Halt::with(CAUSE_OUT_OF_RESOURCE))?;
         if self.confirm {
             let stored = digest_chunk(sink.bytes(), &digest);
             assoc.bundle_with(chunk_type::SHUTDOWN_ACK, stored);

@@ -15,14 +15,14 @@ use cmt_core::{Association, Closing, Packet, PathId, Payload, Time};
 use tokio::sync::Notify;
 
 use super::{
+    connection::{Connection, End, Halt, Opening},
     digest::{check_digest, digest_chunk, parse_digest, parse_refusal, refused},
     error::TransferError::{self, Invalid, Refused, Setup, Unconfirmed},
-    established::{self, End, Established},
-    open::Opening,
+    handshake::{confirms, open_outputs, refuse, setup_config},
     options::{overhead_of, Options},
     report::{Counters, Report},
     routes::Routes,
-    session::{confirms, next, open_outputs, refuse, setup_config, until, Wake},
+    wait::{next, until, Wake},
 };
 use crate::io::{Arrival, Sockets};
 use crate::resume::{Header, Offer, UNKNOWN_LENGTH};
@@ -48,9 +48,9 @@ pub async fn send_file(
     o: &Options,
 ) -> Result<Report, TransferError> {
     let src = Source::file(path).map_err(Invalid)?;
-    if o.name.is_none() {
+    if o.send.name.is_none() {
         let mut o = o.clone();
-        o.name = path
+        o.send.name = path
             .file_name()
             .and_then(|n| n.to_str())
             .map(str::to_string);
@@ -115,12 +115,12 @@ pub async fn send_source(
         announced: present.iter().map(|a| a.ip()).collect(),
         sender: true,
     };
-    let (mut s, receiver_rates) = Established::open(&socks, o, opening, trace)?;
+    let mut s = Connection::open(&socks, o, opening, trace)?;
     let assoc = &mut s.assoc;
-    for (i, c) in o.capacities.iter().enumerate().take(n) {
+    for (i, c) in o.send.capacities.iter().enumerate().take(n) {
         assoc.set_destination_capacity(PathId(i), *c);
     }
-    for (i, &b) in o.backups.iter().enumerate().take(n) {
+    for (i, &b) in o.send.backups.iter().enumerate().take(n) {
         assoc.set_backup(PathId(i), b);
     }
     let piece = assoc.max_payload() as usize * 64;
@@ -129,7 +129,7 @@ pub async fn send_source(
         let header = Header {
             start: first,
             total: src.len().unwrap_or(UNKNOWN_LENGTH),
-            name: o.name.clone(),
+            name: o.send.name.clone(),
         };
         assoc.write(Payload::Bytes(header.bytes()));
     }
@@ -143,17 +143,10 @@ pub async fn send_source(
         digest: None,
         refusal: None,
     };
-    let ran = established::run(&mut socks, &mut s, &mut end, o).await;
+    let ran = s.run(&mut socks, &mut end, o).await;
+    end.verdict(ran)?;
     let (total, sha256) = (end.src.read(), end.src.sha256());
-    if let (Err(TransferError::Ended(_)), Some(why)) = (&ran, end.refusal) {
-        return Err(Refused(why));
-    }
-    if let (Err(TransferError::Ended(_)), Some(got)) = (&ran, &end.digest) {
-        // The receiver refused the file and said what it had received.
-        return Err(Unconfirmed(refused((total, &sha256), Some(got))));
-    }
-    ran?;
-    let mut report = s.finish(&mut socks, o, (total, sha256, confirm), receiver_rates)?;
+    let mut report = s.finish(&mut socks, o, (total, sha256, confirm))?;
     report.resumed_from = first;
     if confirm {
         check_digest((total, &report.sha256), end.digest).map_err(Unconfirmed)?;
@@ -345,7 +338,7 @@ struct Sending {
 }
 
 impl End for Sending {
-    fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), (String, u16)> {
+    fn exchange(&mut self, assoc: &mut Association<Counters>) -> Result<(), Halt> {
         // A stream's data waits in the source, not here: little is written ahead of
         // what the paths take (a measurement ends on time, a pipe is read as needed).
         let ahead = match self.src.len() {
@@ -359,7 +352,7 @@ impl End for Sending {
             let piece = self
                 .src
                 .next_piece(self.piece)
-                .map_err(|e| (e, CAUSE_USER_INITIATED_ABORT))?;
+                .map_err(Halt::with(CAUSE_USER_INITIATED_ABORT))?;
             // None: a stream waiting for its producer (its `ready` wakes the loop).
             let Some(b) = piece else { break };
             assoc.write(Payload::Bytes(b));
@@ -381,6 +374,23 @@ impl End for Sending {
 
     fn input(&self) -> Option<Arc<Notify>> {
         self.src.ready()
+    }
+
+    fn verdict(&mut self, ran: Result<(), TransferError>) -> Result<(), TransferError> {
+        let Err(TransferError::Ended(_)) = ran else {
+            return ran;
+        };
+        if let Some(why) = self.refusal.take() {
+            return Err(Refused(why));
+        }
+        match &self.digest {
+            // The receiver refused the file and said what it had received.
+            Some(got) => {
+                let sent = (self.src.read(), self.src.sha256());
+                Err(Unconfirmed(refused((sent.0, &sent.1), Some(got))))
+            }
+            None => ran,
+        }
     }
 
     fn after_packets(&mut self, assoc: &mut Association<Counters>) {
@@ -431,7 +441,7 @@ fn with_adopt_slots(
     o: &Options,
 ) -> (Vec<SocketAddr>, Vec<SocketAddr>) {
     let (mut l, mut r) = (locals.to_vec(), remotes.to_vec());
-    if o.adopt.is_some() {
+    if o.send.adopt.is_some() {
         for k in 0..ADOPT_SLOTS {
             l.push(SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), 0));
             r.push(remotes[k % remotes.len()]);

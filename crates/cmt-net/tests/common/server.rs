@@ -30,15 +30,12 @@ pub async fn start(
     let socks = Sockets::bind(&[super::addr("127.0.0.1:0")]).await.unwrap();
     let to = socks.local_addrs()[0];
     let stop = Arc::new(Notify::new());
-    let o = Options {
-        abort: Some(stop.clone()),
-        ..o
-    };
     let s = Serve {
         dir: dir.clone(),
         overwrite: false,
         max_associations: max,
         max_memory: memory,
+        stop: Some(stop.clone()),
     };
     let run = async move {
         let mut finished = Vec::new();

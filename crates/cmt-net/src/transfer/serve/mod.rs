@@ -39,11 +39,11 @@ use tokio::task::JoinSet;
 use super::{
     error::TransferError::{self, Invalid},
     gate::{Accepted, Gate, Passed},
+    handshake::setup_config,
     meter::Meter,
     options::{overhead_of, Options},
     recv::{bind_listening, receive_accepted, Dest},
     report::Report,
-    session::setup_config,
 };
 use crate::io::routed::{Outbox, Routed};
 use crate::io::Sockets;
@@ -68,6 +68,9 @@ pub struct Serve {
     /// Bytes all associations may hold together; their receive windows share it
     /// ([`memory`]).
     pub max_memory: u64,
+    /// When notified (e.g. on SIGTERM), stop serving: running transfers are aborted,
+    /// their senders told. Each association's own abort is the server's to give.
+    pub stop: Option<Arc<Notify>>,
 }
 
 /// One transfer the server finished (stored, refused or failed).
@@ -98,7 +101,7 @@ pub struct ServeStats {
     pub memory_peak: u64,
 }
 
-/// Serves `s.dir` on `listen` until `o.abort` is notified; `done` hears of every
+/// Serves `s.dir` on `listen` until `s.stop` is notified; `done` hears of every
 /// finished transfer. Running transfers are then aborted (their senders told).
 pub async fn serve(
     listen: &[SocketAddr],
@@ -135,7 +138,7 @@ pub async fn serve_on(
                             done(d.ended(&socks, f));
                         }
                     }
-                    _ = stopped(o) => break,
+                    _ = stopped(s) => break,
                 }
             }
             d.stop(&socks, &mut done).await;
@@ -145,8 +148,8 @@ pub async fn serve_on(
 }
 
 /// Resolves when the server is told to stop.
-async fn stopped(o: &Options) {
-    match &o.abort {
+async fn stopped(s: &Serve) {
+    match &s.stop {
         Some(n) => n.notified().await,
         None => std::future::pending().await,
     }
@@ -175,7 +178,8 @@ impl Serve {
                 self.max_memory
             )));
         }
-        if o.resume || o.allow_unconfirmed || o.pcap.is_some() || o.trace.is_some() {
+        if o.resume || o.allow_unconfirmed || o.outputs.pcap.is_some() || o.outputs.trace.is_some()
+        {
             return Err(Invalid(
                 "a serving receiver stores whole, confirmed transfers: --resume, \
                  --allow-unconfirmed, --pcap and --trace apply to one transfer (recv --out)"
@@ -323,7 +327,7 @@ impl Dispatcher {
         let charge = memory::charge(window);
         self.committed += charge;
         self.stats.memory_peak = self.stats.memory_peak.max(self.committed);
-        o.progress = None;
+        o.outputs.progress = None;
         o.interfaces = Vec::new();
         let dest = Dest::Dir(self.serve.dir.clone(), self.serve.overwrite);
         self.tasks.spawn_local(async move {

@@ -23,10 +23,10 @@ use cmt_core::setup::Established as SetupDone;
 use cmt_core::wire::chunk_type;
 use cmt_core::{Packet, PathId, PathState};
 
-use super::established::Established;
-use super::options::Options;
-use super::routes::common_prefix;
+use super::Connection;
 use crate::io::Sockets;
+use crate::transfer::options::Options;
+use crate::transfer::routes::common_prefix;
 
 /// Path slots each end keeps (removed until used) for addresses its peer adds later.
 pub const SPARE_PATHS: usize = 4;
@@ -43,7 +43,7 @@ pub(super) fn negotiated(o: &Options, est: &SetupDone) -> bool {
             .is_some_and(|s| both.iter().all(|&t| s.peer_requires(t) && s.we_require(t)))
 }
 
-impl Established {
+impl Connection {
     /// Paths follow their interfaces: one that lost its address is removed at once (its
     /// data in flight goes to the others); one that has an address again, or another one,
     /// gets a socket bound to it, and is added — after the peer accepted the address, when
@@ -180,14 +180,14 @@ impl Established {
         let s = self;
         let now = socks.now();
         let port = from.port();
-        let live = |s: &Established, i: usize| s.assoc.path(PathId(i)).state != PathState::Removed;
+        let live = |s: &Connection, i: usize| s.assoc.path(PathId(i)).state != PathState::Removed;
         match op {
             AddrOp::Add(ip) => {
                 // Unicast only; the wildcard form ("the packet's source") is not supported.
                 if !crate::limit::is_unicast(*ip) {
                     return Some(asconf_cause::NO_AUTHORIZATION);
                 }
-                let to = |i: usize, s: &Established| s.routes.paths[i].1.ip() == *ip;
+                let to = |i: usize, s: &Connection| s.routes.paths[i].1.ip() == *ip;
                 if (0..s.routes.paths.len()).any(|i| to(i, s) && live(s, i)) {
                     return None; // known already
                 }
