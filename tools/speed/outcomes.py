@@ -11,8 +11,11 @@ drop, arrival, delivery, SACK and timeout), so a difference anywhere in a run sh
 
     tools/speed/outcomes.py run BINARY OUT.jsonl [--trace] [--jobs N] [--duration S]
     tools/speed/outcomes.py diff A.jsonl B.jsonl
+    tools/speed/outcomes.py count
 
-`diff` prints the variants whose fingerprints differ and exits 1 when any does.
+`diff` prints the variants whose fingerprints differ and exits 1 when any does; `count`
+prints how many variants `run` would run (the documentation's figure is checked against
+it by `crates/cmtlab/tests/doc_counts.rs`).
 Typical use: build the commit before the change, copy its `target/release/cmtlab`
 aside, build the change, run both, diff.
 """
@@ -116,17 +119,23 @@ def fingerprint(binary: str, scenario: Path, sets: list[str], trace: bool, tmp: 
         return rec
 
 
+def variants(tmp: Path, duration) -> list[tuple[Path, list[str]]]:
+    """Every variant: a base scenario with its settings, an algorithm setting, a seed."""
+    jobs = []
+    for base, base_sets in bases(tmp):
+        for sets in SETTINGS:
+            for seed in SEEDS:
+                extra = base_sets + [f"seed={seed}"] + sets
+                if duration:
+                    extra.append(f"duration={duration}s")
+                jobs.append((base, extra))
+    return jobs
+
+
 def run(args) -> int:
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
-        jobs = []
-        for base, base_sets in bases(tmp):
-            for sets in SETTINGS:
-                for seed in SEEDS:
-                    extra = base_sets + [f"seed={seed}"] + sets
-                    if args.duration:
-                        extra.append(f"duration={args.duration}s")
-                    jobs.append((base, extra))
+        jobs = variants(tmp, args.duration)
         with cf.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             recs = list(pool.map(
                 lambda j: fingerprint(args.binary, j[0], j[1], args.trace, tmp), jobs))
@@ -165,7 +174,12 @@ def main() -> int:
     d = sub.add_parser("diff")
     d.add_argument("a")
     d.add_argument("b")
+    sub.add_parser("count")
     args = ap.parse_args()
+    if args.cmd == "count":
+        with tempfile.TemporaryDirectory() as t:
+            print(len(variants(Path(t), None)))
+        return 0
     return run(args) if args.cmd == "run" else diff(args)
 
 
