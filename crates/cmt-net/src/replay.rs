@@ -115,6 +115,7 @@ fn relay_spec(b: &Built, i: usize, listen: SocketAddr, target: SocketAddr) -> Re
             trace: l.trace.clone(),
             // A real link the relay emulates: a lost datagram used its link time.
             loss_at: l.loss_at.unwrap_or_default(),
+            aqm: l.aqm,
         },
         loss: fixed(&l.loss),
         gilbert: l.gilbert,

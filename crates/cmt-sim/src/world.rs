@@ -350,6 +350,11 @@ impl Simulation {
             Some(Finished::Lost(pkt, cause)) => self.dropped(pkt, cause, l),
             None => {}
         }
+        if self.links[l].has_dropped() {
+            for h in self.links[l].take_dropped() {
+                self.dropped(h, DropCause::Aqm, l);
+            }
+        }
         if let Some(t) = next {
             self.q.push(t, Ev::LinkDone(l));
         }

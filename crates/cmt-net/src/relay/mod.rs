@@ -32,7 +32,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use cmt_core::Time;
-use cmt_sim::link::{Cargo, DropCause, Finished, InFlight, Link, LinkChange, Offer};
+use cmt_sim::link::{Cargo, DropCause, Finished, InFlight, Link, LinkChange, LinkStreams, Offer};
 use cmt_sim::loss::LossChain;
 use cmt_sim::rng::stream;
 
@@ -58,7 +58,7 @@ impl Drops {
 
     fn count(&mut self, cause: DropCause) {
         match cause {
-            DropCause::Queue => self.queue += 1,
+            DropCause::Queue | DropCause::Aqm => self.queue += 1,
             DropCause::Loss => self.loss += 1,
             DropCause::Down => self.down += 1,
         }
@@ -157,8 +157,11 @@ fn link(spec: &RelaySpec, seed: u64, dir: &str) -> Link<InFlight> {
         format!("{name}/{dir}"),
         spec.params.clone(),
         LossChain::new(spec.loss, spec.gilbert),
-        stream(seed, &format!("relay/{name}/{dir}/loss")),
-        stream(seed, &format!("relay/{name}/{dir}/jitter")),
+        LinkStreams {
+            loss: stream(seed, &format!("relay/{name}/{dir}/loss")),
+            jitter: stream(seed, &format!("relay/{name}/{dir}/jitter")),
+            queue: stream(seed, &format!("relay/{name}/{dir}/queue")),
+        },
     )
 }
 
@@ -231,10 +234,8 @@ impl Relay {
         match self.links[dir].offer(t, pkt) {
             Offer::Started(end) => self.service[dir] = Some(end),
             Offer::Queued => {}
-            Offer::Dropped(_, cause) => {
-                self.held.remove(&id);
-                self.st.dropped[dir].count(cause);
-            }
+            // The one dropped: this datagram, or one the discipline dropped for it.
+            Offer::Dropped(lost, cause) => self.forget(dir, &lost, cause),
         }
     }
 
@@ -254,16 +255,22 @@ impl Relay {
                             self.arrivals.insert((when, id), (dir, m, b));
                         }
                     }
-                    Some(Finished::Lost(p, cause)) => {
-                        if let Some(id) = p.relayed_id() {
-                            self.held.remove(&id);
-                        }
-                        self.st.dropped[dir].count(cause);
-                    }
+                    Some(Finished::Lost(p, cause)) => self.forget(dir, &p, cause),
                     None => {}
+                }
+                for p in self.links[dir].take_dropped() {
+                    self.forget(dir, &p, DropCause::Aqm);
                 }
             }
         }
+    }
+
+    /// A datagram the link lost: counted and forgotten.
+    fn forget(&mut self, dir: usize, p: &InFlight, cause: DropCause) {
+        if let Some(id) = p.relayed_id() {
+            self.held.remove(&id);
+        }
+        self.st.dropped[dir].count(cause);
     }
 
     /// Sends every datagram due by `t`, consecutive ones of a socket batched: towards

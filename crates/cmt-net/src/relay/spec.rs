@@ -85,6 +85,7 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
             reorder: false,
             trace: None,
             loss_at: cmt_sim::link::LossPoint::Exit,
+            aqm: cmt_sim::link::Aqm::DropTail,
         },
         loss: 0.0,
         gilbert: None,

@@ -6,7 +6,6 @@
 //! air time), or as a packet enters the link, before the queue (ns-2.35's `lossmodel`,
 //! which puts the error module at the head of the link).
 
-use std::collections::VecDeque;
 use std::ops::{Index, IndexMut};
 
 use cmt_core::{Duration, Packet, PathId, Time};
@@ -15,9 +14,12 @@ use rand_chacha::ChaCha8Rng;
 use crate::ids::{EndpointId, FlowId, LinkDir, RouteId};
 use crate::loss::LossChain;
 
+pub mod aqm;
 mod impair;
 
 use crate::trace::{Trace, TraceCursor};
+pub use aqm::Aqm;
+use aqm::Qdisc;
 pub use impair::Verdict;
 use impair::{Lossy, Outage, Propagation};
 
@@ -61,12 +63,43 @@ impl InFlight {
 pub trait Carried {
     /// Bytes on the wire.
     fn wire_size(&self) -> u32;
+    /// The flow it belongs to, as a flow-queueing discipline tells flows apart (a path
+    /// of the association, a background flow).
+    fn flow(&self) -> u32;
 }
 
 impl Carried for InFlight {
     fn wire_size(&self) -> u32 {
         self.size
     }
+    fn flow(&self) -> u32 {
+        self.cargo.flow_key()
+    }
+}
+
+impl Cargo {
+    /// The flow this packet belongs to for flow queueing: the association's path, a
+    /// TCP-like flow, an open-loop flow or a relayed datagram, each its own number.
+    pub fn flow_key(&self) -> u32 {
+        match self {
+            Cargo::Sctp {
+                path, flow: None, ..
+            } => path.0 as u32,
+            Cargo::Sctp { flow: Some(f), .. } => (1 << 30) | f.0 as u32,
+            Cargo::Background { flow } => (2 << 30) | flow.0 as u32,
+            Cargo::Relayed(_) => 3 << 30,
+        }
+    }
+}
+
+/// The random streams of a link direction.
+pub struct LinkStreams {
+    /// Draws of the loss models.
+    pub loss: ChaCha8Rng,
+    /// Draws of the propagation jitter.
+    pub jitter: ChaCha8Rng,
+    /// Draws of the queue discipline (RED's drops).
+    pub queue: ChaCha8Rng,
 }
 
 /// A packet travelling through the simulated network.
@@ -104,6 +137,8 @@ pub struct LinkParams {
     pub trace: Option<Trace>,
     /// Where the loss models act.
     pub loss_at: LossPoint,
+    /// The queue's discipline.
+    pub aqm: Aqm,
 }
 
 /// Where a link direction's loss models drop a packet.
@@ -141,6 +176,8 @@ pub struct LinkStats {
     pub tx_bytes: u64,
     /// Packets dropped at a full queue.
     pub queue_drops: u64,
+    /// Packets the queue discipline dropped early (RED, CoDel, FQ-CoDel).
+    pub aqm_drops: u64,
     /// Packets lost by the loss model.
     pub loss_drops: u64,
     /// Packets lost because the link was down.
@@ -161,8 +198,10 @@ pub enum Offer<P = InFlight> {
 /// Why the network lost a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropCause {
-    /// The drop-tail queue was full.
+    /// The queue was full.
     Queue,
+    /// The queue discipline dropped it early (RED, CoDel, FQ-CoDel).
+    Aqm,
     /// A loss model dropped it.
     Loss,
     /// The link was down.
@@ -174,6 +213,7 @@ impl DropCause {
     pub fn as_str(self) -> &'static str {
         match self {
             DropCause::Queue => "queue",
+            DropCause::Aqm => "aqm",
             DropCause::Loss => "loss",
             DropCause::Down => "down",
         }
@@ -188,8 +228,8 @@ pub enum Finished<P = InFlight> {
     Lost(P, DropCause),
 }
 
-/// A link direction: serialisation at its rate (or capacity trace) from a drop-tail
-/// queue, then its impairments in order — outage, loss, propagation — each a small part
+/// A link direction: serialisation at its rate (or capacity trace) from a queue under
+/// its discipline ([`aqm`]), then its impairments in order — outage, loss, propagation — each a small part
 /// that returns a [`Verdict`]. It carries `P`: [`InFlight`] packets, or handles to them.
 pub struct Link<P = InFlight> {
     /// Name (from the scenario) plus direction.
@@ -198,7 +238,9 @@ pub struct Link<P = InFlight> {
     /// [`params`](Self::params), change with [`change`](Self::change).
     params: LinkParams,
     in_service: Option<P>,
-    queue: VecDeque<P>,
+    queue: Qdisc<P>,
+    /// Packets the discipline dropped as it dequeued, for [`take_dropped`](Self::take_dropped).
+    dropped: Vec<P>,
     cursor: Option<TraceCursor>,
     /// The last serialisation time computed at a fixed rate, `(bytes, rate, time)`:
     /// most packets of a direction have one of a few sizes, and a hit saves a division.
@@ -212,32 +254,30 @@ pub struct Link<P = InFlight> {
 
 impl<P: Carried> Link<P> {
     /// A new idle link.
-    pub fn new(
-        name: String,
-        params: LinkParams,
-        loss: LossChain,
-        rng_loss: ChaCha8Rng,
-        rng_jitter: ChaCha8Rng,
-    ) -> Self {
+    pub fn new(name: String, params: LinkParams, loss: LossChain, streams: LinkStreams) -> Self {
         let cursor = params.trace.clone().map(TraceCursor::new);
         let propagation = Propagation::new(
             params.delay,
             params.jitter,
             params.jitter_half,
             params.reorder,
-            rng_jitter,
+            streams.jitter,
         );
+        // A 1,500-byte packet's time at the link's rate (RED's idle decay).
+        let packet_time = Duration::transmission(1500, params.rate_bps.max(1));
+        let queue = Qdisc::new(params.aqm, packet_time, streams.queue);
         Link {
             name,
             params,
             in_service: None,
-            queue: VecDeque::new(),
+            queue,
+            dropped: Vec::new(),
             cursor,
             last_tx: (0, 0, Duration::ZERO),
             outage: Outage::default(),
             lossy: Lossy {
                 chain: loss,
-                rng: rng_loss,
+                rng: streams.loss,
             },
             propagation,
             stats: LinkStats::default(),
@@ -261,16 +301,17 @@ impl<P: Carried> Link<P> {
             self.in_service = Some(pkt);
             return Offer::Started(done);
         }
-        if self
-            .params
-            .queue
-            .is_some_and(|limit| self.queue.len() >= limit)
-        {
-            self.stats.queue_drops += 1;
-            return Offer::Dropped(pkt, DropCause::Queue);
+        match self.queue.enqueue(now, pkt, self.params.queue) {
+            None => Offer::Queued,
+            Some((lost, true)) => {
+                self.stats.aqm_drops += 1;
+                Offer::Dropped(lost, DropCause::Aqm)
+            }
+            Some((lost, false)) => {
+                self.stats.queue_drops += 1;
+                Offer::Dropped(lost, DropCause::Queue)
+            }
         }
-        self.queue.push_back(pkt);
-        Offer::Queued
     }
 
     /// The packet in service finished serialisation. Returns its fate and, if another
@@ -292,7 +333,10 @@ impl<P: Carried> Link<P> {
             }
             Finished::Arrives(self.propagation.arrival(now), pkt)
         });
-        let next = self.queue.pop_front().map(|pkt| {
+        let dropped_before = self.dropped.len();
+        let next = self.queue.dequeue(now, &mut self.dropped);
+        self.stats.aqm_drops += (self.dropped.len() - dropped_before) as u64;
+        let next = next.map(|pkt| {
             let done = self.service_end(now, pkt.wire_size());
             self.in_service = Some(pkt);
             done
@@ -336,7 +380,7 @@ impl<P: Carried> Link<P> {
         match c.down {
             Some(true) => {
                 self.outage.down = true;
-                let lost: Vec<P> = self.queue.drain(..).collect();
+                let lost: Vec<P> = self.queue.drain();
                 self.stats.down_drops += lost.len() as u64;
                 lost
             }
@@ -346,6 +390,17 @@ impl<P: Carried> Link<P> {
             }
             None => Vec::new(),
         }
+    }
+
+    /// The packets the queue discipline dropped as it chose what to send next (CoDel,
+    /// FQ-CoDel), since the last call: the caller accounts for them.
+    pub fn take_dropped(&mut self) -> Vec<P> {
+        std::mem::take(&mut self.dropped)
+    }
+
+    /// Whether the discipline dropped packets not yet taken ([`take_dropped`](Self::take_dropped)).
+    pub fn has_dropped(&self) -> bool {
+        !self.dropped.is_empty()
     }
 
     /// The parameters in force (after draws and scheduled changes).
@@ -417,14 +472,18 @@ mod tests {
             reorder: false,
             trace: None,
             loss_at: LossPoint::Exit,
+            aqm: Aqm::DropTail,
         };
         tweak(&mut params);
         Link::new(
             "t".into(),
             params,
             LossChain::new(0.0, None),
-            stream(1, "l"),
-            stream(1, "j"),
+            LinkStreams {
+                loss: stream(1, "l"),
+                jitter: stream(1, "j"),
+                queue: stream(1, "q"),
+            },
         )
     }
 

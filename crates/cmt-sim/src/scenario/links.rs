@@ -3,7 +3,7 @@
 use cmt_core::Duration;
 
 use super::{field, params, BuildError, GilbertSpec, LinkSpec};
-use crate::link::LossPoint;
+use crate::link::{Aqm, LossPoint};
 use crate::loss::Gilbert;
 use crate::loss_model::LossModelSpec;
 use crate::trace::Trace;
@@ -42,6 +42,8 @@ pub struct BuiltLink {
     pub trace: Option<Trace>,
     /// Rate of the reverse direction when the forward one follows a trace.
     pub reverse_rate_bps: Option<u64>,
+    /// The queue's discipline (both directions).
+    pub aqm: Aqm,
 }
 
 /// The directions of a duplex link its loss models act on.
@@ -194,6 +196,7 @@ fn build_link(
         )?,
         loss_at: field(&f("loss_at"), loss_point(l.loss_at.as_deref()))?,
         reorder: l.reorder.unwrap_or(false),
+        aqm: super::queues::aqm(l, &f)?,
     })
 }
 

@@ -9,6 +9,7 @@ mod events;
 mod limits;
 mod links;
 mod load;
+mod queues;
 mod traffic;
 
 pub use build::{Built, BuiltPath, Workload};
@@ -336,6 +337,12 @@ pub struct LinkSpec {
     /// Jitter may reorder packets (netem-like) instead of keeping FIFO order.
     #[serde(default)]
     pub reorder: Option<bool>,
+    /// The queue's discipline: "droptail" (default), "red", "codel" or "fq_codel".
+    #[serde(default)]
+    pub aqm: Option<String>,
+    /// Its parameters, e.g. `{ target_ms = 5, interval_ms = 100 }` (docs/scenario.md).
+    #[serde(default)]
+    pub aqm_params: ParamTable,
 }
 
 /// A Gilbert–Elliott model by name or by its four parameters.

@@ -13,7 +13,7 @@ use super::endpoint::Endpoint;
 use super::packets::Pkt;
 use super::{configured_loss, path_capacity, Drawn, Simulation};
 use crate::ids::{EndpointId, FlowId, LinkDir, RouteId};
-use crate::link::{Link, LinkParams, LossPoint};
+use crate::link::{Link, LinkParams, LinkStreams, LossPoint};
 use crate::loss::LossChain;
 use crate::queue::EventQueue;
 use crate::recorder::{Probe, Recorder, Role};
@@ -131,6 +131,7 @@ fn link_directions(l: &BuiltLink, seed: u64, loss_at: LossPoint) -> ([Link<Pkt>;
         queue: l.queue,
         reorder: l.reorder,
         loss_at,
+        aqm: l.aqm,
     };
     let direction = |dir: &str| {
         let mut params = params.clone();
@@ -148,8 +149,11 @@ fn link_directions(l: &BuiltLink, seed: u64, loss_at: LossPoint) -> ([Link<Pkt>;
             format!("{}/{dir}", l.name),
             params,
             chain,
-            stream(seed, &format!("link/{}/{dir}/loss", l.name)),
-            stream(seed, &format!("link/{}/{dir}/jitter", l.name)),
+            LinkStreams {
+                loss: stream(seed, &format!("link/{}/{dir}/loss", l.name)),
+                jitter: stream(seed, &format!("link/{}/{dir}/jitter", l.name)),
+                queue: stream(seed, &format!("link/{}/{dir}/queue", l.name)),
+            },
         )
     };
     ([direction("fwd"), direction("rev")], drawn)

@@ -1,22 +1,27 @@
 //! Packets in the simulated network, each in a slot from when an endpoint or source
 //! emits it until it reaches its destination or is lost. Links, their queues and the
-//! propagation pipes hold only a [`Pkt`] handle (8 bytes): a packet with its chunk list
+//! propagation pipes hold only a [`Pkt`] handle (12 bytes): a packet with its chunk list
 //! and routing is about 100 bytes, and moving it through every stage of every hop was a
 //! large part of the cost of a hop. Which slot a packet gets does not affect any
 //! outcome (nothing iterates the slots).
 
 use crate::link::{Carried, InFlight};
 
-/// A handle to a packet in [`Packets`], with its size on the wire (what a link reads).
+/// A handle to a packet in [`Packets`], with its size on the wire and its flow (what a
+/// link reads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Pkt {
     slot: u32,
     size: u32,
+    flow: u32,
 }
 
 impl Carried for Pkt {
     fn wire_size(&self) -> u32 {
         self.size
+    }
+    fn flow(&self) -> u32 {
+        self.flow
     }
 }
 
@@ -30,7 +35,7 @@ pub(super) struct Packets {
 impl Packets {
     /// Keeps `pkt` until [`free`](Self::free); returns its handle.
     pub(super) fn insert(&mut self, pkt: InFlight) -> Pkt {
-        let size = pkt.size;
+        let (size, flow) = (pkt.size, pkt.cargo.flow_key());
         let slot = match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize] = Some(pkt);
@@ -41,7 +46,7 @@ impl Packets {
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 packets in flight")
             }
         };
-        Pkt { slot, size }
+        Pkt { slot, size, flow }
     }
 
     /// The packet of `h`, in place.

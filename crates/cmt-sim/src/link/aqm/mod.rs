@@ -1,0 +1,150 @@
+//! What a link direction's queue does with the packets waiting for the link: drop-tail
+//! (the default: a packet that finds the queue full is dropped), RED (Floyd and Jacobson
+//! 1993, [`red`]), CoDel (RFC 8289, [`codel`]) or FQ-CoDel (RFC 8290, [`fq_codel`]).
+//! RED decides as a packet arrives, CoDel as one leaves; both drop rather than mark
+//! (the transports here do not negotiate ECN).
+
+pub mod codel;
+pub mod fq_codel;
+pub mod red;
+
+use std::collections::VecDeque;
+
+use cmt_core::{Duration, Time};
+use rand_chacha::ChaCha8Rng;
+
+use super::Carried;
+pub use codel::CodelParams;
+pub use fq_codel::FqCodelParams;
+pub use red::RedParams;
+
+/// A link direction's queue discipline (`links[].aqm`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Aqm {
+    /// Drop-tail at the queue limit.
+    #[default]
+    DropTail,
+    /// Random early detection.
+    Red(RedParams),
+    /// Controlled delay.
+    Codel(CodelParams),
+    /// Flow queueing with controlled delay.
+    FqCodel(FqCodelParams),
+}
+
+impl Aqm {
+    /// `droptail`, `red`, `codel` or `fq_codel`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Aqm::DropTail => "droptail",
+            Aqm::Red(_) => "red",
+            Aqm::Codel(_) => "codel",
+            Aqm::FqCodel(_) => "fq_codel",
+        }
+    }
+}
+
+/// A packet waiting, with when it arrived (CoDel's sojourn time).
+#[derive(Debug)]
+pub struct Queued<P> {
+    /// The packet.
+    pub pkt: P,
+    /// When it was queued.
+    pub at: Time,
+}
+
+/// The packets waiting for a link, under its discipline.
+pub(super) enum Qdisc<P> {
+    DropTail(VecDeque<P>),
+    Red(VecDeque<P>, Box<red::Red>),
+    Codel(VecDeque<Queued<P>>, u64, CodelParams, codel::Codel),
+    FqCodel(Box<fq_codel::FqCodel<P>>),
+}
+
+impl<P: Carried> Qdisc<P> {
+    /// A queue under `aqm` for a link that sends a 1,500-byte packet in `packet_time`;
+    /// `rng` draws RED's drops.
+    pub(super) fn new(aqm: Aqm, packet_time: Duration, rng: ChaCha8Rng) -> Self {
+        match aqm {
+            Aqm::DropTail => Qdisc::DropTail(VecDeque::new()),
+            Aqm::Red(p) => Qdisc::Red(
+                VecDeque::new(),
+                Box::new(red::Red::new(p, packet_time, rng)),
+            ),
+            Aqm::Codel(p) => Qdisc::Codel(VecDeque::new(), 0, p, codel::Codel::default()),
+            Aqm::FqCodel(p) => Qdisc::FqCodel(Box::new(fq_codel::FqCodel::new(p))),
+        }
+    }
+
+    /// Packets waiting.
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Qdisc::DropTail(q) | Qdisc::Red(q, _) => q.len(),
+            Qdisc::Codel(q, ..) => q.len(),
+            Qdisc::FqCodel(fq) => fq.len(),
+        }
+    }
+
+    /// Queues `pkt` (`limit`: packets the queue holds at most). Returns a packet dropped
+    /// instead — `pkt` itself, or for FQ-CoDel the head of the fattest flow — and
+    /// whether the discipline's own rule (not the limit) dropped it.
+    pub(super) fn enqueue(&mut self, now: Time, pkt: P, limit: Option<usize>) -> Option<(P, bool)> {
+        let full = limit.is_some_and(|l| self.len() >= l);
+        match self {
+            Qdisc::DropTail(q) => {
+                if full {
+                    return Some((pkt, false));
+                }
+                q.push_back(pkt);
+            }
+            Qdisc::Red(q, red) => {
+                if red.drops(now, q.len()) {
+                    return Some((pkt, true));
+                }
+                if full {
+                    return Some((pkt, false));
+                }
+                q.push_back(pkt);
+            }
+            Qdisc::Codel(q, bytes, ..) => {
+                if full {
+                    return Some((pkt, false));
+                }
+                *bytes += u64::from(pkt.wire_size());
+                q.push_back(Queued { pkt, at: now });
+            }
+            Qdisc::FqCodel(fq) => return fq.enqueue(now, pkt, limit).map(|p| (p, false)),
+        }
+        None
+    }
+
+    /// The next packet for the link; packets the discipline drops on the way go to
+    /// `dropped`.
+    pub(super) fn dequeue(&mut self, now: Time, dropped: &mut Vec<P>) -> Option<P> {
+        match self {
+            Qdisc::DropTail(q) => q.pop_front(),
+            Qdisc::Red(q, red) => {
+                let p = q.pop_front();
+                if p.is_none() {
+                    // Nothing to send: the link goes idle (RED's average decays).
+                    red.went_idle(now);
+                }
+                p
+            }
+            Qdisc::Codel(q, bytes, params, state) => state.dequeue(params, now, q, bytes, dropped),
+            Qdisc::FqCodel(fq) => fq.dequeue(now, dropped),
+        }
+    }
+
+    /// Removes every waiting packet.
+    pub(super) fn drain(&mut self) -> Vec<P> {
+        match self {
+            Qdisc::DropTail(q) | Qdisc::Red(q, _) => q.drain(..).collect(),
+            Qdisc::Codel(q, bytes, ..) => {
+                *bytes = 0;
+                q.drain(..).map(|x| x.pkt).collect()
+            }
+            Qdisc::FqCodel(fq) => fq.drain(),
+        }
+    }
+}
