@@ -1,7 +1,9 @@
 //! How the simulator's cost per packet scales with the work: process CPU time per data
-//! packet (1) as the association grows from 2 to 16 paths, and (2) as 0 to 1,000
-//! competing TCP-like flows share the bottleneck with a two-path association. Ideally
-//! both stay flat (the goal: within 1.3× across each range).
+//! packet (1) as the association grows from 2 to 16 paths, (2) as 0 to 1,000 competing
+//! TCP-like flows share the bottleneck with a two-path association, and (3) the same
+//! with FQ-CoDel at the bottleneck instead of drop-tail (a queue per flow). Ideally all
+//! stay flat (the goal: within 1.3× across each range, and FQ-CoDel within 1.3× of
+//! drop-tail).
 //!
 //! `cargo bench -p cmt-sim --bench scaling` — prints, per case, data packets (the CMT
 //! association's, plus the TCP flows' estimated from their offered rate and 1500-byte
@@ -29,14 +31,15 @@ fn paths(n: usize) -> String {
     s
 }
 
-/// A two-path association whose paths meet at a 100 Mbit/s core link shared with `f`
-/// backlogged TCP-like flows, 20 s.
-fn flows(f: usize) -> String {
-    let mut s = String::from(
+/// A two-path association whose paths meet at a 100 Mbit/s core link under `aqm`
+/// shared with `f` backlogged TCP-like flows, 20 s.
+fn flows(f: usize, aqm: &str) -> String {
+    let mut s = format!(
         "name = \"flows\"\nseed = 1\nduration = \"20s\"\n[receiver]\nrbuf = \"4MB\"\n\
          [[links]]\nname = \"a0\"\nrate = \"50Mbps\"\ndelay = \"5ms\"\nqueue = 100\n\
          [[links]]\nname = \"a1\"\nrate = \"50Mbps\"\ndelay = \"10ms\"\nqueue = 100\n\
          [[links]]\nname = \"core\"\nrate = \"100Mbps\"\ndelay = \"20ms\"\nqueue = 1000\n\
+         aqm = \"{aqm}\"\n\
          [[paths]]\nname = \"p0\"\nlinks = [\"a0\", \"core\"]\n\
          [[paths]]\nname = \"p1\"\nlinks = [\"a1\", \"core\"]\n",
     );
@@ -85,11 +88,13 @@ fn main() {
             format!("{n} paths")
         );
     }
-    for f in [0, 10, 100, 1000] {
-        let (us, pkts, ev) = measure(&flows(f));
-        println!(
-            "{:>22} {pkts:>10} {ev:>14.2} {us:>16.3}",
-            format!("{f} TCP flows")
-        );
+    for aqm in ["droptail", "fq_codel"] {
+        for f in [0, 10, 100, 1000] {
+            let (us, pkts, ev) = measure(&flows(f, aqm));
+            println!(
+                "{:>22} {pkts:>10} {ev:>14.2} {us:>16.3}",
+                format!("{f} TCP flows, {aqm}")
+            );
+        }
     }
 }

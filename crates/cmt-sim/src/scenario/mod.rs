@@ -123,6 +123,10 @@ pub struct TrafficSpec {
     /// SACK; ns-2's `TCPSink` acknowledges every packet: 1).
     #[serde(default)]
     pub ack_every: Option<u32>,
+    /// TCP flows: congestion control, "reno" (default), "cubic" (RFC 9438) or
+    /// "linux-cubic" (as Linux's tcp_cubic.c).
+    #[serde(default)]
+    pub cc: Option<String>,
 }
 
 /// `[[events]]`: at time `at`, change link `link` (both directions unless `direction`).

@@ -35,6 +35,8 @@ pub struct BuiltTraffic {
     pub mtu: u32,
     /// TCP flows: acknowledge every this many packets.
     pub ack_every: u32,
+    /// TCP flows: the congestion control's name.
+    pub cc: &'static str,
 }
 
 /// Most copies one `[[traffic]]` entry may ask for (`count`).
@@ -64,6 +66,7 @@ pub(super) fn build_traffic(
         let pattern = pattern(t, &f)?;
         let sizes = sizes(t, &f)?;
         let (window, mtu, ack_every) = tcp_settings(t, tcp, &f)?;
+        let cc = tcp_cc(t, tcp, &f)?;
         for k in 0..count {
             out.push(BuiltTraffic {
                 name: if count == 1 {
@@ -85,6 +88,7 @@ pub(super) fn build_traffic(
                 window,
                 mtu,
                 ack_every,
+                cc,
             });
         }
     }
@@ -299,4 +303,32 @@ fn tcp_settings(
         ));
     }
     Ok((window as u32, mtu, ack_every))
+}
+
+/// `cc`: a TCP flow's congestion control (Reno unless named).
+fn tcp_cc(
+    t: &super::TrafficSpec,
+    tcp: bool,
+    f: &dyn Fn(&str) -> String,
+) -> Result<&'static str, BuildError> {
+    match (t.cc.as_deref(), tcp) {
+        (None, _) => Ok("reno"),
+        (Some(_), false) => Err(BuildError::new(
+            f("cc"),
+            "only a tcp flow has this setting".into(),
+        )),
+        (Some("reno"), true) => Ok("reno"),
+        (Some("cubic"), true) => Ok("cubic"),
+        (Some("linux-cubic"), true) => Ok("linux-cubic"),
+        (Some("bbr"), true) => Err(BuildError::new(
+            f("cc"),
+            "`bbr` is not available yet: BBR paces its sending, which the simulated \
+             transport does not (reno, cubic, linux-cubic)"
+                .into(),
+        )),
+        (Some(o), true) => Err(BuildError::new(
+            f("cc"),
+            format!("unknown `{o}` (reno, cubic, linux-cubic)"),
+        )),
+    }
 }

@@ -265,8 +265,8 @@ fn main_endpoints(
     ])
 }
 
-/// Both ends of every TCP-like flow (one-path Reno with the flow's window, MTU and
-/// ack frequency), appended to `ends`; returns each flow's sender endpoint.
+/// Both ends of every TCP-like flow (one path with the flow's congestion control,
+/// window, MTU and ack frequency), appended to `ends`; returns each flow's sender endpoint.
 fn tcp_endpoints(
     built: &Built,
     tcp_flows: &[(FlowId, RouteId)],
@@ -287,7 +287,8 @@ fn tcp_endpoints(
             t.window,
             t.window,
         );
-        let reno = cmt_core::cc::RenoFactory;
+        let params = cmt_core::params::Params::default();
+        let cc = cmt_core::cc::by_name(t.cc, &params).map_err(|e| e.0)?;
         let mk = |init, role| {
             let algs = Algorithms {
                 scheduler: cmt_core::sched::SchedulerFactory::build(
@@ -295,7 +296,7 @@ fn tcp_endpoints(
                     1,
                 ),
                 rtx: cmt_core::rtx::RtxFactory::build(&cmt_core::rtx::RtxSameFactory::default()),
-                cc: &reno,
+                cc: cc.as_ref(),
             };
             Association::new(
                 tcp_cfg.clone(),
