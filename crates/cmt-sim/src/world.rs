@@ -350,13 +350,18 @@ impl Simulation {
             Some(Finished::Lost(pkt, cause)) => self.dropped(pkt, cause, l),
             None => {}
         }
-        if self.links[l].has_dropped() {
-            for h in self.links[l].take_dropped() {
-                self.dropped(h, DropCause::Aqm, l);
-            }
-        }
+        self.take_link_drops(l);
         if let Some(t) = next {
             self.q.push(t, Ev::LinkDone(l));
+        }
+    }
+
+    /// Accounts for what link `l`'s queue discipline dropped besides the packet at hand.
+    fn take_link_drops(&mut self, l: LinkDir) {
+        if self.links[l].has_dropped() {
+            for (h, cause) in self.links[l].take_dropped() {
+                self.dropped(h, cause, l);
+            }
         }
     }
 
@@ -434,7 +439,7 @@ impl Simulation {
     fn offer(&mut self, l: LinkDir, h: Pkt) {
         match self.links[l].offer(self.now, h) {
             Offer::Started(done) => self.q.push(done, Ev::LinkDone(l)),
-            Offer::Queued => {}
+            Offer::Queued => self.take_link_drops(l),
             Offer::Dropped(h, cause) => self.dropped(h, cause, l),
         }
     }

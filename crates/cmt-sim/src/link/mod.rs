@@ -239,8 +239,11 @@ pub struct Link<P = InFlight> {
     params: LinkParams,
     in_service: Option<P>,
     queue: Qdisc<P>,
-    /// Packets the discipline dropped as it dequeued, for [`take_dropped`](Self::take_dropped).
-    dropped: Vec<P>,
+    /// Packets the discipline dropped other than the one offered (CoDel as it dequeues,
+    /// FQ-CoDel's overflow batches), with why, for [`take_dropped`](Self::take_dropped).
+    dropped: Vec<(P, DropCause)>,
+    /// Scratch for the discipline's drops.
+    scratch: Vec<P>,
     cursor: Option<TraceCursor>,
     /// The last serialisation time computed at a fixed rate, `(bytes, rate, time)`:
     /// most packets of a direction have one of a few sizes, and a hit saves a division.
@@ -272,6 +275,7 @@ impl<P: Carried> Link<P> {
             in_service: None,
             queue,
             dropped: Vec::new(),
+            scratch: Vec::new(),
             cursor,
             last_tx: (0, 0, Duration::ZERO),
             outage: Outage::default(),
@@ -301,7 +305,15 @@ impl<P: Carried> Link<P> {
             self.in_service = Some(pkt);
             return Offer::Started(done);
         }
-        match self.queue.enqueue(now, pkt, self.params.queue) {
+        let verdict = self
+            .queue
+            .enqueue(now, pkt, self.params.queue, &mut self.scratch);
+        if !self.scratch.is_empty() {
+            self.stats.queue_drops += self.scratch.len() as u64;
+            let batch = self.scratch.drain(..).map(|p| (p, DropCause::Queue));
+            self.dropped.extend(batch);
+        }
+        match verdict {
             None => Offer::Queued,
             Some((lost, true)) => {
                 self.stats.aqm_drops += 1;
@@ -333,9 +345,12 @@ impl<P: Carried> Link<P> {
             }
             Finished::Arrives(self.propagation.arrival(now), pkt)
         });
-        let dropped_before = self.dropped.len();
-        let next = self.queue.dequeue(now, &mut self.dropped);
-        self.stats.aqm_drops += (self.dropped.len() - dropped_before) as u64;
+        let next = self.queue.dequeue(now, &mut self.scratch);
+        if !self.scratch.is_empty() {
+            self.stats.aqm_drops += self.scratch.len() as u64;
+            let batch = self.scratch.drain(..).map(|p| (p, DropCause::Aqm));
+            self.dropped.extend(batch);
+        }
         let next = next.map(|pkt| {
             let done = self.service_end(now, pkt.wire_size());
             self.in_service = Some(pkt);
@@ -392,9 +407,10 @@ impl<P: Carried> Link<P> {
         }
     }
 
-    /// The packets the queue discipline dropped as it chose what to send next (CoDel,
-    /// FQ-CoDel), since the last call: the caller accounts for them.
-    pub fn take_dropped(&mut self) -> Vec<P> {
+    /// The packets the queue discipline dropped besides those [`offer`](Self::offer) and
+    /// [`finish`](Self::finish) return (CoDel as it dequeues, FQ-CoDel's overflow
+    /// batches), with why, since the last call: the caller accounts for them.
+    pub fn take_dropped(&mut self) -> Vec<(P, DropCause)> {
         std::mem::take(&mut self.dropped)
     }
 

@@ -4,8 +4,9 @@
 //! for its first quantum, so a sparse flow (a few packets now and then) sees almost no
 //! queueing beside a bulk one; an emptied new flow moves to the end of the old list
 //! before it may leave, so it cannot starve the others by coming back at once (§4.2).
-//! When the whole queue is full the packet at the head of the flow with the most bytes
-//! is dropped (§4.1).
+//! When the whole queue is full, packets are dropped from the head of the flow with the
+//! most bytes — as Linux does, a batch of up to 64 or until that flow holds half its
+//! bytes, so the scan for the fattest flow is paid once per batch (§4.1).
 //!
 //! Flows are told apart exactly (a path of an association, a background flow), not
 //! hashed into 1,024 buckets as Linux does: no two flows share a queue.
@@ -15,6 +16,7 @@ use std::collections::{BTreeMap, VecDeque};
 use cmt_core::Time;
 
 use super::codel::{Codel, CodelParams};
+use super::fattest::Fattest;
 use super::Queued;
 use crate::link::Carried;
 
@@ -35,6 +37,9 @@ impl Default for FqCodelParams {
         }
     }
 }
+
+/// Most packets one overflow drops (Linux's `drop_batch_size`).
+const DROP_BATCH: usize = 64;
 
 /// One flow's queue.
 #[derive(Debug)]
@@ -58,6 +63,8 @@ pub struct FqCodel<P> {
     old_flows: VecDeque<usize>,
     /// Packets queued in all flows.
     len: usize,
+    /// Which flow holds the most bytes.
+    fattest: Fattest,
 }
 
 impl<P: Carried> FqCodel<P> {
@@ -70,6 +77,7 @@ impl<P: Carried> FqCodel<P> {
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
             len: 0,
+            fattest: Fattest::default(),
         }
     }
 
@@ -83,9 +91,9 @@ impl<P: Carried> FqCodel<P> {
         self.len == 0
     }
 
-    /// Queues `pkt`; with more than `limit` packets queued, returns the one dropped from
-    /// the head of the fattest flow.
-    pub fn enqueue(&mut self, now: Time, pkt: P, limit: Option<usize>) -> Option<P> {
+    /// Queues `pkt`; with more than `limit` packets queued, drops a batch from the head
+    /// of the fattest flow into `dropped`.
+    pub fn enqueue(&mut self, now: Time, pkt: P, limit: Option<usize>, dropped: &mut Vec<P>) {
         let next = self.queues.len();
         let i = *self.by_flow.entry(pkt.flow()).or_insert(next);
         if i == next {
@@ -100,6 +108,7 @@ impl<P: Carried> FqCodel<P> {
         let q = &mut self.queues[i];
         q.bytes += u64::from(pkt.wire_size());
         q.packets.push_back(Queued { pkt, at: now });
+        self.fattest.set(i, q.bytes);
         if !q.listed {
             q.listed = true;
             q.deficit = i64::from(self.params.quantum);
@@ -107,22 +116,30 @@ impl<P: Carried> FqCodel<P> {
         }
         self.len += 1;
         if limit.is_some_and(|l| self.len > l) {
-            return self.drop_from_fattest();
+            self.drop_from_fattest(dropped);
         }
-        None
     }
 
-    fn drop_from_fattest(&mut self) -> Option<P> {
-        let (i, _) = self
-            .queues
-            .iter()
-            .enumerate()
-            .max_by_key(|(i, q)| (q.bytes, std::cmp::Reverse(*i)))?;
+    /// Drops from the head of the flow holding the most bytes: up to [`DROP_BATCH`]
+    /// packets, stopping once it holds half of what it held.
+    fn drop_from_fattest(&mut self, dropped: &mut Vec<P>) {
+        let Some(i) = self.fattest.get() else {
+            return;
+        };
         let q = &mut self.queues[i];
-        let head = q.packets.pop_front()?;
-        q.bytes -= u64::from(head.pkt.wire_size());
-        self.len -= 1;
-        Some(head.pkt)
+        let half = q.bytes / 2;
+        for _ in 0..DROP_BATCH {
+            let Some(head) = q.packets.pop_front() else {
+                break;
+            };
+            q.bytes -= u64::from(head.pkt.wire_size());
+            self.len -= 1;
+            dropped.push(head.pkt);
+            if q.bytes <= half {
+                break;
+            }
+        }
+        self.fattest.set(i, q.bytes);
     }
 
     /// The next packet to send, after the drops the flows' CoDels decide (to `dropped`).
@@ -148,6 +165,7 @@ impl<P: Carried> FqCodel<P> {
                 &mut q.bytes,
                 dropped,
             );
+            self.fattest.set(i, q.bytes);
             self.len -= dropped.len() - before;
             let Some(pkt) = pkt else {
                 // Empty: a new flow goes to the end of the old list, an old one leaves.
@@ -185,10 +203,11 @@ impl<P: Carried> FqCodel<P> {
         self.old_flows.clear();
         self.len = 0;
         let mut out = Vec::new();
-        for q in &mut self.queues {
+        for (i, q) in self.queues.iter_mut().enumerate() {
             out.extend(q.packets.drain(..).map(|x| x.pkt));
             q.bytes = 0;
             q.listed = false;
+            self.fattest.set(i, 0);
         }
         out
     }
@@ -223,11 +242,11 @@ mod tests {
     fn a_sparse_flows_packet_overtakes_a_bulk_backlog() {
         let mut fq = FqCodel::new(FqCodelParams::default());
         for seq in 0..100 {
-            assert!(fq.enqueue(ms(0), P { flow: 1, seq }, None).is_none());
+            fq.enqueue(ms(0), P { flow: 1, seq }, None, &mut Vec::new());
         }
         let mut dropped = Vec::new();
         assert_eq!(fq.dequeue(ms(1), &mut dropped).unwrap().flow, 1);
-        fq.enqueue(ms(1), P { flow: 2, seq: 0 }, None);
+        fq.enqueue(ms(1), P { flow: 2, seq: 0 }, None, &mut Vec::new());
         let order: Vec<u32> = (0..3)
             .map(|_| fq.dequeue(ms(1), &mut dropped).unwrap().flow)
             .collect();
@@ -240,8 +259,8 @@ mod tests {
     fn two_backlogged_flows_alternate() {
         let mut fq = FqCodel::new(FqCodelParams::default());
         for seq in 0..10 {
-            fq.enqueue(ms(0), P { flow: 7, seq }, None);
-            fq.enqueue(ms(0), P { flow: 9, seq }, None);
+            fq.enqueue(ms(0), P { flow: 7, seq }, None, &mut Vec::new());
+            fq.enqueue(ms(0), P { flow: 9, seq }, None, &mut Vec::new());
         }
         let mut dropped = Vec::new();
         let order: Vec<u32> = (0..20)
@@ -256,15 +275,21 @@ mod tests {
         assert!(dropped.is_empty());
     }
 
+    /// Over the limit the fattest flow loses packets from its head until it holds half
+    /// its bytes (here 4 of 8 packets); the flow that overflowed keeps its packet.
     #[test]
-    fn over_the_limit_the_fattest_flow_loses_its_head() {
+    fn over_the_limit_the_fattest_flow_loses_half_from_its_head() {
         let mut fq = FqCodel::new(FqCodelParams::default());
-        for seq in 0..5 {
-            fq.enqueue(ms(0), P { flow: 1, seq }, Some(6));
+        let mut dropped = Vec::new();
+        for seq in 0..8 {
+            fq.enqueue(ms(0), P { flow: 1, seq }, Some(9), &mut dropped);
         }
-        fq.enqueue(ms(0), P { flow: 2, seq: 0 }, Some(6));
-        let lost = fq.enqueue(ms(0), P { flow: 2, seq: 1 }, Some(6));
-        assert_eq!(lost, Some(P { flow: 1, seq: 0 }));
+        fq.enqueue(ms(0), P { flow: 2, seq: 0 }, Some(9), &mut dropped);
+        assert!(dropped.is_empty());
+        fq.enqueue(ms(0), P { flow: 2, seq: 1 }, Some(9), &mut dropped);
+        let lost: Vec<u32> = dropped.iter().map(|p| p.seq).collect();
+        assert!(dropped.iter().all(|p| p.flow == 1));
+        assert_eq!(lost, [0, 1, 2, 3]);
         assert_eq!(fq.len(), 6);
         assert_eq!(fq.drain().len(), 6);
         assert!(fq.is_empty());

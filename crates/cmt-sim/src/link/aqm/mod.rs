@@ -5,6 +5,7 @@
 //! (the transports here do not negotiate ECN).
 
 pub mod codel;
+mod fattest;
 pub mod fq_codel;
 pub mod red;
 
@@ -85,10 +86,16 @@ impl<P: Carried> Qdisc<P> {
         }
     }
 
-    /// Queues `pkt` (`limit`: packets the queue holds at most). Returns a packet dropped
-    /// instead — `pkt` itself, or for FQ-CoDel the head of the fattest flow — and
-    /// whether the discipline's own rule (not the limit) dropped it.
-    pub(super) fn enqueue(&mut self, now: Time, pkt: P, limit: Option<usize>) -> Option<(P, bool)> {
+    /// Queues `pkt` (`limit`: packets the queue holds at most). Returns `pkt` when it is
+    /// dropped instead, with whether the discipline's own rule (not the limit) dropped
+    /// it; FQ-CoDel queues it and drops others at the limit, into `overflow`.
+    pub(super) fn enqueue(
+        &mut self,
+        now: Time,
+        pkt: P,
+        limit: Option<usize>,
+        overflow: &mut Vec<P>,
+    ) -> Option<(P, bool)> {
         let full = limit.is_some_and(|l| self.len() >= l);
         match self {
             Qdisc::DropTail(q) => {
@@ -113,7 +120,7 @@ impl<P: Carried> Qdisc<P> {
                 *bytes += u64::from(pkt.wire_size());
                 q.push_back(Queued { pkt, at: now });
             }
-            Qdisc::FqCodel(fq) => return fq.enqueue(now, pkt, limit).map(|p| (p, false)),
+            Qdisc::FqCodel(fq) => fq.enqueue(now, pkt, limit, overflow),
         }
         None
     }
