@@ -233,8 +233,11 @@ impl Relay {
         self.held.insert(id, (map, bytes));
         match self.links[dir].offer(t, pkt) {
             Offer::Started(end) => self.service[dir] = Some(end),
-            Offer::Queued => {}
-            // The one dropped: this datagram, or one the discipline dropped for it.
+            Offer::Queued => {
+                for (p, cause) in self.links[dir].take_dropped() {
+                    self.forget(dir, &p, cause);
+                }
+            }
             Offer::Dropped(lost, cause) => self.forget(dir, &lost, cause),
         }
     }
@@ -258,8 +261,8 @@ impl Relay {
                     Some(Finished::Lost(p, cause)) => self.forget(dir, &p, cause),
                     None => {}
                 }
-                for p in self.links[dir].take_dropped() {
-                    self.forget(dir, &p, DropCause::Aqm);
+                for (p, cause) in self.links[dir].take_dropped() {
+                    self.forget(dir, &p, cause);
                 }
             }
         }
