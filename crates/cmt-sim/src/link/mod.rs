@@ -266,9 +266,7 @@ impl<P: Carried> Link<P> {
             params.reorder,
             streams.jitter,
         );
-        // A 1,500-byte packet's time at the link's rate (RED's idle decay).
-        let packet_time = Duration::transmission(1500, params.rate_bps.max(1));
-        let queue = Qdisc::new(params.aqm, packet_time, streams.queue);
+        let queue = Qdisc::new(params.aqm, params.rate_bps, params.delay, streams.queue);
         Link {
             name,
             params,

@@ -13,7 +13,7 @@ pub(super) fn aqm(l: &LinkSpec, f: &dyn Fn(&str) -> String) -> Result<Aqm, Build
     let name = l.aqm.as_deref().unwrap_or("droptail");
     let known: &[&str] = match name {
         "droptail" => &[],
-        "red" => &["min_th", "max_th", "weight", "max_p", "gentle"],
+        "red" => &["min_th", "max_th", "weight", "max_p", "gentle", "wait"],
         "codel" => &["target_ms", "interval_ms"],
         "fq_codel" => &["target_ms", "interval_ms", "quantum"],
         other => {
@@ -61,29 +61,45 @@ pub(super) fn aqm(l: &LinkSpec, f: &dyn Fn(&str) -> String) -> Result<Aqm, Build
     })
 }
 
-/// RED's parameters: thresholds in packets, `0 < min_th < max_th`, weight and
-/// `max_p` in (0, 1].
+/// RED's parameters: thresholds in packets (`0 < min_th < max_th` where both are
+/// given; unset ones are configured from the link as ns-2.35 does), weight and `max_p`
+/// in (0, 1], `gentle` and `wait` flags.
 fn red(p: &cmt_core::Params, at: &str) -> Result<RedParams, BuildError> {
     let d = RedParams::default();
     let bad = |e: cmt_core::ParamError| BuildError::new(at.to_string(), e.0);
+    let opt = |k: &str| -> Result<Option<f64>, BuildError> {
+        match p.0.contains_key(k) {
+            true => p.number(k, 0.0).map(Some).map_err(bad),
+            false => Ok(None),
+        }
+    };
     let r = RedParams {
-        min_th: p.number("min_th", d.min_th).map_err(bad)?,
-        max_th: p.number("max_th", d.max_th).map_err(bad)?,
-        weight: p.number("weight", d.weight).map_err(bad)?,
+        min_th: opt("min_th")?,
+        max_th: opt("max_th")?,
+        weight: opt("weight")?,
         max_p: p.number("max_p", d.max_p).map_err(bad)?,
         gentle: p.flag("gentle", d.gentle).map_err(bad)?,
+        wait: p.flag("wait", d.wait).map_err(bad)?,
     };
-    if !(r.min_th > 0.0 && r.min_th < r.max_th && r.max_th.is_finite()) {
+    let (lo, hi) = (
+        r.min_th.unwrap_or(f64::MIN_POSITIVE),
+        r.max_th.unwrap_or(f64::MAX),
+    );
+    if r.min_th.is_some_and(|x| !(x > 0.0 && x.is_finite()))
+        || r.max_th.is_some_and(|x| !(x > 0.0 && x.is_finite()))
+        || lo >= hi
+    {
         return Err(BuildError::new(
             at.to_string(),
             format!(
                 "min_th {} and max_th {}: give 0 < min_th < max_th",
-                r.min_th, r.max_th
+                fmt(r.min_th),
+                fmt(r.max_th)
             ),
         ));
     }
-    for (k, v) in [("weight", r.weight), ("max_p", r.max_p)] {
-        if !(v > 0.0 && v <= 1.0) {
+    for (k, v) in [("weight", r.weight), ("max_p", Some(r.max_p))] {
+        if let Some(v) = v.filter(|v| !(*v > 0.0 && *v <= 1.0)) {
             return Err(BuildError::new(
                 at.to_string(),
                 format!("{k} {v}: give a number in (0, 1]"),
@@ -91,4 +107,9 @@ fn red(p: &cmt_core::Params, at: &str) -> Result<RedParams, BuildError> {
         }
     }
     Ok(r)
+}
+
+/// A threshold as given, or "auto".
+fn fmt(x: Option<f64>) -> String {
+    x.map_or("auto".into(), |x| x.to_string())
 }

@@ -63,14 +63,14 @@ pub(super) enum Qdisc<P> {
 }
 
 impl<P: Carried> Qdisc<P> {
-    /// A queue under `aqm` for a link that sends a 1,500-byte packet in `packet_time`;
-    /// `rng` draws RED's drops.
-    pub(super) fn new(aqm: Aqm, packet_time: Duration, rng: ChaCha8Rng) -> Self {
+    /// A queue under `aqm` for a link of `rate_bps` and propagation `delay`; `rng`
+    /// draws RED's drops.
+    pub(super) fn new(aqm: Aqm, rate_bps: u64, delay: Duration, rng: ChaCha8Rng) -> Self {
         match aqm {
             Aqm::DropTail => Qdisc::DropTail(VecDeque::new()),
             Aqm::Red(p) => Qdisc::Red(
                 VecDeque::new(),
-                Box::new(red::Red::new(p, packet_time, rng)),
+                Box::new(red::Red::new(p, rate_bps, delay, rng)),
             ),
             Aqm::Codel(p) => Qdisc::Codel(VecDeque::new(), 0, p, codel::Codel::default()),
             Aqm::FqCodel(p) => Qdisc::FqCodel(Box::new(fq_codel::FqCodel::new(p))),
