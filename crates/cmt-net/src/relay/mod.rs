@@ -233,11 +233,7 @@ impl Relay {
         self.held.insert(id, (map, bytes));
         match self.links[dir].offer(t, pkt) {
             Offer::Started(end) => self.service[dir] = Some(end),
-            Offer::Queued => {
-                for (p, cause) in self.links[dir].take_dropped() {
-                    self.forget(dir, &p, cause);
-                }
-            }
+            Offer::Queued => self.forget_dropped(dir),
             Offer::Dropped(lost, cause) => self.forget(dir, &lost, cause),
         }
     }
@@ -261,10 +257,16 @@ impl Relay {
                     Some(Finished::Lost(p, cause)) => self.forget(dir, &p, cause),
                     None => {}
                 }
-                for (p, cause) in self.links[dir].take_dropped() {
-                    self.forget(dir, &p, cause);
-                }
+                self.forget_dropped(dir);
             }
+        }
+    }
+
+    /// What the link's queue discipline dropped besides the datagram at hand: counted
+    /// and forgotten.
+    fn forget_dropped(&mut self, dir: usize) {
+        for (p, cause) in self.links[dir].take_dropped() {
+            self.forget(dir, &p, cause);
         }
     }
 

@@ -306,11 +306,7 @@ impl<P: Carried> Link<P> {
         let verdict = self
             .queue
             .enqueue(now, pkt, self.params.queue, &mut self.scratch);
-        if !self.scratch.is_empty() {
-            self.stats.queue_drops += self.scratch.len() as u64;
-            let batch = self.scratch.drain(..).map(|p| (p, DropCause::Queue));
-            self.dropped.extend(batch);
-        }
+        self.keep_dropped(DropCause::Queue);
         match verdict {
             None => Offer::Queued,
             Some((lost, true)) => {
@@ -344,11 +340,7 @@ impl<P: Carried> Link<P> {
             Finished::Arrives(self.propagation.arrival(now), pkt)
         });
         let next = self.queue.dequeue(now, &mut self.scratch);
-        if !self.scratch.is_empty() {
-            self.stats.aqm_drops += self.scratch.len() as u64;
-            let batch = self.scratch.drain(..).map(|p| (p, DropCause::Aqm));
-            self.dropped.extend(batch);
-        }
+        self.keep_dropped(DropCause::Aqm);
         let next = next.map(|pkt| {
             let done = self.service_end(now, pkt.wire_size());
             self.in_service = Some(pkt);
@@ -403,6 +395,21 @@ impl<P: Carried> Link<P> {
             }
             None => Vec::new(),
         }
+    }
+
+    /// Counts what the discipline just dropped into the scratch list (for `cause`) and
+    /// keeps it for [`take_dropped`](Self::take_dropped).
+    fn keep_dropped(&mut self, cause: DropCause) {
+        if self.scratch.is_empty() {
+            return;
+        }
+        let n = self.scratch.len() as u64;
+        match cause {
+            DropCause::Aqm => self.stats.aqm_drops += n,
+            _ => self.stats.queue_drops += n,
+        }
+        self.dropped
+            .extend(self.scratch.drain(..).map(|p| (p, cause)));
     }
 
     /// The packets the queue discipline dropped besides those [`offer`](Self::offer) and

@@ -305,30 +305,32 @@ fn tcp_settings(
     Ok((window as u32, mtu, ack_every))
 }
 
+/// The congestion controls a TCP-like flow may use.
+const TCP_CCS: [&str; 3] = ["reno", "cubic", "linux-cubic"];
+
 /// `cc`: a TCP flow's congestion control (Reno unless named).
 fn tcp_cc(
     t: &super::TrafficSpec,
     tcp: bool,
     f: &dyn Fn(&str) -> String,
 ) -> Result<&'static str, BuildError> {
-    match (t.cc.as_deref(), tcp) {
-        (None, _) => Ok("reno"),
-        (Some(_), false) => Err(BuildError::new(
+    let Some(name) = t.cc.as_deref() else {
+        return Ok("reno");
+    };
+    if !tcp {
+        return Err(BuildError::new(
             f("cc"),
             "only a tcp flow has this setting".into(),
-        )),
-        (Some("reno"), true) => Ok("reno"),
-        (Some("cubic"), true) => Ok("cubic"),
-        (Some("linux-cubic"), true) => Ok("linux-cubic"),
-        (Some("bbr"), true) => Err(BuildError::new(
-            f("cc"),
-            "`bbr` is not available yet: BBR paces its sending, which the simulated \
-             transport does not (reno, cubic, linux-cubic)"
-                .into(),
-        )),
-        (Some(o), true) => Err(BuildError::new(
-            f("cc"),
-            format!("unknown `{o}` (reno, cubic, linux-cubic)"),
-        )),
+        ));
     }
+    if let Some(known) = TCP_CCS.into_iter().find(|c| *c == name) {
+        return Ok(known);
+    }
+    let why = match name {
+        "bbr" => "`bbr` is not available yet: BBR paces its sending, which the simulated \
+                  transport does not (reno, cubic, linux-cubic)"
+            .to_string(),
+        o => format!("unknown `{o}` (reno, cubic, linux-cubic)"),
+    };
+    Err(BuildError::new(f("cc"), why))
 }

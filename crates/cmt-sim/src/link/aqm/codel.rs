@@ -157,6 +157,15 @@ mod tests {
         Time::from_nanos(x * 1_000_000)
     }
 
+    /// A 1,500-byte packet queued at `t` ms.
+    fn push(q: &mut VecDeque<Queued<P>>, bytes: &mut u64, t: u64) {
+        q.push_back(Queued {
+            pkt: P(1500),
+            at: ms(t),
+        });
+        *bytes += 1500;
+    }
+
     #[test]
     fn the_drop_spacing_follows_the_inverse_square_root_of_the_count() {
         let i = Duration::from_millis(100);
@@ -177,11 +186,7 @@ mod tests {
         let mut drops_at = Vec::new();
         // One 1500-byte packet arrives and one leaves every ms; each waited 20 ms.
         for t in 0..400u64 {
-            q.push_back(Queued {
-                pkt: P(1500),
-                at: ms(t),
-            });
-            bytes += 1500;
+            push(&mut q, &mut bytes, t);
             if t < 20 {
                 continue;
             }
@@ -207,11 +212,7 @@ mod tests {
         let mut bytes = 0u64;
         for t in 0..1000u64 {
             // Sojourn 4 ms: below target.
-            q.push_back(Queued {
-                pkt: P(1500),
-                at: ms(t),
-            });
-            bytes += 1500;
+            push(&mut q, &mut bytes, t);
             if t >= 4 {
                 let mut dropped = Vec::new();
                 c.dequeue(&p, ms(t), &mut q, &mut bytes, &mut dropped);

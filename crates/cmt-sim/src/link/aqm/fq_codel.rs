@@ -5,8 +5,9 @@
 //! queueing beside a bulk one; an emptied new flow moves to the end of the old list
 //! before it may leave, so it cannot starve the others by coming back at once (§4.2).
 //! When the whole queue is full, packets are dropped from the head of the flow with the
-//! most bytes — as Linux does, a batch of up to 64 or until that flow holds half its
-//! bytes, so the scan for the fattest flow is paid once per batch (§4.1).
+//! most bytes (§4.1) — as Linux does, a batch of up to 64 or until that flow holds half
+//! its bytes; a tournament tree over the flows' bytes ([`Fattest`]) names that flow
+//! without a scan.
 //!
 //! Flows are told apart exactly (a path of an association, a background flow), not
 //! hashed into 1,024 buckets as Linux does: no two flows share a queue.

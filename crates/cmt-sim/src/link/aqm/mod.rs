@@ -33,18 +33,6 @@ pub enum Aqm {
     FqCodel(FqCodelParams),
 }
 
-impl Aqm {
-    /// `droptail`, `red`, `codel` or `fq_codel`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Aqm::DropTail => "droptail",
-            Aqm::Red(_) => "red",
-            Aqm::Codel(_) => "codel",
-            Aqm::FqCodel(_) => "fq_codel",
-        }
-    }
-}
-
 /// A packet waiting, with when it arrived (CoDel's sojourn time).
 #[derive(Debug)]
 pub struct Queued<P> {

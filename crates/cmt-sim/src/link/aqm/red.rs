@@ -161,11 +161,6 @@ impl Red {
     pub fn average(&self) -> f64 {
         self.avg
     }
-
-    /// The thresholds and weight in use.
-    pub fn thresholds(&self) -> Resolved {
-        self.th
-    }
 }
 
 #[cfg(test)]
