@@ -6,7 +6,7 @@
 //! before it may leave, so it cannot starve the others by coming back at once (§4.2).
 //! When the whole queue is full, packets are dropped from the head of the flow with the
 //! most bytes (§4.1) — as Linux does, a batch of up to 64 or until that flow holds half
-//! its bytes; a tournament tree over the flows' bytes ([`Fattest`]) names that flow
+//! its bytes; a tournament tree over the flows' bytes (`fattest.rs`) names that flow
 //! without a scan.
 //!
 //! Flows are told apart exactly (a path of an association, a background flow), not
