@@ -299,6 +299,12 @@ impl<P: Carried> Link<P> {
             }
         }
         if self.in_service.is_none() {
+            // Every arrival passes the discipline, as in ns-2, where a packet for an
+            // idle link is enqueued and dequeued at once: RED averages it and may drop it.
+            if !self.queue.admits_at_idle(now) {
+                self.stats.aqm_drops += 1;
+                return Offer::Dropped(pkt, DropCause::Aqm);
+            }
             let done = self.service_end(now, pkt.wire_size());
             self.in_service = Some(pkt);
             return Offer::Started(done);
@@ -598,6 +604,30 @@ mod tests {
             .enumerate()
             .map(|(i, t)| t.as_secs_f64() - tx * (i + 1) as f64)
             .collect()
+    }
+
+    /// ns-2 passes every arrival through RED's enqueue, also one that finds the link
+    /// idle: with the average still far above `2·max_th` (gentle) the link's first
+    /// arrival after the queue drained is dropped; after ten idle seconds the average
+    /// has decayed and the arrival starts at once.
+    #[test]
+    fn red_sees_an_arrival_at_an_idle_link() {
+        let red = aqm::RedParams {
+            min_th: Some(1.0),
+            max_th: Some(2.0),
+            weight: Some(0.5),
+            ..aqm::RedParams::default()
+        };
+        let mut l = link_with(12_000_000, 0, 0, 1000, |p| p.aqm = Aqm::Red(red));
+        let sent = drain(&mut l, 1000);
+        assert!(l.stats.aqm_drops > 900 && sent.len() >= 4);
+        let idle = *sent.last().unwrap();
+        assert!(matches!(
+            l.offer(idle, pkt(1500)),
+            Offer::Dropped(_, DropCause::Aqm)
+        ));
+        let later = idle + Duration::from_secs(10);
+        assert!(matches!(l.offer(later, pkt(1500)), Offer::Started(_)));
     }
 
     #[test]

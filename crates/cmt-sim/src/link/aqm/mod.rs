@@ -113,6 +113,16 @@ impl<P: Carried> Qdisc<P> {
         None
     }
 
+    /// A packet arrives at an idle link with nothing waiting: whether it may start at
+    /// once. Only RED decides here (its average and early drop see every arrival, as
+    /// in ns-2's `REDQueue::enque`); CoDel's sojourn time of such a packet is zero.
+    pub(super) fn admits_at_idle(&mut self, now: Time) -> bool {
+        match self {
+            Qdisc::Red(q, red) => !red.drops(now, q.len()),
+            _ => true,
+        }
+    }
+
     /// The next packet for the link; packets the discipline drops on the way go to
     /// `dropped`.
     pub(super) fn dequeue(&mut self, now: Time, dropped: &mut Vec<P>) -> Option<P> {
