@@ -39,7 +39,9 @@ pub mod world;
 
 pub use build_info::{build, Build};
 pub use scenario::{load_file, load_str, load_str_in, Built, ScenarioError};
-pub use summary::{write_outputs, Summary, METRICS, PATH_METRICS};
+pub use summary::{
+    fairness_names, write_outputs, Fairness, Share, Summary, FLOW_METRICS, METRICS, PATH_METRICS,
+};
 pub use world::{Ending, Simulation};
 
 /// Loads, runs and summarises a scenario in one call (no progress, no files).

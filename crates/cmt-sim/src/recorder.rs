@@ -52,6 +52,8 @@ pub struct FlowCounters {
     pub delivered_bytes: u64,
     /// Packets dropped by the network.
     pub lost_packets: u64,
+    /// Bytes emitted on each path (a closed-loop flow's).
+    pub path_sent_bytes: Vec<u64>,
 }
 
 /// One time-series bin.
@@ -451,9 +453,14 @@ impl Observer for Probe {
                 r.receiver_event(now, e)
             }
             Role::FlowSender(f) => {
-                if let Event::DataSent { bytes, .. } = *e {
-                    r.flows[f].sent_packets += 1;
-                    r.flows[f].sent_bytes += bytes as u64;
+                if let Event::DataSent { bytes, path, .. } = *e {
+                    let flow = &mut r.flows[f];
+                    flow.sent_packets += 1;
+                    flow.sent_bytes += bytes as u64;
+                    if flow.path_sent_bytes.len() <= path.0 {
+                        flow.path_sent_bytes.resize(path.0 + 1, 0);
+                    }
+                    flow.path_sent_bytes[path.0] += bytes as u64;
                 }
             }
             Role::FlowReceiver(f) => {

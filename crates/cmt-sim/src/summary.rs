@@ -91,9 +91,13 @@ pub struct FlowSummary {
     pub delivered_mbps: f64,
     /// Packets dropped by the network.
     pub lost_packets: u64,
-    /// A TCP-like flow (else an open-loop source: CBR, Poisson, Pareto, VBR).
+    /// A closed-loop flow, TCP-like or multipath (else an open-loop source: CBR,
+    /// Poisson, Pareto, VBR).
     #[serde(default)]
     pub tcp: bool,
+    /// A multipath flow: the rate it sent on each path over its active time, Mbit/s.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path_mbps: Vec<f64>,
 }
 
 /// The CMT sender's retransmission-destination decisions among two or more candidate
@@ -184,6 +188,10 @@ pub struct Summary {
     /// Per background flow.
     #[serde(default)]
     pub background: Vec<FlowSummary>,
+    /// How the association and the closed-loop flows shared the network (absent
+    /// without closed-loop background flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness: Option<Fairness>,
     /// Retransmission-destination decisions against RTX-CWND's rule.
     #[serde(default)]
     pub rtx_decisions: RtxDecisions,
@@ -238,6 +246,7 @@ impl Summary {
             (!v.is_empty()).then(|| v.iter().sum::<f64>())
         };
         s.cost = sum(|p| p.cost);
+        s.fairness = fairness::of(&sim.built, &s);
         s.energy_j = sum(|p| p.energy_j);
         s.energy_j_per_mb = s
             .energy_j
@@ -332,24 +341,8 @@ impl Summary {
                     recoveries: c.recoveries,
                 })
                 .collect(),
-            background: b
-                .traffic
-                .iter()
-                .zip(&r.flows)
-                .zip(&sim.sources)
-                .map(|((t, c), src)| {
-                    let end = t.stop.map_or(t_end, |s| s.as_secs_f64().min(t_end));
-                    let active = (end - t.start.as_secs_f64()).max(0.0);
-                    FlowSummary {
-                        name: t.name.clone(),
-                        target_mbps: src.as_ref().map_or(0.0, |(s, _)| s.rate_bps / 1e6),
-                        offered_mbps: mbps(c.sent_bytes, active),
-                        delivered_mbps: mbps(c.delivered_bytes, active),
-                        lost_packets: c.lost_packets,
-                        tcp: t.tcp,
-                    }
-                })
-                .collect(),
+            background: background(sim, &r.flows, t_end),
+            fairness: None,
             build: crate::build(),
             inputs: b.inputs.clone(),
             rtx_decisions: {
@@ -362,6 +355,38 @@ impl Summary {
             },
         }
     }
+}
+
+/// Each background flow's results over its active time (its start to its stop or
+/// `t_end`).
+fn background(
+    sim: &Simulation,
+    flows: &[crate::recorder::FlowCounters],
+    t_end: f64,
+) -> Vec<FlowSummary> {
+    sim.built
+        .traffic
+        .iter()
+        .zip(flows)
+        .zip(&sim.sources)
+        .map(|((t, c), src)| {
+            let end = t.stop.map_or(t_end, |s| s.as_secs_f64().min(t_end));
+            let active = (end - t.start.as_secs_f64()).max(0.0);
+            let path = |p: usize| c.path_sent_bytes.get(p).copied().unwrap_or(0);
+            FlowSummary {
+                name: t.name.clone(),
+                target_mbps: src.as_ref().map_or(0.0, |(s, _)| s.rate_bps / 1e6),
+                offered_mbps: mbps(c.sent_bytes, active),
+                delivered_mbps: mbps(c.delivered_bytes, active),
+                lost_packets: c.lost_packets,
+                tcp: t.tcp,
+                path_mbps: match t.paths.len() {
+                    0 | 1 => Vec::new(),
+                    n => (0..n).map(|p| mbps(path(p), active)).collect(),
+                },
+            }
+        })
+        .collect()
 }
 
 /// Writes `summary.json`, `timeseries.csv` (one row per bin) and `paths.csv` (one row
@@ -416,8 +441,11 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(tmp, path)
 }
 
+mod fairness;
 mod metric;
-pub use metric::{METRICS, PATH_METRICS};
+
+pub use fairness::{names as fairness_names, Fairness, Share};
+pub use metric::{FLOW_METRICS, METRICS, PATH_METRICS};
 
 #[cfg(test)]
 mod tests {

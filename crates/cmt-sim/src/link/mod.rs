@@ -79,13 +79,18 @@ impl Carried for InFlight {
 
 impl Cargo {
     /// The flow this packet belongs to for flow queueing: the association's path, a
-    /// TCP-like flow, an open-loop flow or a relayed datagram, each its own number.
+    /// closed-loop flow's path (each path its own 5-tuple, as a subflow is), an
+    /// open-loop flow or a relayed datagram, each its own number.
     pub fn flow_key(&self) -> u32 {
         match self {
             Cargo::Sctp {
                 path, flow: None, ..
             } => path.0 as u32,
-            Cargo::Sctp { flow: Some(f), .. } => (1 << 30) | f.0 as u32,
+            Cargo::Sctp {
+                path,
+                flow: Some(f),
+                ..
+            } => (1 << 30) | (f.0 as u32) << 3 | path.0 as u32,
             Cargo::Background { flow } => (2 << 30) | flow.0 as u32,
             Cargo::Relayed(_) => 3 << 30,
         }

@@ -63,16 +63,24 @@ pub struct Scenario {
     pub traffic: Vec<TrafficSpec>,
 }
 
-/// `[[traffic]]`: open-loop background traffic along a chain of links.
+/// `[[traffic]]`: background traffic along a chain of links — open-loop sources,
+/// TCP-like flows, and further multipath associations (`kind = "cmt"`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficSpec {
     /// Name in results.
     pub name: String,
-    /// "cbr", "poisson", "pareto" or "vbr".
+    /// "cbr", "poisson", "pareto", "vbr", "tcp" or "cmt".
     pub kind: String,
-    /// Links crossed, in order.
+    /// Links crossed, in order (every kind but "cmt").
+    #[serde(default)]
     pub links: Vec<String>,
+    /// A "cmt" flow: its paths, each the links it crosses in order.
+    #[serde(default)]
+    pub paths: Vec<Vec<String>>,
+    /// A "cmt" flow: its scheduler (default "round-robin").
+    #[serde(default)]
+    pub scheduler: Option<String>,
     /// "forward" (default, the direction paths send data) or "reverse".
     #[serde(default)]
     pub direction: Option<String>,
@@ -124,7 +132,8 @@ pub struct TrafficSpec {
     #[serde(default)]
     pub ack_every: Option<u32>,
     /// TCP flows: congestion control, "reno" (default), "cubic" (RFC 9438) or
-    /// "linux-cubic" (as Linux's tcp_cubic.c).
+    /// "linux-cubic" (as Linux's tcp_cubic.c); a "cmt" flow also "lia", "olia",
+    /// "balia" and the other controls of the core that need no receiver rates.
     #[serde(default)]
     pub cc: Option<String>,
 }

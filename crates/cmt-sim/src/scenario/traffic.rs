@@ -1,5 +1,5 @@
-//! Validation of `[[traffic]]` entries (docs/algorithms.md §11.3–11.6): open-loop sources and
-//! TCP-like flows.
+//! Validation of `[[traffic]]` entries (docs/algorithms.md §11.3–11.6): open-loop sources,
+//! TCP-like flows and further multipath associations (`kind = "cmt"`).
 
 use super::links::{link_index, BuiltLink};
 use super::{field, BuildError, Scenario, TrafficSpec};
@@ -14,14 +14,19 @@ use cmt_core::Duration;
 pub struct BuiltTraffic {
     /// Name (with `#k` for copies).
     pub name: String,
-    /// A TCP-like (Reno) flow: a backlogged single-path association of our own core,
-    /// instead of an open-loop source.
+    /// A closed-loop flow: a backlogged association of our own core — TCP-like on one
+    /// path, or a multipath `cmt` flow — instead of an open-loop source.
     pub tcp: bool,
+    /// A closed-loop flow's paths, each its directional link indexes in order (a TCP
+    /// flow has one, its `route`).
+    pub paths: Vec<Vec<usize>>,
+    /// A closed-loop flow's scheduler.
+    pub scheduler: String,
     /// Arrival process (open-loop sources).
     pub pattern: Pattern,
     /// Packet sizes.
     pub sizes: Sizes,
-    /// Directional link indexes in order.
+    /// Directional link indexes in order (a `cmt` flow's first path).
     pub route: Vec<usize>,
     /// Mean offered rate in bit/s, drawn per run when a load range is given.
     pub rate_bps: Spread<f64>,
@@ -35,8 +40,8 @@ pub struct BuiltTraffic {
     pub mtu: u32,
     /// TCP flows: acknowledge every this many packets.
     pub ack_every: u32,
-    /// TCP flows: the congestion control's name.
-    pub cc: &'static str,
+    /// Closed-loop flows: the congestion control's name.
+    pub cc: String,
 }
 
 /// Most copies one `[[traffic]]` entry may ask for (`count`).
@@ -52,13 +57,23 @@ pub(super) fn build_traffic(
     let mut out = Vec::new();
     for (i, t) in s.traffic.iter().enumerate() {
         let f = |k: &str| format!("traffic[{i}].{k}");
-        let route = route(i, t, links, &f)?;
+        let paths = routes(t, links, &f)?;
+        let route = paths[0].clone();
         let count = copies(t, &f)?;
-        let tcp = t.kind == "tcp";
+        let tcp = matches!(t.kind.as_str(), "tcp" | "cmt");
+        if tcp && t.name == "association" {
+            return Err(BuildError::new(
+                f("name"),
+                "`association` names the association under study in the results".into(),
+            ));
+        }
         if tcp && (t.rate.is_some() || t.load.is_some() || t.stop.is_some()) {
             return Err(BuildError::new(
                 f("kind"),
-                "a tcp flow is backlogged until the end: no rate, load or stop".into(),
+                format!(
+                    "a {} flow is backlogged until the end: no rate, load or stop",
+                    t.kind
+                ),
             ));
         }
         let first_rate = links[route[0] / 2].rate_bps as f64;
@@ -66,7 +81,7 @@ pub(super) fn build_traffic(
         let pattern = pattern(t, &f)?;
         let sizes = sizes(t, &f)?;
         let (window, mtu, ack_every) = tcp_settings(t, tcp, &f)?;
-        let cc = tcp_cc(t, tcp, &f)?;
+        let (scheduler, cc) = flow_algorithms(t, &f)?;
         for k in 0..count {
             out.push(BuiltTraffic {
                 name: if count == 1 {
@@ -75,6 +90,8 @@ pub(super) fn build_traffic(
                     format!("{}#{k}", t.name)
                 },
                 tcp,
+                paths: if tcp { paths.clone() } else { Vec::new() },
+                scheduler: scheduler.clone(),
                 pattern,
                 sizes,
                 route: route.clone(),
@@ -88,7 +105,7 @@ pub(super) fn build_traffic(
                 window,
                 mtu,
                 ack_every,
-                cc,
+                cc: cc.clone(),
             });
         }
     }
@@ -106,13 +123,17 @@ fn dur(
         .map_or(Ok(default), |r| field(&f(k), parse_duration(r)))
 }
 
-/// `links` and `direction`: the link directions the flow crosses.
-fn route(
-    i: usize,
+/// Most paths a `cmt` flow may have (its path index fills three bits of the packets'
+/// flow key for flow queueing).
+pub const MAX_FLOW_PATHS: usize = 8;
+
+/// The link directions the flow crosses: `links` (one route), or a `cmt` flow's
+/// `paths` (one route each), in `direction`.
+fn routes(
     t: &TrafficSpec,
     links: &[BuiltLink],
     f: &dyn Fn(&str) -> String,
-) -> Result<Vec<usize>, BuildError> {
+) -> Result<Vec<Vec<usize>>, BuildError> {
     let reverse = match t.direction.as_deref() {
         None | Some("forward") => false,
         Some("reverse") => true,
@@ -123,12 +144,56 @@ fn route(
             ))
         }
     };
-    if t.links.is_empty() {
-        return Err(BuildError::new(f("links"), "give at least one link".into()));
+    if t.kind != "cmt" {
+        if !t.paths.is_empty() || t.scheduler.is_some() {
+            let k = if t.paths.is_empty() {
+                "scheduler"
+            } else {
+                "paths"
+            };
+            return Err(BuildError::new(
+                f(k),
+                "only a cmt flow has this setting".into(),
+            ));
+        }
+        return Ok(vec![route(&t.links, reverse, links, &f("links"))?]);
     }
-    let mut route = Vec::with_capacity(t.links.len());
-    for (j, name) in t.links.iter().enumerate() {
-        let k = link_index(links, name, || format!("traffic[{i}].links[{j}]"))?;
+    if !t.links.is_empty() {
+        return Err(BuildError::new(
+            f("links"),
+            "a cmt flow names the links of each path in `paths`".into(),
+        ));
+    }
+    if t.paths.is_empty() || t.paths.len() > MAX_FLOW_PATHS {
+        return Err(BuildError::new(
+            f("paths"),
+            format!(
+                "{} paths: give 1..{MAX_FLOW_PATHS}, each a list of links",
+                t.paths.len()
+            ),
+        ));
+    }
+    let key = f("paths");
+    t.paths
+        .iter()
+        .enumerate()
+        .map(|(k, p)| route(p, reverse, links, &format!("{key}[{k}]")))
+        .collect()
+}
+
+/// The directions of the links `names` (the key `key`), reversed with `reverse`.
+fn route(
+    names: &[String],
+    reverse: bool,
+    links: &[BuiltLink],
+    key: &str,
+) -> Result<Vec<usize>, BuildError> {
+    if names.is_empty() {
+        return Err(BuildError::new(key.into(), "give at least one link".into()));
+    }
+    let mut route = Vec::with_capacity(names.len());
+    for (j, name) in names.iter().enumerate() {
+        let k = link_index(links, name, || format!("{key}[{j}]"))?;
         route.push(2 * k + reverse as usize);
     }
     Ok(route)
@@ -182,7 +247,7 @@ fn rate(
 /// `idle`), VBR (`interval`); a TCP flow sends whenever its window allows.
 fn pattern(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Pattern, BuildError> {
     Ok(match t.kind.as_str() {
-        "cbr" | "tcp" => Pattern::Cbr,
+        "cbr" | "tcp" | "cmt" => Pattern::Cbr,
         "poisson" => Pattern::Poisson,
         "pareto" => {
             let shape = t.shape.unwrap_or(1.5);
@@ -208,7 +273,7 @@ fn pattern(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Pattern, Build
         o => {
             return Err(BuildError::new(
                 f("kind"),
-                format!("unknown traffic kind `{o}` (cbr, poisson, pareto, vbr, tcp)"),
+                format!("unknown traffic kind `{o}` (cbr, poisson, pareto, vbr, tcp, cmt)"),
             ))
         }
     })
@@ -258,7 +323,7 @@ fn tcp_settings(
             };
             return Err(BuildError::new(
                 f(k),
-                "only a tcp flow has this setting".into(),
+                "only a tcp or cmt flow has this setting".into(),
             ));
         }
         return Ok((DEFAULT_WINDOW, 0, 2));
@@ -308,23 +373,55 @@ fn tcp_settings(
 /// The congestion controls a TCP-like flow may use.
 const TCP_CCS: [&str; 3] = ["reno", "cubic", "linux-cubic"];
 
-/// `cc`: a TCP flow's congestion control (Reno unless named).
-fn tcp_cc(
+/// Schedulers and congestion controls a `cmt` flow may not use: they need the
+/// receiver-driven rates that only the association under study is configured with.
+const RECEIVER_DRIVEN: [&str; 3] = ["receiver", "cmt-rev", "mptcp-rec"];
+
+/// A closed-loop flow's scheduler and congestion control: a TCP flow's `cc` (Reno
+/// unless named) over its one path; a `cmt` flow's `scheduler` (round-robin unless
+/// named) and `cc`, any of the core's that needs no receiver-driven rates.
+fn flow_algorithms(
     t: &super::TrafficSpec,
-    tcp: bool,
     f: &dyn Fn(&str) -> String,
-) -> Result<&'static str, BuildError> {
-    let Some(name) = t.cc.as_deref() else {
-        return Ok("reno");
-    };
-    if !tcp {
-        return Err(BuildError::new(
-            f("cc"),
-            "only a tcp flow has this setting".into(),
-        ));
+) -> Result<(String, String), BuildError> {
+    let rr = "round-robin".to_string();
+    let name = t.cc.as_deref().unwrap_or("reno");
+    match t.kind.as_str() {
+        "tcp" => {}
+        "cmt" => {
+            let sched = t.scheduler.as_deref().unwrap_or("round-robin");
+            let none = cmt_core::params::Params::default();
+            let known = [
+                (
+                    "scheduler",
+                    sched,
+                    cmt_core::sched::by_name(sched, &none).err(),
+                ),
+                ("cc", name, cmt_core::cc::by_name(name, &none).err()),
+            ];
+            for (k, n, err) in known {
+                if let Some(e) = err {
+                    return Err(BuildError::new(f(k), e.0));
+                }
+                if RECEIVER_DRIVEN.contains(&n) {
+                    return Err(BuildError::new(
+                        f(k),
+                        format!("`{n}` needs receiver-driven rates: the association's only"),
+                    ));
+                }
+            }
+            return Ok((sched.to_string(), name.to_string()));
+        }
+        _ if t.cc.is_some() => {
+            return Err(BuildError::new(
+                f("cc"),
+                "only a tcp or cmt flow has this setting".into(),
+            ))
+        }
+        _ => return Ok((rr, "reno".into())),
     }
     if let Some(known) = TCP_CCS.into_iter().find(|c| *c == name) {
-        return Ok(known);
+        return Ok((rr, known.into()));
     }
     let why = match name {
         "bbr" => "`bbr` is not available yet: BBR paces its sending, which the simulated \

@@ -4,7 +4,8 @@ use super::Summary;
 
 /// Scalar metrics a sweep can aggregate, by the dotted name used in sweep files and
 /// result columns. Per-path values are `paths.<path name>.<field>` with the fields of
-/// [`PATH_METRICS`].
+/// [`PATH_METRICS`]; per-flow ones `flows.<name>.<field>` with those of
+/// [`FLOW_METRICS`], for the association and each closed-loop background flow.
 pub const METRICS: &[&str] = &[
     "goodput_mbps",
     "throughput_mbps",
@@ -37,7 +38,11 @@ pub const METRICS: &[&str] = &[
     "cost",
     "energy_j",
     "energy_j_per_mb",
+    "fairness.jain",
 ];
+
+/// Per-flow metric fields (see [`METRICS`]): the `fairness` shares' values.
+pub const FLOW_METRICS: &[&str] = &["goodput_mbps", "share", "vs_best_tcp", "vs_tcp_on_shared"];
 
 /// Per-path metric fields (see [`METRICS`]).
 pub const PATH_METRICS: &[&str] = &[
@@ -97,6 +102,22 @@ impl Summary {
                 _ => return None,
             });
         }
+        if let Some(rest) = name.strip_prefix("flows.") {
+            let (flow, field) = rest.rsplit_once('.')?;
+            let f = self
+                .fairness
+                .as_ref()?
+                .shares
+                .iter()
+                .find(|f| f.name == flow)?;
+            return match field {
+                "goodput_mbps" => Some(f.goodput_mbps),
+                "share" => Some(f.share),
+                "vs_best_tcp" => f.vs_best_tcp,
+                "vs_tcp_on_shared" => f.vs_tcp_on_shared,
+                _ => None,
+            };
+        }
         Some(match name {
             "goodput_mbps" => self.goodput_mbps,
             "throughput_mbps" => self.throughput_mbps,
@@ -121,6 +142,7 @@ impl Summary {
             "cost" => self.cost?,
             "energy_j" => self.energy_j?,
             "energy_j_per_mb" => self.energy_j_per_mb?,
+            "fairness.jain" => self.fairness.as_ref()?.jain,
             "events" => self.events as f64,
             "rtx_decisions.total" => self.rtx_decisions.total as f64,
             "rtx_decisions.cwnd_ties" => self.rtx_decisions.cwnd_ties as f64,

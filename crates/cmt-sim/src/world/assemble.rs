@@ -172,8 +172,9 @@ fn path_routes(built: &Built) -> Vec<Vec<LinkDir>> {
         .collect()
 }
 
-/// The background flows: an open-loop source with its route, or for a TCP-like flow
-/// its two routes (returned as `(flow, forward route)`), appended to `routes`.
+/// The background flows: an open-loop source with its route, or for a closed-loop flow
+/// two routes per path, forward and back in turn (returned as `(flow, its first
+/// forward route)`), appended to `routes`.
 fn background(built: &Built, routes: &mut Vec<Vec<LinkDir>>) -> (Sources, Vec<(FlowId, RouteId)>) {
     let seed = built.seed;
     let mut sources = Vec::with_capacity(built.traffic.len());
@@ -181,10 +182,12 @@ fn background(built: &Built, routes: &mut Vec<Vec<LinkDir>>) -> (Sources, Vec<(F
     for (f, t) in built.traffic.iter().enumerate() {
         let route: Vec<LinkDir> = t.route.iter().map(|&l| LinkDir(l)).collect();
         if t.tcp {
-            let fwd = RouteId(routes.len());
-            routes.push(route.clone());
-            routes.push(route.iter().rev().map(|l| l.reverse()).collect());
-            tcp_flows.push((FlowId(f), fwd));
+            tcp_flows.push((FlowId(f), RouteId(routes.len())));
+            for path in &t.paths {
+                let fwd: Vec<LinkDir> = path.iter().map(|&l| LinkDir(l)).collect();
+                let back = fwd.iter().rev().map(|l| l.reverse()).collect();
+                routes.extend([fwd, back]);
+            }
             sources.push(None);
             continue;
         }
@@ -265,8 +268,9 @@ fn main_endpoints(
     ])
 }
 
-/// Both ends of every TCP-like flow (one path with the flow's congestion control,
-/// window, MTU and ack frequency), appended to `ends`; returns each flow's sender endpoint.
+/// Both ends of every closed-loop flow (its paths, scheduler and congestion control,
+/// window, MTU and ack frequency; a TCP-like flow has one path), appended to `ends`;
+/// returns each flow's sender endpoint.
 fn tcp_endpoints(
     built: &Built,
     tcp_flows: &[(FlowId, RouteId)],
@@ -288,30 +292,37 @@ fn tcp_endpoints(
             t.window,
         );
         let params = cmt_core::params::Params::default();
-        let cc = cmt_core::cc::by_name(t.cc, &params).map_err(|e| e.0)?;
+        let cc = cmt_core::cc::by_name(&t.cc, &params).map_err(|e| e.0)?;
+        let sched = cmt_core::sched::by_name(&t.scheduler, &params).map_err(|e| e.0)?;
+        let n = t.paths.len();
         let mk = |init, role| {
             let algs = Algorithms {
-                scheduler: cmt_core::sched::SchedulerFactory::build(
-                    &cmt_core::sched::RoundRobinFactory,
-                    1,
-                ),
+                scheduler: sched.build(n),
                 rtx: cmt_core::rtx::RtxFactory::build(&cmt_core::rtx::RtxSameFactory::default()),
                 cc: cc.as_ref(),
             };
             Association::new(
                 tcp_cfg.clone(),
-                1,
+                n,
                 algs,
                 init,
                 Probe::new(rec.clone(), role),
             )
         };
         let (s_end, r_end) = (EndpointId(ends.len()), EndpointId(ends.len() + 1));
-        let sender = mk(ia, Role::FlowSender(f.0))?;
+        let mut sender = mk(ia, Role::FlowSender(f.0))?;
+        for (p, path) in t.paths.iter().enumerate() {
+            let links: Vec<usize> = path.iter().map(|&l| l / 2).collect();
+            sender.set_destination_capacity(PathId(p), path_capacity(built, &links));
+        }
         let receiver = mk(ib, Role::FlowReceiver(f.0))?;
-        let back = RouteId(fwd.0 + 1);
-        ends.push(Endpoint::new(sender, vec![fwd], r_end, Some(f)));
-        ends.push(Endpoint::new(receiver, vec![back], s_end, Some(f)));
+        let route = |k: usize| RouteId(fwd.0 + k);
+        let (out, back) = (
+            (0..n).map(|p| route(2 * p)),
+            (0..n).map(|p| route(2 * p + 1)),
+        );
+        ends.push(Endpoint::new(sender, out.collect(), r_end, Some(f)));
+        ends.push(Endpoint::new(receiver, back.collect(), s_end, Some(f)));
         flow_sender[f.0] = Some(s_end);
     }
     Ok(flow_sender)
