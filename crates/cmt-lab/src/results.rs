@@ -26,7 +26,8 @@ pub fn read_run(dir: &Path, id: &str) -> Result<RunRecord, LabError> {
 /// fingerprint of its inputs (scenario text, overrides, trace contents).
 pub const PROVENANCE: [&str; 4] = ["cmtlab_version", "git_commit", "build_source", "inputs"];
 
-/// The metric columns of `results.csv`: every scalar metric, then every per-path one.
+/// The metric columns of `results.csv`: every scalar metric, then every per-path one,
+/// then every per-flow one (runs with closed-loop background flows).
 pub fn metric_columns(plan: &Plan) -> Vec<String> {
     let mut cols: Vec<String> = cmt_sim::METRICS.iter().map(|s| s.to_string()).collect();
     for p in &plan.path_names {
@@ -34,6 +35,13 @@ pub fn metric_columns(plan: &Plan) -> Vec<String> {
             cmt_sim::PATH_METRICS
                 .iter()
                 .map(|f| format!("paths.{p}.{f}")),
+        );
+    }
+    for n in &plan.flow_names {
+        cols.extend(
+            cmt_sim::FLOW_METRICS
+                .iter()
+                .map(|f| format!("flows.{n}.{f}")),
         );
     }
     cols

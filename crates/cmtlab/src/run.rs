@@ -202,7 +202,39 @@ fn table(s: &Summary) -> String {
             p.goodput_mbps
         );
     }
-    t + &cost_and_energy(s)
+    t + &cost_and_energy(s) + &sharing(s)
+}
+
+/// How the association and the closed-loop background flows shared the network
+/// (nothing without such flows): goodput, share and RFC 6356's goals 1 and 2.
+fn sharing(s: &Summary) -> String {
+    let Some(f) = &s.fairness else {
+        return String::new();
+    };
+    let mut t = format!(
+        "
+  {:<16}{:>6}{:>14}{:>8}{:>10}{:>10}
+",
+        "flow", "paths", "goodput Mb/s", "share", "goal 1", "goal 2"
+    );
+    let goal = |g: Option<f64>| g.map_or("–".to_string(), |x| format!("{x:.2}"));
+    for x in &f.shares {
+        t += &format!(
+            "  {:<16}{:>6}{:>14.3}{:>7.1}%{:>10}{:>10}\n",
+            x.name,
+            x.paths,
+            x.goodput_mbps,
+            100.0 * x.share,
+            goal(x.vs_best_tcp),
+            goal(x.vs_tcp_on_shared)
+        );
+    }
+    t + &format!(
+        "  Jain's index {:.3}\n  \
+         goal 1 (RFC 6356): goodput over the best TCP-like flow on its links; ≥ 1 meets it\n  \
+         goal 2: what it sends through a shared link over one TCP-like flow; ≤ 1 meets it\n",
+        f.jain
+    )
 }
 
 /// The priced paths' cost and the radios' energy, per path and in total (nothing when

@@ -50,6 +50,10 @@ pub struct Plan {
     pub metrics: Vec<String>,
     /// Path names of the scenario (for per-path result columns).
     pub path_names: Vec<String>,
+    /// The association and the scenario's closed-loop background flows, by name, when
+    /// it has such flows (for per-flow result columns: `flows.<name>.<field>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_names: Vec<String>,
     /// CI method.
     pub ci: CiMethod,
     /// Comparisons.
@@ -145,7 +149,7 @@ impl Plan {
 
         check_grid_size(&axes, &seeds, label)?;
         let points = cartesian(&axes);
-        let (path_names, traces) = check_points(
+        let (names, traces) = check_points(
             &points,
             &axes,
             &fixed,
@@ -154,11 +158,11 @@ impl Plan {
             label,
         )?;
         let build = cmt_sim::build();
-        let metrics = metrics(&f, &path_names, label)?;
+        let metrics = metrics(&f, &names, label)?;
         let sequential = match &f.seeds {
             super::Seeds::Sequential(s) => {
                 for m in s.metrics.iter().flatten() {
-                    if !is_metric(m, &path_names) {
+                    if !is_metric(m, &names) {
                         return Err(LabError::at(
                             label,
                             format!("field `seeds.metrics`: unknown metric `{m}`"),
@@ -189,7 +193,8 @@ impl Plan {
             sequential,
             runs,
             metrics,
-            path_names,
+            path_names: names.paths,
+            flow_names: names.flows,
             ci,
             comparisons: f.comparisons,
             reports: f.reports,
@@ -287,11 +292,22 @@ pub(crate) fn toml_error(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
-fn is_metric(m: &str, paths: &[String]) -> bool {
+/// The names per-path and per-flow metrics may use.
+struct Names {
+    paths: Vec<String>,
+    flows: Vec<String>,
+}
+
+fn is_metric(m: &str, names: &Names) -> bool {
+    let named = |rest: &str, known: &[String], fields: &[&str]| {
+        rest.rsplit_once('.')
+            .is_some_and(|(n, f)| known.iter().any(|k| k == n) && fields.contains(&f))
+    };
     if let Some(rest) = m.strip_prefix("paths.") {
-        return rest.rsplit_once('.').is_some_and(|(p, f)| {
-            paths.iter().any(|n| n == p) && cmt_sim::PATH_METRICS.contains(&f)
-        });
+        return named(rest, &names.paths, cmt_sim::PATH_METRICS);
+    }
+    if let Some(rest) = m.strip_prefix("flows.") {
+        return named(rest, &names.flows, cmt_sim::FLOW_METRICS);
     }
     cmt_sim::METRICS.contains(&m)
 }
@@ -300,7 +316,7 @@ fn is_metric(m: &str, paths: &[String]) -> bool {
 type Traces<'p> = std::collections::BTreeMap<&'p [usize], Vec<u64>>;
 
 /// Every grid point must be a valid scenario (checked with the first seed): the path
-/// names (of the first point) and each point's trace fingerprints.
+/// and flow names (of the first point) and each point's trace fingerprints.
 fn check_points<'p>(
     points: &'p [Vec<usize>],
     axes: &[Axis],
@@ -308,9 +324,9 @@ fn check_points<'p>(
     seed: u64,
     base: (&str, &Path),
     label: &str,
-) -> Result<(Vec<String>, Traces<'p>), LabError> {
+) -> Result<(Names, Traces<'p>), LabError> {
     let (base_text, base_path) = base;
-    let mut path_names = Vec::new();
+    let mut names: Option<Names> = None;
     let mut traces: Traces<'p> = Default::default();
     for p in points {
         let mut ov = fixed.to_vec();
@@ -335,17 +351,22 @@ fn check_points<'p>(
                 .collect();
             LabError::at(label, format!("grid point [{}]: {e}", at.join(", ")))
         })?;
-        if path_names.is_empty() {
-            path_names = built.paths.iter().map(|p| p.name.clone()).collect();
-        }
+        names.get_or_insert_with(|| Names {
+            paths: built.paths.iter().map(|p| p.name.clone()).collect(),
+            flows: cmt_sim::fairness_names(&built),
+        });
         let t = built.links.iter().filter_map(|l| l.trace.as_ref());
         traces.insert(&p[..], t.map(|t| t.fingerprint()).collect());
     }
-    Ok((path_names, traces))
+    let names = names.unwrap_or(Names {
+        paths: Vec::new(),
+        flows: Vec::new(),
+    });
+    Ok((names, traces))
 }
 
 /// `metrics` (default goodput) and every metric comparisons and reports name must exist.
-fn metrics(f: &SweepFile, path_names: &[String], label: &str) -> Result<Vec<String>, LabError> {
+fn metrics(f: &SweepFile, names: &Names, label: &str) -> Result<Vec<String>, LabError> {
     let metrics = if f.metrics.is_empty() {
         vec!["goodput_mbps".to_string()]
     } else {
@@ -356,13 +377,14 @@ fn metrics(f: &SweepFile, path_names: &[String], label: &str) -> Result<Vec<Stri
         .chain(f.comparisons.iter().map(|c| &c.metric))
         .chain(f.reports.iter().map(|r| &r.y))
     {
-        if !is_metric(m, path_names) {
+        if !is_metric(m, names) {
             return Err(LabError::at(
                 label,
                 format!(
-                    "unknown metric `{m}` (known: {}, paths.<name>.<{}>)",
+                    "unknown metric `{m}` (known: {}, paths.<name>.<{}>, flows.<name>.<{}>)",
                     cmt_sim::METRICS.join(", "),
-                    cmt_sim::PATH_METRICS.join("|")
+                    cmt_sim::PATH_METRICS.join("|"),
+                    cmt_sim::FLOW_METRICS.join("|")
                 ),
             ));
         }
