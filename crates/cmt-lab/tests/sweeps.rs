@@ -421,3 +421,43 @@ fn merge_refuses_shards_run_by_another_build() {
         "{err}"
     );
 }
+
+/// A scenario with a further multipath flow: its per-flow metrics are accepted by name,
+/// land in `results.csv` with a value, and a flow the scenario lacks is refused.
+#[test]
+fn per_flow_metrics_name_the_scenarios_flows() {
+    let d = tmp("flows");
+    let base = format!(
+        "{BASE}[[traffic]]\nname = \"mp\"\nkind = \"cmt\"\npaths = [[\"fast\"], [\"slow\"]]\ncc = \"lia\"\n"
+    );
+    let sweep = r#"
+name = "flows"
+base = "base.toml"
+seeds = 1
+metrics = ["fairness.jain", "flows.mp.share", "flows.association.goodput_mbps"]
+[[axes]]
+key = "receiver.rbuf"
+values = ["64KB"]
+"#;
+    std::fs::write(d.join("base.toml"), &base).unwrap();
+    let p = d.join("sweep.toml");
+    std::fs::write(&p, sweep).unwrap();
+    let plan = Plan::load(&p).unwrap();
+    assert_eq!(plan.flow_names, ["association", "mp"]);
+    let o = run(&plan, &d.join("o"), 1, None);
+    assert!(o.complete);
+    let csv = std::fs::read_to_string(d.join("o/results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let cell = |name: &str| {
+        let i = header.iter().position(|h| *h == name).unwrap();
+        row[i].parse::<f64>().unwrap()
+    };
+    let (a, m) = (cell("flows.association.share"), cell("flows.mp.share"));
+    assert!((a + m - 1.0).abs() < 1e-9 && m > 0.0, "{a} + {m}");
+    assert!(cell("fairness.jain") > 0.5 && cell("fairness.jain") <= 1.0);
+    std::fs::write(&p, sweep.replace("flows.mp.share", "flows.nope.share")).unwrap();
+    let err = Plan::load(&p).unwrap_err().to_string();
+    assert!(err.contains("unknown metric `flows.nope.share`"), "{err}");
+}
