@@ -15,6 +15,7 @@
 //!   UDP (shared with the real runtime's capture), the simulator's capture, per-packet
 //!   traces.
 
+pub mod app;
 pub mod bound;
 pub mod build_info;
 pub mod capture;

@@ -54,6 +54,8 @@ pub struct FlowCounters {
     pub lost_packets: u64,
     /// Bytes emitted on each path (a closed-loop flow's).
     pub path_sent_bytes: Vec<u64>,
+    /// A web-like flow: each completed object's flow completion time, ns.
+    pub fct_ns: Vec<u64>,
 }
 
 /// One time-series bin.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::scenario::Workload;
 use crate::world::{Drawn, Ending, Simulation};
 
-/// Reordering latency statistics, ms.
+/// Latency statistics (reordering latency, flow completion times), ms.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Latency {
     /// Mean.
@@ -98,6 +98,13 @@ pub struct FlowSummary {
     /// A multipath flow: the rate it sent on each path over its active time, Mbit/s.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub path_mbps: Vec<f64>,
+    /// A web-like flow: objects completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objects: Option<u64>,
+    /// A web-like flow: its objects' flow completion times (handed to the sender →
+    /// wholly delivered), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fct_ms: Option<Latency>,
 }
 
 /// The CMT sender's retransmission-destination decisions among two or more candidate
@@ -384,6 +391,8 @@ fn background(
                     0 | 1 => Vec::new(),
                     n => (0..n).map(|p| mbps(path(p), active)).collect(),
                 },
+                objects: t.web.map(|_| c.fct_ns.len() as u64),
+                fct_ms: t.web.map(|_| latency_stats(0, c.fct_ns.clone())),
             }
         })
         .collect()

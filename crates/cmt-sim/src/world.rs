@@ -14,6 +14,7 @@ use crate::recorder::Recorder;
 use crate::scenario::{Built, Workload};
 use crate::traffic::Source;
 
+mod apps;
 mod assemble;
 mod bounds;
 mod churn;
@@ -166,6 +167,8 @@ pub struct Simulation {
     failure: Option<String>,
     /// Per background flow: the open-loop source and its route (`None` for TCP flows).
     pub(crate) sources: Vec<Option<(Source, RouteId)>>,
+    /// Per background flow: a web-like flow's progress (`None` for the others).
+    apps: Vec<Option<crate::app::WebState>>,
     /// The endpoint whose radios are metered (`metrics.device`), when a path has one.
     radio_side: Option<EndpointId>,
 }
@@ -221,7 +224,7 @@ impl Simulation {
                 Ev::LinkDone(l) => self.link_done(l),
                 Ev::Traffic(f) => match self.flow_sender[f.0] {
                     Some(e) => {
-                        self.ends[e].assoc.write_backlog();
+                        self.next_object(f, e);
                         self.flush(e);
                     }
                     None => self.emit_background(f),
@@ -491,8 +494,9 @@ impl Simulation {
             }
         }
         self.ends[dest].assoc.handle_packet(self.now, path, packet);
-        if flow.is_none() {
-            self.follow_reconfiguration(dest);
+        match flow {
+            None => self.follow_reconfiguration(dest),
+            Some(f) => self.check_object(f),
         }
         self.flush(dest);
     }

@@ -202,7 +202,25 @@ fn table(s: &Summary) -> String {
             p.goodput_mbps
         );
     }
-    t + &cost_and_energy(s) + &sharing(s)
+    t + &cost_and_energy(s) + &sharing(s) + &web_objects(s)
+}
+
+/// Each web-like flow's objects and their completion times (nothing without such flows).
+fn web_objects(s: &Summary) -> String {
+    let mut t = String::new();
+    for f in &s.background {
+        if let (Some(n), Some(fct)) = (f.objects, &f.fct_ms) {
+            t += &format!(
+                "  {:<24}{n} objects, completion mean {:.1} ms  p99 {:.1} ms  max {:.1} ms\n",
+                f.name, fct.mean, fct.p99, fct.max
+            );
+        }
+    }
+    if t.is_empty() {
+        t
+    } else {
+        "\n".to_string() + &t
+    }
 }
 
 /// How the association and the closed-loop background flows shared the network

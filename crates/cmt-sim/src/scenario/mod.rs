@@ -70,7 +70,7 @@ pub struct Scenario {
 pub struct TrafficSpec {
     /// Name in results.
     pub name: String,
-    /// "cbr", "poisson", "pareto", "vbr", "tcp" or "cmt".
+    /// "cbr", "poisson", "pareto", "vbr", "tcp", "cmt" or "web".
     pub kind: String,
     /// Links crossed, in order (every kind but "cmt").
     #[serde(default)]
@@ -81,6 +81,11 @@ pub struct TrafficSpec {
     /// A "cmt" flow: its scheduler (default "round-robin").
     #[serde(default)]
     pub scheduler: Option<String>,
+    /// A "web" flow: the mean object size (default "50KB"); `shape` is the Pareto tail
+    /// index of the sizes (default 1.2; `inf`: every object the mean size) and `idle` the
+    /// mean think time (default "1s").
+    #[serde(default)]
+    pub object: Option<Raw>,
     /// "forward" (default, the direction paths send data) or "reverse".
     #[serde(default)]
     pub direction: Option<String>,

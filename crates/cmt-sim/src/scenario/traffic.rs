@@ -22,6 +22,9 @@ pub struct BuiltTraffic {
     pub paths: Vec<Vec<usize>>,
     /// A closed-loop flow's scheduler.
     pub scheduler: String,
+    /// A web-like flow: sends objects one at a time with think times between
+    /// (else backlogged).
+    pub web: Option<crate::app::WebModel>,
     /// Arrival process (open-loop sources).
     pub pattern: Pattern,
     /// Packet sizes.
@@ -60,7 +63,7 @@ pub(super) fn build_traffic(
         let paths = routes(t, links, &f)?;
         let route = paths[0].clone();
         let count = copies(t, &f)?;
-        let tcp = matches!(t.kind.as_str(), "tcp" | "cmt");
+        let tcp = matches!(t.kind.as_str(), "tcp" | "cmt" | "web");
         if tcp && t.name == "association" {
             return Err(BuildError::new(
                 f("name"),
@@ -82,6 +85,7 @@ pub(super) fn build_traffic(
         let sizes = sizes(t, &f)?;
         let (window, mtu, ack_every) = tcp_settings(t, tcp, &f)?;
         let (scheduler, cc) = flow_algorithms(t, &f)?;
+        let web = web(t, &f)?;
         for k in 0..count {
             out.push(BuiltTraffic {
                 name: if count == 1 {
@@ -92,6 +96,7 @@ pub(super) fn build_traffic(
                 tcp,
                 paths: if tcp { paths.clone() } else { Vec::new() },
                 scheduler: scheduler.clone(),
+                web,
                 pattern,
                 sizes,
                 route: route.clone(),
@@ -247,7 +252,7 @@ fn rate(
 /// `idle`), VBR (`interval`); a TCP flow sends whenever its window allows.
 fn pattern(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Pattern, BuildError> {
     Ok(match t.kind.as_str() {
-        "cbr" | "tcp" | "cmt" => Pattern::Cbr,
+        "cbr" | "tcp" | "cmt" | "web" => Pattern::Cbr,
         "poisson" => Pattern::Poisson,
         "pareto" => {
             let shape = t.shape.unwrap_or(1.5);
@@ -273,7 +278,7 @@ fn pattern(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Pattern, Build
         o => {
             return Err(BuildError::new(
                 f("kind"),
-                format!("unknown traffic kind `{o}` (cbr, poisson, pareto, vbr, tcp, cmt)"),
+                format!("unknown traffic kind `{o}` (cbr, poisson, pareto, vbr, tcp, cmt, web)"),
             ))
         }
     })
@@ -387,7 +392,7 @@ fn flow_algorithms(
     let rr = "round-robin".to_string();
     let name = t.cc.as_deref().unwrap_or("reno");
     match t.kind.as_str() {
-        "tcp" => {}
+        "tcp" | "web" => {}
         "cmt" => {
             let sched = t.scheduler.as_deref().unwrap_or("round-robin");
             let none = cmt_core::params::Params::default();
@@ -430,4 +435,43 @@ fn flow_algorithms(
         o => format!("unknown `{o}` (reno, cubic, linux-cubic)"),
     };
     Err(BuildError::new(f("cc"), why))
+}
+
+/// A `web` flow's object sizes and think times (`object`, `shape`, `idle`); `object`
+/// belongs to web flows only.
+fn web(
+    t: &super::TrafficSpec,
+    f: &dyn Fn(&str) -> String,
+) -> Result<Option<crate::app::WebModel>, BuildError> {
+    if t.kind != "web" {
+        if t.object.is_some() {
+            return Err(BuildError::new(
+                f("object"),
+                "only a web flow has this setting".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    let object_mean = match &t.object {
+        None => 50_000.0,
+        Some(r) => field(&f("object"), parse_size(r))? as f64,
+    };
+    if !(1.0..=crate::app::MAX_OBJECT as f64).contains(&object_mean) {
+        return Err(BuildError::new(
+            f("object"),
+            format!("{object_mean} bytes: must be 1 B..100 MB"),
+        ));
+    }
+    let shape = t.shape.unwrap_or(1.2);
+    if shape.is_nan() || shape <= 1.0 {
+        return Err(BuildError::new(
+            f("shape"),
+            format!("{shape}: must be above 1 (finite mean), or inf for fixed sizes"),
+        ));
+    }
+    Ok(Some(crate::app::WebModel {
+        object_mean,
+        shape,
+        think: dur(&t.idle, "idle", Duration::from_secs(1), f)?,
+    }))
 }

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use super::Summary;
 use crate::scenario::Built;
 
-/// The participants: the association under study and every closed-loop background
-/// flow (TCP-like or multipath), each with its goodput and share.
+/// The participants: the association under study and every backlogged closed-loop
+/// background flow (TCP-like or multipath), each with its goodput and share.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Fairness {
     /// Jain's index `(Σx)² / (n·Σx²)` over the participants' goodputs: 1 when all are
@@ -58,18 +58,28 @@ struct Party {
 /// The names [`Fairness::shares`] will have in a run of `b`: "association" and each
 /// closed-loop background flow's, or none when it has no such flow.
 pub fn names(b: &Built) -> Vec<String> {
-    if !b.traffic.iter().any(|t| t.tcp) {
+    if !b.traffic.iter().any(backlogged) {
         return Vec::new();
     }
-    let flows = b.traffic.iter().filter(|t| t.tcp).map(|t| t.name.clone());
+    let flows = b
+        .traffic
+        .iter()
+        .filter(|t| backlogged(t))
+        .map(|t| t.name.clone());
     std::iter::once("association".to_string())
         .chain(flows)
         .collect()
 }
 
-/// The run's fairness, when it has at least one closed-loop background flow.
+/// A backlogged closed-loop flow (TCP-like or multipath): a participant. Web-like
+/// flows are left out — they take what their objects need, not a share.
+fn backlogged(t: &crate::scenario::BuiltTraffic) -> bool {
+    t.tcp && t.web.is_none()
+}
+
+/// The run's fairness, when it has at least one backlogged closed-loop background flow.
 pub(super) fn of(b: &Built, s: &Summary) -> Option<Fairness> {
-    if !b.traffic.iter().any(|t| t.tcp) {
+    if !b.traffic.iter().any(backlogged) {
         return None;
     }
     let secs = s.sim_time_s;
@@ -88,7 +98,12 @@ pub(super) fn of(b: &Built, s: &Summary) -> Option<Fairness> {
             .collect(),
         tcp_like: b.paths.len() == 1,
     }];
-    for (t, f) in b.traffic.iter().zip(&s.background).filter(|(t, _)| t.tcp) {
+    for (t, f) in b
+        .traffic
+        .iter()
+        .zip(&s.background)
+        .filter(|(t, _)| backlogged(t))
+    {
         parties.push(Party {
             name: t.name.clone(),
             goodput: f.delivered_mbps,

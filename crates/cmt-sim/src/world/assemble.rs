@@ -53,6 +53,7 @@ impl Simulation {
         let mut ends = main_endpoints(&built, &drawn, &rec)?;
         let flow_sender = tcp_endpoints(&built, &tcp_flows, &rec, &mut ends)?;
         let radio_side = metered.then(|| built.device.endpoint());
+        let apps = web_apps(&built);
         Ok(Simulation {
             radio_side,
             built,
@@ -71,9 +72,26 @@ impl Simulation {
             start_params,
             ending: None,
             failure: None,
+            apps,
             sources,
         })
     }
+}
+
+/// Every web-like flow's state, with its own random stream.
+fn web_apps(built: &Built) -> Vec<Option<crate::app::WebState>> {
+    built
+        .traffic
+        .iter()
+        .map(|t| {
+            t.web.map(|model| crate::app::WebState {
+                model,
+                rng: stream(built.seed, &format!("traffic/{}/app", t.name)),
+                target: 0,
+                started: None,
+            })
+        })
+        .collect()
 }
 
 fn draw<T: Copy + rand::distributions::uniform::SampleUniform + PartialOrd>(
