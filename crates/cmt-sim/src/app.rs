@@ -1,7 +1,8 @@
-//! Application-limited use of a closed-loop flow: web-like request / response
-//! (`[[traffic]] kind = "web"`, docs/algorithms.md §11.10). The flow sends one object,
-//! waits until the receiver has it all — the object's flow completion time — then
-//! thinks, and sends the next. Object sizes are Pareto-distributed: web file sizes are
+//! Application-limited use of a closed-loop flow (docs/algorithms.md §11.10): web-like
+//! request / response (`[[traffic]] kind = "web"`) and adaptive video
+//! (`kind = "video"`, [`VideoModel`]). A web flow sends one object, waits until the
+//! receiver has it all — the object's flow completion time — then thinks, and sends the
+//! next. Object sizes are Pareto-distributed: web file sizes are
 //! heavy-tailed with a tail index near 1.1–1.2 (Crovella and Bestavros, "Self-Similarity
 //! in World Wide Web Traffic: Evidence and Possible Causes", IEEE/ACM ToN 1997); think
 //! times are exponential.
@@ -47,14 +48,107 @@ impl WebModel {
     }
 }
 
-/// A web-like flow's progress.
-pub(crate) struct WebState {
-    pub(crate) model: WebModel,
+/// What drives an application-limited flow.
+#[derive(Clone, Debug, PartialEq)]
+pub enum App {
+    /// Web-like objects with think times.
+    Web(WebModel),
+    /// Adaptive-bitrate video segments.
+    Video(VideoModel),
+}
+
+/// An adaptive video player, after the rate-based players of DASH (and FESTIVE, Jiang,
+/// Sekar and Zhang, CoNEXT 2012): the stream is cut into segments of `segment` seconds,
+/// each offered at every rate of `ladder`; the player fetches one segment at a time, at
+/// the highest rate not above `safety` × the harmonic mean of the last five segments'
+/// download rates (the lowest rate first); it asks for the next segment at once while
+/// its buffer holds less than `buffer` seconds of video, else when it has drained to
+/// that level. Playback starts with the first segment; an empty buffer stalls it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VideoModel {
+    /// Segment duration.
+    pub segment: Duration,
+    /// Encoding rates, bit/s, ascending.
+    pub ladder: Vec<f64>,
+    /// Buffer the player fills up to, s of video.
+    pub buffer: f64,
+    /// Share of the estimated download rate the chosen encoding may use.
+    pub safety: f64,
+}
+
+/// A video player's state and counts.
+#[derive(Clone, Debug, Default)]
+pub struct Player {
+    /// Download rates of the last segments, bit/s (at most five).
+    recent: Vec<f64>,
+    /// Ladder index of the segment being fetched.
+    pub rung: usize,
+    /// Seconds of video buffered at `at`.
+    buffered: f64,
+    /// When `buffered` was last brought up to date; none before playback starts.
+    at: Option<Time>,
+    /// Total stall time, s.
+    pub stalled_s: f64,
+    /// Rate changes between consecutive segments.
+    pub switches: u64,
+    /// Sum of the fetched segments' encoding rates, bit/s (mean = sum / segments).
+    pub rate_sum: f64,
+}
+
+impl Player {
+    /// Bytes of the next segment at the current rung.
+    pub fn segment_bytes(&self, m: &VideoModel) -> u32 {
+        (m.ladder[self.rung] * m.segment.as_secs_f64() / 8.0)
+            .round()
+            .max(1.0) as u32
+    }
+
+    /// A segment of `bytes` finished downloading at `now` after `took`: plays the
+    /// buffer forward (counting a stall), adds the segment, picks the next rung.
+    /// Returns how long to wait before asking for the next segment.
+    pub fn segment_done(
+        &mut self,
+        m: &VideoModel,
+        now: Time,
+        bytes: u32,
+        took: Duration,
+    ) -> Duration {
+        self.rate_sum += m.ladder[self.rung];
+        if let Some(at) = self.at {
+            let played = now.saturating_since(at).as_secs_f64();
+            self.stalled_s += (played - self.buffered).max(0.0);
+            self.buffered = (self.buffered - played).max(0.0);
+        }
+        self.at = Some(now);
+        self.buffered += m.segment.as_secs_f64();
+        let rate = f64::from(bytes) * 8.0 / took.as_secs_f64().max(1e-9);
+        self.recent.push(rate);
+        if self.recent.len() > 5 {
+            self.recent.remove(0);
+        }
+        let harmonic = self.recent.len() as f64 / self.recent.iter().map(|r| 1.0 / r).sum::<f64>();
+        let budget = m.safety * harmonic;
+        let next = m.ladder.iter().rposition(|&r| r <= budget).unwrap_or(0);
+        if next != self.rung {
+            self.switches += 1;
+        }
+        self.rung = next;
+        Duration::from_secs_f64((self.buffered - m.buffer).max(0.0))
+    }
+}
+
+/// An application-limited flow's progress.
+pub(crate) struct AppState {
+    pub(crate) model: App,
+    /// The video player (video flows).
+    pub(crate) player: Player,
     pub(crate) rng: ChaCha8Rng,
     /// Bytes the receiver must have delivered when the current object is complete.
     pub(crate) target: u64,
     /// When the current object was handed to the sender (none while thinking).
     pub(crate) started: Option<Time>,
+    /// The current object's size, bytes.
+    pub(crate) size: u32,
 }
 
 #[cfg(test)]

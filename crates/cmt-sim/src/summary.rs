@@ -98,13 +98,27 @@ pub struct FlowSummary {
     /// A multipath flow: the rate it sent on each path over its active time, Mbit/s.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub path_mbps: Vec<f64>,
-    /// A web-like flow: objects completed.
+    /// A web or video flow: objects (segments) completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objects: Option<u64>,
-    /// A web-like flow: its objects' flow completion times (handed to the sender →
-    /// wholly delivered), ms.
+    /// A web or video flow: its objects' (segments') flow completion times (handed
+    /// to the sender → wholly delivered), ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fct_ms: Option<Latency>,
+    /// A video flow: what its player saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<VideoSummary>,
+}
+
+/// A video flow's player: the quality it fetched and how often playback stalled.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct VideoSummary {
+    /// Mean encoding rate of the segments fetched, Mbit/s.
+    pub mean_rate_mbps: f64,
+    /// Encoding rate changes between consecutive segments.
+    pub switches: u64,
+    /// Time playback stood still with an empty buffer, s (until the last segment).
+    pub rebuffer_s: f64,
 }
 
 /// The CMT sender's retransmission-destination decisions among two or more candidate
@@ -376,10 +390,19 @@ fn background(
         .iter()
         .zip(flows)
         .zip(&sim.sources)
-        .map(|((t, c), src)| {
+        .enumerate()
+        .map(|(i, ((t, c), src))| {
             let end = t.stop.map_or(t_end, |s| s.as_secs_f64().min(t_end));
             let active = (end - t.start.as_secs_f64()).max(0.0);
             let path = |p: usize| c.path_sent_bytes.get(p).copied().unwrap_or(0);
+            let video = sim.apps[i].as_ref().and_then(|a| match a.model {
+                crate::app::App::Video(_) => Some(VideoSummary {
+                    mean_rate_mbps: a.player.rate_sum / (c.fct_ns.len().max(1) as f64) / 1e6,
+                    switches: a.player.switches,
+                    rebuffer_s: a.player.stalled_s,
+                }),
+                crate::app::App::Web(_) => None,
+            });
             FlowSummary {
                 name: t.name.clone(),
                 target_mbps: src.as_ref().map_or(0.0, |(s, _)| s.rate_bps / 1e6),
@@ -391,8 +414,9 @@ fn background(
                     0 | 1 => Vec::new(),
                     n => (0..n).map(|p| mbps(path(p), active)).collect(),
                 },
-                objects: t.web.map(|_| c.fct_ns.len() as u64),
-                fct_ms: t.web.map(|_| latency_stats(0, c.fct_ns.clone())),
+                objects: t.app.as_ref().map(|_| c.fct_ns.len() as u64),
+                fct_ms: t.app.as_ref().map(|_| latency_stats(0, c.fct_ns.clone())),
+                video,
             }
         })
         .collect()

@@ -167,8 +167,9 @@ pub struct Simulation {
     failure: Option<String>,
     /// Per background flow: the open-loop source and its route (`None` for TCP flows).
     pub(crate) sources: Vec<Option<(Source, RouteId)>>,
-    /// Per background flow: a web-like flow's progress (`None` for the others).
-    apps: Vec<Option<crate::app::WebState>>,
+    /// Per background flow: an application-limited flow's progress (`None` for the
+    /// others).
+    pub(crate) apps: Vec<Option<crate::app::AppState>>,
     /// The endpoint whose radios are metered (`metrics.device`), when a path has one.
     radio_side: Option<EndpointId>,
 }

@@ -205,7 +205,8 @@ fn table(s: &Summary) -> String {
     t + &cost_and_energy(s) + &sharing(s) + &web_objects(s)
 }
 
-/// Each web-like flow's objects and their completion times (nothing without such flows).
+/// Each web or video flow's objects and their completion times, and what a video
+/// player fetched (nothing without such flows).
 fn web_objects(s: &Summary) -> String {
     let mut t = String::new();
     for f in &s.background {
@@ -213,6 +214,12 @@ fn web_objects(s: &Summary) -> String {
             t += &format!(
                 "  {:<24}{n} objects, completion mean {:.1} ms  p99 {:.1} ms  max {:.1} ms\n",
                 f.name, fct.mean, fct.p99, fct.max
+            );
+        }
+        if let Some(v) = &f.video {
+            t += &format!(
+                "  {:<24}mean rate {:.2} Mbit/s, {} switches, stalled {:.2} s\n",
+                "", v.mean_rate_mbps, v.switches, v.rebuffer_s
             );
         }
     }

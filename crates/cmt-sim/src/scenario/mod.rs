@@ -70,7 +70,7 @@ pub struct Scenario {
 pub struct TrafficSpec {
     /// Name in results.
     pub name: String,
-    /// "cbr", "poisson", "pareto", "vbr", "tcp", "cmt" or "web".
+    /// "cbr", "poisson", "pareto", "vbr", "tcp", "cmt", "web" or "video".
     pub kind: String,
     /// Links crossed, in order (every kind but "cmt").
     #[serde(default)]
@@ -86,6 +86,19 @@ pub struct TrafficSpec {
     /// mean think time (default "1s").
     #[serde(default)]
     pub object: Option<Raw>,
+    /// A "video" flow: segment duration (default "4s").
+    #[serde(default)]
+    pub segment: Option<Raw>,
+    /// A "video" flow: the encoding rates (default 0.4, 0.75, 1.5, 3, 4.5 and 7.5 Mbit/s).
+    #[serde(default)]
+    pub bitrates: Vec<Raw>,
+    /// A "video" flow: seconds of video the player buffers ahead (default "30s").
+    #[serde(default)]
+    pub buffer: Option<Raw>,
+    /// A "video" flow: share of the estimated download rate an encoding may use
+    /// (default 0.85).
+    #[serde(default)]
+    pub safety: Option<f64>,
     /// "forward" (default, the direction paths send data) or "reverse".
     #[serde(default)]
     pub direction: Option<String>,

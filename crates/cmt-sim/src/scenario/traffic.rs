@@ -22,9 +22,9 @@ pub struct BuiltTraffic {
     pub paths: Vec<Vec<usize>>,
     /// A closed-loop flow's scheduler.
     pub scheduler: String,
-    /// A web-like flow: sends objects one at a time with think times between
+    /// An application-limited flow: web objects with think times, or video segments
     /// (else backlogged).
-    pub web: Option<crate::app::WebModel>,
+    pub app: Option<crate::app::App>,
     /// Arrival process (open-loop sources).
     pub pattern: Pattern,
     /// Packet sizes.
@@ -63,7 +63,7 @@ pub(super) fn build_traffic(
         let paths = routes(t, links, &f)?;
         let route = paths[0].clone();
         let count = copies(t, &f)?;
-        let tcp = matches!(t.kind.as_str(), "tcp" | "cmt" | "web");
+        let tcp = matches!(t.kind.as_str(), "tcp" | "cmt" | "web" | "video");
         if tcp && t.name == "association" {
             return Err(BuildError::new(
                 f("name"),
@@ -85,7 +85,7 @@ pub(super) fn build_traffic(
         let sizes = sizes(t, &f)?;
         let (window, mtu, ack_every) = tcp_settings(t, tcp, &f)?;
         let (scheduler, cc) = flow_algorithms(t, &f)?;
-        let web = web(t, &f)?;
+        let app = app(t, &f)?;
         for k in 0..count {
             out.push(BuiltTraffic {
                 name: if count == 1 {
@@ -96,7 +96,7 @@ pub(super) fn build_traffic(
                 tcp,
                 paths: if tcp { paths.clone() } else { Vec::new() },
                 scheduler: scheduler.clone(),
-                web,
+                app: app.clone(),
                 pattern,
                 sizes,
                 route: route.clone(),
@@ -252,7 +252,7 @@ fn rate(
 /// `idle`), VBR (`interval`); a TCP flow sends whenever its window allows.
 fn pattern(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Pattern, BuildError> {
     Ok(match t.kind.as_str() {
-        "cbr" | "tcp" | "cmt" | "web" => Pattern::Cbr,
+        "cbr" | "tcp" | "cmt" | "web" | "video" => Pattern::Cbr,
         "poisson" => Pattern::Poisson,
         "pareto" => {
             let shape = t.shape.unwrap_or(1.5);
@@ -278,7 +278,9 @@ fn pattern(t: &TrafficSpec, f: &dyn Fn(&str) -> String) -> Result<Pattern, Build
         o => {
             return Err(BuildError::new(
                 f("kind"),
-                format!("unknown traffic kind `{o}` (cbr, poisson, pareto, vbr, tcp, cmt, web)"),
+                format!(
+                    "unknown traffic kind `{o}` (cbr, poisson, pareto, vbr, tcp, cmt, web, video)"
+                ),
             ))
         }
     })
@@ -392,7 +394,7 @@ fn flow_algorithms(
     let rr = "round-robin".to_string();
     let name = t.cc.as_deref().unwrap_or("reno");
     match t.kind.as_str() {
-        "tcp" | "web" => {}
+        "tcp" | "web" | "video" => {}
         "cmt" => {
             let sched = t.scheduler.as_deref().unwrap_or("round-robin");
             let none = cmt_core::params::Params::default();
@@ -437,21 +439,49 @@ fn flow_algorithms(
     Err(BuildError::new(f("cc"), why))
 }
 
-/// A `web` flow's object sizes and think times (`object`, `shape`, `idle`); `object`
-/// belongs to web flows only.
+/// The encoding ladder a video flow has unless `bitrates` is given, bit/s (our choice:
+/// the span of common 240p–1080p streams).
+const LADDER: [f64; 6] = [400e3, 750e3, 1.5e6, 3e6, 4.5e6, 7.5e6];
+
+/// An application-limited flow's model: a `web` flow's object sizes and think times
+/// (`object`, `shape`, `idle`) or a `video` flow's player (`segment`, `bitrates`,
+/// `buffer`, `safety`); these keys belong to those kinds only.
+fn app(
+    t: &super::TrafficSpec,
+    f: &dyn Fn(&str) -> String,
+) -> Result<Option<crate::app::App>, BuildError> {
+    let only = |k: &str, kind: &str| {
+        Err(BuildError::new(
+            f(k),
+            format!("only a {kind} flow has this setting"),
+        ))
+    };
+    if t.kind != "web" && t.object.is_some() {
+        return only("object", "web");
+    }
+    if t.kind != "video" {
+        let set = [
+            ("segment", t.segment.is_some()),
+            ("bitrates", !t.bitrates.is_empty()),
+            ("buffer", t.buffer.is_some()),
+            ("safety", t.safety.is_some()),
+        ];
+        if let Some((k, _)) = set.iter().find(|(_, s)| *s) {
+            return only(k, "video");
+        }
+    }
+    match t.kind.as_str() {
+        "web" => web(t, f).map(|m| Some(crate::app::App::Web(m))),
+        "video" => video(t, f).map(|m| Some(crate::app::App::Video(m))),
+        _ => Ok(None),
+    }
+}
+
+/// A `web` flow's object sizes and think times.
 fn web(
     t: &super::TrafficSpec,
     f: &dyn Fn(&str) -> String,
-) -> Result<Option<crate::app::WebModel>, BuildError> {
-    if t.kind != "web" {
-        if t.object.is_some() {
-            return Err(BuildError::new(
-                f("object"),
-                "only a web flow has this setting".into(),
-            ));
-        }
-        return Ok(None);
-    }
+) -> Result<crate::app::WebModel, BuildError> {
     let object_mean = match &t.object {
         None => 50_000.0,
         Some(r) => field(&f("object"), parse_size(r))? as f64,
@@ -469,9 +499,56 @@ fn web(
             format!("{shape}: must be above 1 (finite mean), or inf for fixed sizes"),
         ));
     }
-    Ok(Some(crate::app::WebModel {
+    Ok(crate::app::WebModel {
         object_mean,
         shape,
         think: dur(&t.idle, "idle", Duration::from_secs(1), f)?,
-    }))
+    })
+}
+
+/// A `video` flow's player.
+fn video(
+    t: &super::TrafficSpec,
+    f: &dyn Fn(&str) -> String,
+) -> Result<crate::app::VideoModel, BuildError> {
+    let segment = dur(&t.segment, "segment", Duration::from_secs(4), f)?;
+    if segment < Duration::from_millis(100) || segment > Duration::from_secs(60) {
+        return Err(BuildError::new(f("segment"), "must be 100 ms..60 s".into()));
+    }
+    let ladder = if t.bitrates.is_empty() {
+        LADDER.to_vec()
+    } else {
+        let mut l = Vec::with_capacity(t.bitrates.len());
+        for (k, r) in t.bitrates.iter().enumerate() {
+            let rate = field(&format!("{}[{k}]", f("bitrates")), parse_rate(r))? as f64;
+            if rate <= 0.0 || l.last().is_some_and(|&p| rate <= p) {
+                return Err(BuildError::new(
+                    format!("{}[{k}]", f("bitrates")),
+                    "rates must be positive and ascending".into(),
+                ));
+            }
+            l.push(rate);
+        }
+        l
+    };
+    let buffer = dur(&t.buffer, "buffer", Duration::from_secs(30), f)?.as_secs_f64();
+    if buffer < segment.as_secs_f64() {
+        return Err(BuildError::new(
+            f("buffer"),
+            "must hold at least one segment".into(),
+        ));
+    }
+    let safety = t.safety.unwrap_or(0.85);
+    if !(safety > 0.0 && safety <= 1.0) {
+        return Err(BuildError::new(
+            f("safety"),
+            format!("{safety}: must be in (0, 1]"),
+        ));
+    }
+    Ok(crate::app::VideoModel {
+        segment,
+        ladder,
+        buffer,
+        safety,
+    })
 }

@@ -71,10 +71,10 @@ pub fn names(b: &Built) -> Vec<String> {
         .collect()
 }
 
-/// A backlogged closed-loop flow (TCP-like or multipath): a participant. Web-like
-/// flows are left out — they take what their objects need, not a share.
+/// A backlogged closed-loop flow (TCP-like or multipath): a participant. Web and
+/// video flows are left out — they take what their objects need, not a share.
 fn backlogged(t: &crate::scenario::BuiltTraffic) -> bool {
-    t.tcp && t.web.is_none()
+    t.tcp && t.app.is_none()
 }
 
 /// The run's fairness, when it has at least one backlogged closed-loop background flow.

@@ -78,17 +78,19 @@ impl Simulation {
     }
 }
 
-/// Every web-like flow's state, with its own random stream.
-fn web_apps(built: &Built) -> Vec<Option<crate::app::WebState>> {
+/// Every application-limited flow's state, with its own random stream.
+fn web_apps(built: &Built) -> Vec<Option<crate::app::AppState>> {
     built
         .traffic
         .iter()
         .map(|t| {
-            t.web.map(|model| crate::app::WebState {
+            t.app.clone().map(|model| crate::app::AppState {
                 model,
+                player: Default::default(),
                 rng: stream(built.seed, &format!("traffic/{}/app", t.name)),
                 target: 0,
                 started: None,
+                size: 0,
             })
         })
         .collect()
