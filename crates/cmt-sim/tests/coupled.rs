@@ -19,7 +19,9 @@
 //! excess over one flow at most half of uncoupled Reno's (the model: none against one
 //! flow's worth).
 
-use cmt_sim::{load_str, Simulation, Summary};
+mod common;
+
+use cmt_sim::{load_str, Summary};
 
 /// The association (Reno, one path `a0`→`b`) and the two-path flow `mp` (paths
 /// `a1`→`b` and `a2`→`b`, congestion control `cc`); every access link adds 5 ms, so
@@ -59,10 +61,7 @@ cc = "{cc}"
 }
 
 fn run(text: &str) -> Summary {
-    let built = load_str(text, "coupled", None, &[]).unwrap();
-    let mut sim = Simulation::new(built).unwrap();
-    sim.run(&mut |_| {});
-    Summary::of(&sim, 0.0)
+    common::run(text, "coupled")
 }
 
 /// The multipath flow's goal-2 ratio, mean over seeds 1–3.

@@ -18,7 +18,9 @@
 //!   mean queueing delay stays under twice max_th's worth of full packets (the average
 //!   lags the queue), well under drop-tail's.
 
-use cmt_sim::{load_str, Simulation, Summary};
+mod common;
+
+use cmt_sim::{load_str, Summary};
 
 /// One path over one link `a` (10 Mbit/s, 10 ms each way, 1,000 packets) with
 /// discipline `aqm`; one Reno association with a window that never limits it.
@@ -46,10 +48,7 @@ links = ["a"]
 }
 
 fn run(text: &str) -> Summary {
-    let built = load_str(text, "queues", None, &[]).unwrap();
-    let mut sim = Simulation::new(built).unwrap();
-    sim.run(&mut |_| {});
-    Summary::of(&sim, 0.0)
+    common::run(text, "queues")
 }
 
 /// Mean queueing delay, ms: one-way delay less propagation (10 ms) and serialisation

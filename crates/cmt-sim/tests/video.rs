@@ -8,7 +8,9 @@
 //!   takes 5.51 s to arrive: once the first has arrived playback stalls for the other
 //!   1.51 s of each, so over `n` segments about (n − 1) × 1.51 s.
 
-use cmt_sim::{load_str, Simulation, Summary};
+mod common;
+
+use cmt_sim::{load_str, Summary};
 
 /// The association on its own link; the video flow over link `v` of `rate`.
 fn scenario(rate: &str) -> String {
@@ -39,10 +41,7 @@ links = ["v"]
 }
 
 fn run(text: &str) -> Summary {
-    let built = load_str(text, "video", None, &[]).unwrap();
-    let mut sim = Simulation::new(built).unwrap();
-    sim.run(&mut |_| {});
-    Summary::of(&sim, 0.0)
+    common::run(text, "video")
 }
 
 #[test]

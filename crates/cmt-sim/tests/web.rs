@@ -14,7 +14,9 @@
 //!   served ahead of the bulk queue: its FCT stays within CoDel's target (5 ms) of the
 //!   idle link's.
 
-use cmt_sim::{load_str, Simulation, Summary};
+mod common;
+
+use cmt_sim::{load_str, Summary};
 
 /// The association on its own link `own`; the web flow `web` (objects of `object`,
 /// Pareto `shape`) over link `w` (10 Mbit/s, 10 ms, 200 packets, `aqm`), and with `bulk`
@@ -56,10 +58,7 @@ idle = "1s"
 }
 
 fn run(text: &str) -> Summary {
-    let built = load_str(text, "web", None, &[]).unwrap();
-    let mut sim = Simulation::new(built).unwrap();
-    sim.run(&mut |_| {});
-    Summary::of(&sim, 0.0)
+    common::run(text, "web")
 }
 
 /// The web flow's (objects completed, mean FCT ms, largest FCT ms).
