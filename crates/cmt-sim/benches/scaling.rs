@@ -1,7 +1,9 @@
 //! How the simulator's cost per packet scales with the work: process CPU time per data
 //! packet (1) as the association grows from 2 to 16 paths, (2) as 0 to 1,000 competing
 //! TCP-like flows share the bottleneck with a two-path association, and (3) the same
-//! with FQ-CoDel at the bottleneck instead of drop-tail (a queue per flow). Ideally all
+//! with FQ-CoDel at the bottleneck instead of drop-tail (a queue per flow), and (4) the
+//! same with the competing flows as further two-path associations (`kind = "cmt"`,
+//! LIA) or as web-like flows (`kind = "web"`: objects and think times). Ideally all
 //! stay flat (the goal: within 1.3× across each range, and FQ-CoDel within 1.3× of
 //! drop-tail).
 //!
@@ -51,6 +53,23 @@ fn flows(f: usize, aqm: &str) -> String {
     s
 }
 
+/// As [`flows`] under drop-tail, the competitors being `f` two-path LIA associations
+/// over both access links and the core (`kind = "cmt"`) or `f` web-like flows over the
+/// core (`kind = "web"`, 50 KB Pareto objects, 1 s think times).
+fn sources(f: usize, kind: &str) -> String {
+    let mut s = flows(0, "droptail");
+    s += &match kind {
+        "cmt" => format!(
+            "[[traffic]]\nname = \"mp\"\nkind = \"cmt\"\ncc = \"lia\"\ncount = {f}\n\
+             paths = [[\"a0\", \"core\"], [\"a1\", \"core\"]]\n"
+        ),
+        _ => format!(
+            "[[traffic]]\nname = \"web\"\nkind = \"web\"\nlinks = [\"core\"]\ncount = {f}\n"
+        ),
+    };
+    s
+}
+
 /// Median CPU µs per packet, packets and events per packet of `text`.
 fn measure(text: &str) -> (f64, u64, f64) {
     let mut costs = Vec::new();
@@ -94,6 +113,15 @@ fn main() {
             println!(
                 "{:>22} {pkts:>10} {ev:>14.2} {us:>16.3}",
                 format!("{f} TCP flows, {aqm}")
+            );
+        }
+    }
+    for kind in ["cmt", "web"] {
+        for f in [10, 100, 1000] {
+            let (us, pkts, ev) = measure(&sources(f, kind));
+            println!(
+                "{:>22} {pkts:>10} {ev:>14.2} {us:>16.3}",
+                format!("{f} {kind} flows")
             );
         }
     }
