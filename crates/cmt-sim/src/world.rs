@@ -1,6 +1,7 @@
 //! The simulation: the association under study (endpoints 0 and 1), the endpoints of
-//! TCP-like background flows, open-loop sources, the links between them, and the event
-//! loop that moves packets and fires timers in `(time, seq)` order.
+//! closed-loop background flows (TCP-like, multipath, web, video), open-loop sources,
+//! the links between them, and the event loop that moves packets and fires timers in
+//! `(time, seq)` order.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -150,11 +151,11 @@ pub struct Simulation {
     /// background flows follow.
     routes: Vec<Vec<LinkDir>>,
     /// Endpoints: 0 and 1 the association under study, then sender and receiver of
-    /// each TCP-like flow.
+    /// each closed-loop flow (TCP-like, multipath, web or video).
     ends: Vec<Endpoint>,
     /// pcap capture of the association under study.
     capture: Option<crate::capture::Capture>,
-    /// Per background flow: its TCP sender endpoint.
+    /// Per background flow: its closed-loop flow's sender endpoint.
     flow_sender: Vec<Option<EndpointId>>,
     pub(crate) rec: Rc<RefCell<Recorder>>,
     pub(crate) events: u64,

@@ -1,5 +1,6 @@
-//! Validation of `[[traffic]]` entries (docs/algorithms.md §11.3–11.6): open-loop sources,
-//! TCP-like flows and further multipath associations (`kind = "cmt"`).
+//! Validation of `[[traffic]]` entries (docs/algorithms.md §11.3–11.10): open-loop
+//! sources, TCP-like flows, further multipath associations (`kind = "cmt"`) and
+//! application-limited web and video flows.
 
 use super::links::{link_index, BuiltLink};
 use super::{field, BuildError, Scenario, TrafficSpec};
@@ -74,7 +75,7 @@ pub(super) fn build_traffic(
             return Err(BuildError::new(
                 f("kind"),
                 format!(
-                    "a {} flow is backlogged until the end: no rate, load or stop",
+                    "a {} flow runs from its start to the end of the run: no rate, load or stop",
                     t.kind
                 ),
             ));
@@ -330,7 +331,7 @@ fn tcp_settings(
             };
             return Err(BuildError::new(
                 f(k),
-                "only a tcp or cmt flow has this setting".into(),
+                "only a tcp, cmt, web or video flow has this setting".into(),
             ));
         }
         return Ok((DEFAULT_WINDOW, 0, 2));
@@ -422,7 +423,7 @@ fn flow_algorithms(
         _ if t.cc.is_some() => {
             return Err(BuildError::new(
                 f("cc"),
-                "only a tcp or cmt flow has this setting".into(),
+                "only a tcp, cmt, web or video flow has this setting".into(),
             ))
         }
         _ => return Ok((rr, "reno".into())),

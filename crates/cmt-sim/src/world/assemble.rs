@@ -53,7 +53,7 @@ impl Simulation {
         let mut ends = main_endpoints(&built, &drawn, &rec)?;
         let flow_sender = tcp_endpoints(&built, &tcp_flows, &rec, &mut ends)?;
         let radio_side = metered.then(|| built.device.endpoint());
-        let apps = web_apps(&built);
+        let apps = app_states(&built);
         Ok(Simulation {
             radio_side,
             built,
@@ -79,7 +79,7 @@ impl Simulation {
 }
 
 /// Every application-limited flow's state, with its own random stream.
-fn web_apps(built: &Built) -> Vec<Option<crate::app::AppState>> {
+fn app_states(built: &Built) -> Vec<Option<crate::app::AppState>> {
     built
         .traffic
         .iter()
