@@ -535,7 +535,7 @@ fn tcp_flows_reject_rate_load_and_stop() {
         .expect("rejected")
         .to_string();
         assert!(
-            e.contains("traffic[0].kind") && e.contains("backlogged"),
+            e.contains("traffic[0].kind") && e.contains("runs from its start to the end"),
             "{e}"
         );
     }
