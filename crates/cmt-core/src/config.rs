@@ -134,6 +134,10 @@ pub struct Config {
     /// Outage handling ([`Outage`]); `None`: RFC 9260's Path.Max.Retrans and
     /// Association.Max.Retrans with RTO back-off to RTO.Max.
     pub outage: Option<Outage>,
+    /// Explicit congestion notification (RFC 3168; RFC 9260 Appendix A): offered in the
+    /// INIT exchange and used when the peer offers it too; then DATA goes out ECN-capable
+    /// and a Congestion Experienced mark cuts the window as a loss would, without one.
+    pub ecn: bool,
 }
 
 impl Default for Config {
@@ -168,6 +172,7 @@ impl Default for Config {
             rev: None,
             confirm_paths: false,
             outage: None,
+            ecn: false,
         }
     }
 }
@@ -180,16 +185,17 @@ impl Config {
     /// Largest user payload of one DATA chunk that fits one packet:
     /// `mtu − ip_header − 12 (common header) − 16 (DATA header)`, rounded down to a
     /// multiple of 4 so that the chunk's padding (RFC 9260 §3.2) fits too (1452 for MTU
-    /// 1500 over IPv4).
+    /// 1500 over IPv4). Receiver-driven CMT's round info and, with ECN, room for a CWR
+    /// chunk are kept free.
     pub fn max_payload(&self) -> u32 {
-        let round_info = if self.rev.is_some() {
-            crate::packet::ROUND_INFO_LEN as u32
-        } else {
-            0
+        let round_info = match self.rev {
+            Some(_) => crate::packet::ROUND_INFO_LEN as u32,
+            None => 0,
         };
+        let cwr = if self.ecn { 8 } else { 0 };
         (self
             .mtu
-            .saturating_sub(self.ip_header_len + 12 + 16 + round_info)
+            .saturating_sub(self.ip_header_len + 12 + 16 + round_info + cwr)
             & !3)
             .max(4)
     }

@@ -71,6 +71,13 @@ pub enum Event {
         /// TSN.
         tsn: u64,
     },
+    /// An ECN Echo cut a path's window (sender side; at most once per window).
+    CongestionMarked {
+        /// Path of the marked TSN's latest transmission.
+        path: PathId,
+        /// The marked TSN.
+        tsn: u64,
+    },
     /// The T3-rtx timer of a path expired.
     Timeout {
         /// Path.

@@ -73,6 +73,17 @@ pub enum Chunk {
         /// the packet's tag is the one the receiver of the ABORT expects from its peer.
         reflected: bool,
     },
+    /// ECN Echo (RFC 9260 Appendix A): a packet arrived marked Congestion Experienced;
+    /// repeated with every SACK until the peer's CWR answers it.
+    Ecne {
+        /// The lowest TSN of the marked packet.
+        lowest_tsn: u32,
+    },
+    /// Congestion Window Reduced (RFC 9260 Appendix A): the answer to an ECN Echo.
+    Cwr {
+        /// The TSN of the ECN Echo answered.
+        lowest_tsn: u32,
+    },
     /// Receiver-driven CMT (project extension, docs/algorithms.md §2.1): the round id and the per-path
     /// sequence number of the DATA chunk bundled after it. Its type's two high bits are
     /// `10`, so a peer that does not know it skips it silently and goes on with the

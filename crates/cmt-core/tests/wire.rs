@@ -136,6 +136,8 @@ fn chunk() -> impl Strategy<Value = Chunk> {
         hb.prop_map(Chunk::HeartbeatAck),
         any::<u32>().prop_map(|cum_tsn| Chunk::Shutdown { cum_tsn }),
         Just(Chunk::ShutdownAck),
+        any::<u32>().prop_map(|lowest_tsn| Chunk::Ecne { lowest_tsn }),
+        any::<u32>().prop_map(|lowest_tsn| Chunk::Cwr { lowest_tsn }),
         any::<bool>().prop_map(|reflected| Chunk::ShutdownComplete { reflected }),
         (prop::option::of(any::<u16>()), any::<bool>())
             .prop_map(|(cause, reflected)| Chunk::Abort { cause, reflected }),

@@ -29,6 +29,8 @@ use sha2::{Digest, Sha256};
 mod asconf;
 #[path = "usrsctp/auth.rs"]
 mod auth;
+#[path = "usrsctp/ecn.rs"]
+mod ecn;
 use auth::require_auth;
 
 /// usrsctp's UDP encapsulation port, and its listener's SCTP port (our runtime
@@ -738,6 +740,10 @@ const TESTS: &[Test<Env>] = &[
         an_unknown_extension_chunk_is_skipped_by_the_peer,
     ),
     ("multihomed_cmt_both_ways", multihomed_cmt_both_ways),
+    (
+        "ecn_is_agreed_with_usrsctp",
+        ecn::ecn_is_agreed_with_usrsctp,
+    ),
     (
         "usrsctp_moves_to_another_address_and_we_follow",
         asconf::usrsctp_moves_to_another_address_and_we_follow,

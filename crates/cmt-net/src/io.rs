@@ -45,6 +45,9 @@ pub struct Arrival {
     /// A valid AUTH chunk covered the packet (RFC 4895): it comes from a holder of the
     /// key (or replays one's packet). Always false before authentication starts.
     pub authenticated: bool,
+    /// Its IP header said Congestion Experienced (RFC 3168): a queue on the way marked
+    /// it. Read where the sockets report it (Linux); else always false.
+    pub ce: bool,
 }
 
 /// What crossed the sockets, and in how many system calls.
@@ -169,12 +172,12 @@ impl Sockets {
     /// read) are skipped: to the protocol they are lost packets.
     pub async fn recv(&mut self) -> Arrival {
         if let Some(inbox) = self.inbox.as_mut() {
-            let (socket, from) = inbox.next().await;
+            let (socket, from, ce) = inbox.next().await;
             self.counts.receives += 1;
-            return self.parse(socket, from, None);
+            return self.parse(socket, from, None, ce);
         }
         let d = self.recv_datagram().await;
-        self.parse(d.socket, d.from, Some(d))
+        self.parse(d.socket, d.from, Some(d.clone()), d.ce)
     }
 
     /// The next datagram on any socket, unparsed (for a dispatcher: its bytes are
@@ -200,12 +203,18 @@ impl Sockets {
 
     /// Parses a datagram [`recv_datagram`](Self::recv_datagram) returned.
     pub(crate) fn arrival(&mut self, d: rx::Datagram) -> Arrival {
-        self.parse(d.socket, d.from, Some(d))
+        self.parse(d.socket, d.from, Some(d.clone()), d.ce)
     }
 
     /// Parses (and captures) a received datagram: `d` in the receive batch, or (`None`)
-    /// the one routed here last.
-    fn parse(&mut self, local: usize, from: SocketAddr, d: Option<rx::Datagram>) -> Arrival {
+    /// the one routed here last; `ce`: it arrived marked Congestion Experienced.
+    fn parse(
+        &mut self,
+        local: usize,
+        from: SocketAddr,
+        d: Option<rx::Datagram>,
+        ce: bool,
+    ) -> Arrival {
         self.counts.datagrams_received += 1;
         // Only a session that covers every packet vouches for its source.
         let vouches = self.is_authenticating();
@@ -247,6 +256,7 @@ impl Sockets {
             src_port,
             packet,
             authenticated,
+            ce,
         }
     }
 
@@ -341,6 +351,19 @@ impl Sockets {
     /// the peer's SCTP port `dst_port`; it leaves with the next
     /// [`send_queued`](Self::send_queued), batched with its neighbours.
     pub fn queue(&mut self, local: usize, to: SocketAddr, dst_port: u16, packet: &Packet) {
+        self.queue_ecn(local, to, dst_port, packet, false);
+    }
+
+    /// [`queue`](Self::queue), ECN-capable (ECT(0) in the IP header, RFC 3168) when
+    /// `ect`: the core's DATA when the association uses ECN.
+    pub fn queue_ecn(
+        &mut self,
+        local: usize,
+        to: SocketAddr,
+        dst_port: u16,
+        packet: &Packet,
+        ect: bool,
+    ) {
         encode(packet, self.sctp_port(), dst_port, &mut self.buf);
         if let Some(a) = &self.auth {
             a.sign(&mut self.buf);
@@ -351,7 +374,7 @@ impl Sockets {
         }
         let max = self.gso.segments(to, self.sockets[local].max_segments());
         self.batched &= max > 1;
-        self.tx.push(local, to, &self.buf, max);
+        self.tx.push((local, to, ect), &self.buf, max);
     }
 
     /// Whether what is queued can wait for the datagrams still buffered from the last

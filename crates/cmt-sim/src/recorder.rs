@@ -39,6 +39,8 @@ pub struct PathCounters {
     pub failures: u64,
     /// Times the path became active again after a failure.
     pub recoveries: u64,
+    /// Window cuts for ECN Echoes (Congestion Experienced marks, no loss).
+    pub ecn_cuts: u64,
 }
 
 /// Totals of one background flow.
@@ -56,6 +58,8 @@ pub struct FlowCounters {
     pub path_sent_bytes: Vec<u64>,
     /// A web-like flow: each completed object's flow completion time, ns.
     pub fct_ns: Vec<u64>,
+    /// Window cuts for ECN Echoes, on any of the flow's paths.
+    pub ecn_cuts: u64,
 }
 
 /// One time-series bin.
@@ -329,6 +333,7 @@ impl Recorder {
                 self.timeouts += 1;
                 self.paths[path.0].timeouts += 1;
             }
+            Event::CongestionMarked { path, .. } => self.paths[path.0].ecn_cuts += 1,
             Event::CwndChanged { path, cwnd, .. } => {
                 if cwnd < self.cwnd[path.0] {
                     self.paths[path.0].cwnd_reductions += 1;
@@ -455,6 +460,9 @@ impl Observer for Probe {
                 r.receiver_event(now, e)
             }
             Role::FlowSender(f) => {
+                if let Event::CongestionMarked { .. } = e {
+                    r.flows[f].ecn_cuts += 1;
+                }
                 if let Event::DataSent { bytes, path, .. } = *e {
                     let flow = &mut r.flows[f];
                     flow.sent_packets += 1;

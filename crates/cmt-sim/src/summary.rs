@@ -75,6 +75,9 @@ pub struct PathSummary {
     pub failures: u64,
     /// Times the path became active again.
     pub recoveries: u64,
+    /// With ECN on: window cuts for ECN Echoes (Congestion Experienced marks, no loss).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_cuts: Option<u64>,
 }
 
 /// One background flow's results.
@@ -108,6 +111,9 @@ pub struct FlowSummary {
     /// A video flow: what its player saw.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<VideoSummary>,
+    /// A closed-loop flow with ECN on: window cuts for ECN Echoes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_cuts: Option<u64>,
 }
 
 /// A video flow's player: the quality it fetched and how often playback stalled.
@@ -360,6 +366,7 @@ impl Summary {
                     timeouts: c.timeouts,
                     failures: c.failures,
                     recoveries: c.recoveries,
+                    ecn_cuts: b.config.ecn.then_some(c.ecn_cuts),
                 })
                 .collect(),
             background: background(sim, &r.flows, t_end),
@@ -417,6 +424,7 @@ fn background(
                 objects: t.app.as_ref().map(|_| c.fct_ns.len() as u64),
                 fct_ms: t.app.as_ref().map(|_| latency_stats(0, c.fct_ns.clone())),
                 video,
+                ecn_cuts: t.ecn.then_some(c.ecn_cuts),
             }
         })
         .collect()

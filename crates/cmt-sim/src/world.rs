@@ -9,7 +9,7 @@ use std::rc::Rc;
 use cmt_core::{Packet, PathId, Payload, Time};
 
 use crate::ids::{EndpointId, FlowId, LinkDir, RouteId};
-use crate::link::{Cargo, DropCause, Finished, InFlight, Link, Offer};
+use crate::link::{Cargo, DropCause, Ecn, Finished, InFlight, Link, Offer};
 use crate::queue::EventQueue;
 use crate::recorder::Recorder;
 use crate::scenario::{Built, Workload};
@@ -429,6 +429,7 @@ impl Simulation {
             hop: 0,
             size,
             sent_at: self.now,
+            ecn: Ecn::NotEct,
         };
         self.emit(pkt);
     }
@@ -458,7 +459,7 @@ impl Simulation {
             self.offer(l, h);
             return;
         }
-        let (size, sent_at) = (p.size, p.sent_at);
+        let (size, sent_at, ce) = (p.size, p.sent_at, h.is_ce());
         let arrived = match &mut p.cargo {
             Cargo::Sctp {
                 packet,
@@ -495,7 +496,9 @@ impl Simulation {
                 t.sender_received(self.now, path, &packet);
             }
         }
-        self.ends[dest].assoc.handle_packet(self.now, path, packet);
+        self.ends[dest]
+            .assoc
+            .handle_packet_ecn(self.now, path, packet, ce);
         match flow {
             None => self.follow_reconfiguration(dest),
             Some(f) => self.check_object(f),
@@ -527,6 +530,7 @@ impl Simulation {
                 hop: 0,
                 size,
                 sent_at: self.now,
+                ecn: if t.ect { Ecn::Ect } else { Ecn::NotEct },
             };
             self.emit(pkt);
         }

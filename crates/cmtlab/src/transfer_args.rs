@@ -41,6 +41,11 @@ pub struct AlgArgs {
     /// CMT, and `--cc receiver` falls back to reno).
     #[arg(long)]
     receiver_rates: bool,
+    /// Offer explicit congestion notification (RFC 3168): used when the peer offers it
+    /// too; data then leaves ECN-capable and a queue's Congestion Experienced mark cuts
+    /// the path's window without a loss.
+    #[arg(long)]
+    ecn: bool,
     /// Write every datagram sent and received to this pcap file (SCTP over UDP).
     #[arg(long, value_name = "FILE")]
     pcap: Option<std::path::PathBuf>,
@@ -130,6 +135,7 @@ pub(crate) fn options(a: &AlgArgs) -> Result<Options, String> {
         rto_min_s: a.rto_min,
         mtu: a.mtu,
         receiver_rates: a.receiver_rates,
+        ecn: a.ecn,
         outputs: Outputs {
             pcap: a.pcap.clone(),
             trace: a.trace.clone(),

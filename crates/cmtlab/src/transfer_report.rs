@@ -27,6 +27,7 @@ pub(crate) fn summary_json(
         "rejected_packets": r.rejected,
         "unauthenticated_packets": r.io.unauthenticated,
         "receiver_rates": r.receiver_rates,
+        "ecn": r.ecn,
         "confirmed": r.confirmed,
         "reordering_latency_ms": r.reordering.map(|o| serde_json::json!({
             "mean": o.mean_ms, "p99": o.p99_ms, "max": o.max_ms,
@@ -51,6 +52,8 @@ pub(crate) fn summary_json(
             "received_bytes": p.received_bytes,
             "srtt_ms": p.srtt_ms,
             "min_rtt_ms": p.min_rtt_ms,
+            "ecn_cuts": p.ecn_cuts,
+            "ce_received": p.ce_received,
         })).collect::<Vec<_>>(),
     })
 }
@@ -99,10 +102,16 @@ pub(crate) fn report_lines(r: &Report, role: &str, backups: &[bool]) -> Vec<Stri
         } else {
             route
         };
-        let rtt = match (p.srtt_ms, p.min_rtt_ms) {
+        let mut rtt = match (p.srtt_ms, p.min_rtt_ms) {
             (Some(s), Some(m)) => format!("; RTT {s:.1} ms (min {m:.1})"),
             _ => String::new(),
         };
+        if r.ecn {
+            rtt += &match role {
+                "sent" => format!("; {} ECN cuts", p.ecn_cuts),
+                _ => format!("; {} marked CE", p.ce_received),
+            };
+        }
         out.push(if role == "sent" {
             format!(
                 "  path {i}{route}: sent {} DATA packets, {} bytes, {} retransmissions{rtt}",

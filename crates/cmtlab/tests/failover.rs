@@ -4,7 +4,8 @@
 //! down for 10 s, a path blackholed (packets dropped silently, link up) and healed, a
 //! link flapping, a NAT giving a path a new source port (`failover/nat.rs`), a backup
 //! path taking over and handing back (`failover/backup.rs`), an interface losing its
-//! address and getting another (`failover/interfaces.rs`). Each must complete with the file intact and both ends exiting 0; the
+//! address and getting another (`failover/interfaces.rs`), a router marking ECN
+//! (`failover/ecn.rs`). Each must complete with the file intact and both ends exiting 0; the
 //! receiver's per-packet trace gives the in-order stall (the longest gap between two
 //! deliveries) and each path's silence (the longest gap between two arrivals on it),
 //! which are held to bounds derived from the timers (docs/algorithms.md §1.7, D31):
@@ -163,11 +164,25 @@ impl Env {
         mb: usize,
         sender: impl FnOnce(&Path) -> Proc,
     ) -> Transfer {
+        self.start_both(name, (n, mb), &[], sender)
+    }
+
+    /// As [`start_with`](Self::start_with), the receiver given `rx_extra` flags too.
+    fn start_both(
+        &self,
+        name: &str,
+        (n, mb): (usize, usize),
+        rx_extra: &[&str],
+        sender: impl FnOnce(&Path) -> Proc,
+    ) -> Transfer {
         let out = self.dir.join(format!("{name}.bin"));
         let trace = self.dir.join(format!("{name}.csv"));
         let data = self.dir.join(format!("{name}.src"));
         source(&data, mb);
-        let rx = self.receiver(n, &out, &["--trace", &trace.display().to_string()]);
+        let trace_arg = trace.display().to_string();
+        let mut rx_args = vec!["--trace", trace_arg.as_str()];
+        rx_args.extend_from_slice(rx_extra);
+        let rx = self.receiver(n, &out, &rx_args);
         let tx = sender(&data);
         Transfer {
             rx,
@@ -374,6 +389,8 @@ fn a_flapping_link(env: &Env) -> Result<String, String> {
 
 #[path = "failover/backup.rs"]
 mod backup;
+#[path = "failover/ecn.rs"]
+mod ecn;
 #[path = "failover/interfaces.rs"]
 mod interfaces;
 #[path = "failover/nat.rs"]
@@ -415,6 +432,10 @@ const TESTS: &[Test<Env>] = &[
     (
         "killed_at_random_points_and_resumed",
         resume::killed_at_random_points_and_resumed,
+    ),
+    (
+        "a_marking_router_slows_a_path_without_a_loss",
+        ecn::a_marking_router_slows_a_path_without_a_loss,
     ),
 ];
 

@@ -17,6 +17,13 @@ impl<O: Observer> Association<O> {
     /// has no association for what we sent (RFC 9260 §8.4, §8.5.1 rules B and C: e.g.
     /// a peer that restarted). Anything else is counted and dropped.
     pub fn handle_packet(&mut self, now: Time, path: PathId, packet: Packet) {
+        self.handle_packet_ecn(now, path, packet, false);
+    }
+
+    /// [`handle_packet`](Self::handle_packet) for a packet whose IP header says whether
+    /// a queue marked it Congestion Experienced (`ce`): with ECN in use, a marked packet
+    /// carrying DATA is echoed to the sender (RFC 9260 Appendix A).
+    pub fn handle_packet_ecn(&mut self, now: Time, path: PathId, packet: Packet, ce: bool) {
         self.now = now;
         if packet.vtag != self.local_vtag {
             if packet.vtag == self.peer_vtag {
@@ -32,6 +39,12 @@ impl<O: Observer> Association<O> {
         }
         self.heard = now;
         self.paths[path].heard = Some(now);
+        if ce {
+            self.on_ce_mark(packet.chunks.iter().find_map(|c| match c {
+                Chunk::Data(d) => Some(d.tsn),
+                _ => None,
+            }));
+        }
         let mut had_data = false;
         let gap_before = self.rcv.has_gap();
         let mut chunks = packet.chunks;
@@ -86,6 +99,8 @@ impl<O: Observer> Association<O> {
                 }
             }
             Chunk::ShutdownAck => self.on_shutdown_ack(now, path),
+            Chunk::Ecne { lowest_tsn } => self.on_ecne(now, lowest_tsn),
+            Chunk::Cwr { lowest_tsn } => self.on_cwr(lowest_tsn),
             Chunk::ShutdownComplete { reflected: false } => self.on_shutdown_complete(now),
             Chunk::Heartbeat(info) => self.ctrl.push_back((path, Chunk::HeartbeatAck(info))),
             Chunk::HeartbeatAck(info) => self.on_heartbeat_ack(now, info),

@@ -143,7 +143,7 @@ impl<O: Observer> Association<O> {
     }
 
     /// The fast-retransmit window reduction of one path.
-    fn fast_rtx_cut(&mut self, now: Time, path: PathId) {
+    pub(super) fn fast_rtx_cut(&mut self, now: Time, path: PathId) {
         let p = &mut self.paths[path];
         let loss = LossSignal {
             now,

@@ -5,6 +5,7 @@
 
 mod backup;
 mod churn;
+mod ecn;
 mod input;
 mod lifecycle;
 mod liveness;
@@ -77,6 +78,9 @@ pub struct AssocInit {
     /// driver's clock origin — a server's idle time before the association costs it
     /// nothing. The simulator's associations begin at [`Time::ZERO`].
     pub start: Time,
+    /// The peer offered ECN in the INIT exchange (RFC 9260 Appendix A); ECN is used when
+    /// [`Config::ecn`] is on too.
+    pub peer_ecn: bool,
 }
 
 impl AssocInit {
@@ -94,6 +98,7 @@ impl AssocInit {
             peer_rwnd: rbuf_b,
             seed: rng.gen(),
             start: Time::ZERO,
+            peer_ecn: true,
         };
         let b = AssocInit {
             local_vtag: tag_b,
@@ -103,6 +108,7 @@ impl AssocInit {
             peer_rwnd: rbuf_a,
             seed: rng.gen(),
             start: Time::ZERO,
+            peer_ecn: true,
         };
         (a, b)
     }
@@ -116,6 +122,8 @@ pub struct Transmit {
     pub path: PathId,
     /// The packet.
     pub packet: Packet,
+    /// Send it ECN-capable, ECT(0) in the IP header (DATA when ECN is in use).
+    pub ect: bool,
 }
 
 /// Counters the driver may want that are not protocol events.
@@ -135,6 +143,12 @@ pub struct AssocStats {
     /// … of which the path chosen did not have the largest cwnd (RTX-CWND would have
     /// chosen otherwise).
     pub rtx_not_largest_cwnd: u64,
+    /// Packets with DATA that arrived marked Congestion Experienced (receiver side).
+    pub ce_marked: u64,
+    /// ECN Echo chunks received for TSNs sent (sender side).
+    pub ecn_echoes: u64,
+    /// Window cuts those echoes caused (at most one per window of a path).
+    pub ecn_cuts: u64,
 }
 
 /// Receiver-driven CMT's rounds (Cao et al. 2015, CMT-Rev; MPTCP-rec 2016): what the
@@ -278,6 +292,8 @@ pub struct Association<O: Observer = ()> {
     start: Time,
     /// Address reconfiguration (RFC 5061).
     reconfig: reconfig::Reconfig,
+    /// Explicit congestion notification.
+    ecn: ecn::EcnState,
 }
 
 impl<O: Observer> Association<O> {
@@ -320,6 +336,7 @@ impl<O: Observer> Association<O> {
             .collect();
         let rev_rx = cfg.rev.map(|r| RevReceiver::new(r, num_paths));
         Ok(Association {
+            ecn: ecn::EcnState::new(cfg.ecn && init.peer_ecn),
             snd: SendState::new(init.initial_tsn, init.peer_rwnd, num_paths),
             rcv: RecvState::new(init.peer_initial_tsn),
             cfg,

@@ -177,7 +177,7 @@ impl<O: Observer> Association<O> {
                 let (seq, rates) = rx.make_advert(now);
                 packet.chunks.push(Chunk::RateAdvert { seq, rates });
             }
-            return Some(Transmit { path, packet });
+            return Some(self.sack_transmit(path, packet));
         }
         let (path, chunk) = self.ctrl.pop_front()?;
         let t = chunk.chunk_type();
@@ -193,7 +193,7 @@ impl<O: Observer> Association<O> {
             vtag: self.peer_vtag,
             chunks,
         };
-        Some(Transmit { path, packet })
+        Some(Transmit::plain(path, packet))
     }
 
     /// Candidate destinations for retransmissions: ACTIVE paths not held in reserve as
@@ -546,7 +546,7 @@ impl<O: Observer> Association<O> {
             };
             packet.chunks.insert(0, info);
         }
-        Transmit { path, packet }
+        self.data_packet(path, packet)
     }
 
     fn set_blocked(&mut self, now: Time, blocked: bool) {

@@ -233,6 +233,7 @@ impl Connector {
                         peer_rwnd: peer.a_rwnd,
                         seed: self.seed,
                         start: Time::ZERO,
+                        peer_ecn: offers_ecn(peer),
                     },
                     peer_addresses,
                     peer_extensions,

@@ -35,6 +35,8 @@ struct Cookie {
     peer_rwnd: u32,
     peer_addresses: Vec<IpAddr>,
     peer_extensions: Vec<u8>,
+    /// The peer offered ECN.
+    peer_ecn: bool,
     /// RFC 4895 key vectors, (ours, the peer's), when authentication was negotiated.
     auth: Option<(Vec<u8>, Vec<u8>)>,
 }
@@ -67,6 +69,7 @@ impl Cookie {
         }
         b.push(self.peer_extensions.len().min(255) as u8);
         b.extend(self.peer_extensions.iter().take(255));
+        b.push(u8::from(self.peer_ecn));
         if let Some((ours, theirs)) = &self.auth {
             for v in [ours, theirs] {
                 b.extend_from_slice(&(v.len().min(u16::MAX as usize) as u16).to_be_bytes());
@@ -102,6 +105,11 @@ impl Cookie {
         }
         let e = take(1)?[0] as usize;
         let peer_extensions = take(e)?.to_vec();
+        let peer_ecn = match take(1)?[0] {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
         let mut vector = || {
             let n = u16::from_be_bytes(take(2)?.try_into().ok()?) as usize;
             Some(take(n)?.to_vec())
@@ -119,6 +127,7 @@ impl Cookie {
             peer_rwnd: u[4],
             peer_addresses,
             peer_extensions,
+            peer_ecn,
             auth,
         })
     }
@@ -239,6 +248,7 @@ impl Listener {
             peer_rwnd: init.a_rwnd,
             peer_addresses,
             peer_extensions,
+            peer_ecn: offers_ecn(init),
             auth,
         };
         let mut body = cookie.body();
@@ -305,6 +315,7 @@ impl Listener {
                 peer_rwnd: c.peer_rwnd,
                 seed: self.rng.gen(),
                 start: now,
+                peer_ecn: c.peer_ecn,
             },
             peer_addresses: c.peer_addresses,
             peer_extensions: c.peer_extensions,

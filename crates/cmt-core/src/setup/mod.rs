@@ -34,14 +34,14 @@ use crate::assoc::AssocInit;
 use crate::auth::{AuthConfig, Offer, Session, RANDOM_LEN};
 use crate::packet::{Chunk, InitChunk, InitParam, Packet};
 use crate::time::{Duration, Time};
-use crate::wire::chunk_type;
+use crate::wire::{chunk_type, param_type};
 
 pub use crate::packet::{
     CAUSE_INVALID_MANDATORY_PARAMETER, CAUSE_OUT_OF_RESOURCE, CAUSE_PROTOCOL_VIOLATION,
     CAUSE_USER_INITIATED_ABORT,
 };
 
-const COOKIE_VERSION: u8 = 2;
+const COOKIE_VERSION: u8 = 3;
 const MAC_LEN: usize = 32;
 
 /// What an endpoint announces in its INIT / INIT ACK.
@@ -74,6 +74,9 @@ pub struct SetupConfig {
     /// such an answer amplifies nothing (the runtime's senders pad to
     /// [`INIT_PADDED_LEN`]).
     pub pad_init_to: usize,
+    /// Offer explicit congestion notification (the ECN Capable parameter, RFC 9260
+    /// Appendix A); the association uses it when the peer offers it too.
+    pub ecn: bool,
 }
 
 /// RFC 4820's PAD parameter type (its two high bits `10`: a receiver that does not know
@@ -99,6 +102,7 @@ impl Default for SetupConfig {
             auth: None,
             extra_params: Vec::new(),
             pad_init_to: 0,
+            ecn: false,
         }
     }
 }
@@ -136,8 +140,21 @@ fn params(cfg: &SetupConfig, auth: Option<&Offer>) -> Vec<InitParam> {
     if !ext.is_empty() {
         p.push(InitParam::SupportedExtensions(ext));
     }
+    if cfg.ecn {
+        p.push(InitParam::Unknown {
+            ptype: param_type::ECN_CAPABLE,
+            value: Bytes::new(),
+        });
+    }
     p.extend(cfg.extra_params.iter().cloned());
     p
+}
+
+/// Whether an INIT or INIT ACK carries the ECN Capable parameter.
+fn offers_ecn(init: &InitChunk) -> bool {
+    init.params
+        .iter()
+        .any(|p| matches!(p, InitParam::Unknown { ptype, .. } if *ptype == param_type::ECN_CAPABLE))
 }
 
 /// The peer's RFC 4895 announcement, if it supports AUTH and announced it completely —

@@ -383,3 +383,34 @@ fn a_padded_init_is_no_smaller_than_its_init_ack_and_changes_nothing_else() {
         assert_eq!(plain.peer_unknown_params, with_pad.peer_unknown_params);
     }
 }
+
+/// ECN (RFC 9260 Appendix A) is used only when both INIT and INIT ACK carry the ECN
+/// Capable parameter: each side learns whether the other offered it, and an
+/// association runs ECN when its own configuration offers it too. The parameter
+/// survives the wire (an empty TLV of type 0x8000).
+#[test]
+fn ecn_is_agreed_only_when_both_ends_offer_it() {
+    for (client_ecn, server_ecn) in [(false, false), (true, false), (false, true), (true, true)] {
+        let client = SetupConfig {
+            ecn: client_ecn,
+            ..cfg(1)
+        };
+        let server = SetupConfig {
+            ecn: server_ecn,
+            ..cfg(2)
+        };
+        let mut c = Connector::new(client.clone(), 1);
+        let init = c.poll_transmit(Time::ZERO).unwrap();
+        let (_, init) = on_the_wire(&init, None);
+        let Some(Chunk::Init(i)) = init.chunks.first() else {
+            panic!("INIT expected")
+        };
+        assert_eq!(offers_ecn(i), client_ecn);
+        let (c, s) = handshake_with(client, server);
+        assert_eq!(
+            (c.init.peer_ecn, s.init.peer_ecn),
+            (server_ecn, client_ecn),
+            "client {client_ecn}, server {server_ecn}"
+        );
+    }
+}

@@ -32,6 +32,8 @@ impl Chunk {
             Chunk::ShutdownAck => t::SHUTDOWN_ACK,
             Chunk::ShutdownComplete { .. } => t::SHUTDOWN_COMPLETE,
             Chunk::Abort { .. } => t::ABORT,
+            Chunk::Ecne { .. } => t::ECNE,
+            Chunk::Cwr { .. } => t::CWR,
             Chunk::RoundInfo { .. } => t::ROUND_INFO,
             Chunk::RateAdvert { .. } => t::RATE_ADVERT,
             Chunk::Asconf(_) => t::ASCONF,
@@ -49,7 +51,7 @@ impl Chunk {
             Chunk::CookieAck => 4,
             Chunk::Sack(s) => sack_len(s),
             Chunk::Heartbeat(_) | Chunk::HeartbeatAck(_) => HEARTBEAT_LEN,
-            Chunk::Shutdown { .. } => 8,
+            Chunk::Shutdown { .. } | Chunk::Ecne { .. } | Chunk::Cwr { .. } => 8,
             Chunk::ShutdownAck | Chunk::ShutdownComplete { .. } => 4,
             Chunk::Abort { cause, .. } => abort_len(*cause),
             Chunk::RoundInfo { .. } => ROUND_INFO_LEN,
@@ -76,6 +78,8 @@ pub(super) fn emit(out: &mut Vec<u8>, c: &Chunk) {
         Chunk::HeartbeatAck(h) => put_chunk(out, t::HEARTBEAT_ACK, 0, |o| put_heartbeat(o, h)),
         Chunk::Shutdown { cum_tsn } => put_chunk(out, t::SHUTDOWN, 0, |o| put_u32(o, *cum_tsn)),
         Chunk::ShutdownAck => put_chunk(out, t::SHUTDOWN_ACK, 0, |_| {}),
+        Chunk::Ecne { lowest_tsn } => put_chunk(out, t::ECNE, 0, |o| put_u32(o, *lowest_tsn)),
+        Chunk::Cwr { lowest_tsn } => put_chunk(out, t::CWR, 0, |o| put_u32(o, *lowest_tsn)),
         Chunk::ShutdownComplete { reflected } => {
             put_chunk(out, t::SHUTDOWN_COMPLETE, t_bit(*reflected), |_| {})
         }
@@ -128,6 +132,12 @@ pub(super) fn parse(ctype: u8, flags: u8, v: &[u8], at: usize) -> Result<Chunk, 
             Err(_) => unknown(),
         },
         t::SHUTDOWN => parse_shutdown(&mut r)?,
+        t::ECNE => Chunk::Ecne {
+            lowest_tsn: parse_tsn(&mut r, "ECNE is not 8 bytes")?,
+        },
+        t::CWR => Chunk::Cwr {
+            lowest_tsn: parse_tsn(&mut r, "CWR is not 8 bytes")?,
+        },
         t::SHUTDOWN_ACK => parse_empty(&r, Chunk::ShutdownAck, "SHUTDOWN ACK carries a value")?,
         t::SHUTDOWN_COMPLETE => parse_empty(
             &r,
@@ -230,6 +240,13 @@ fn parse_shutdown(r: &mut Reader<'_>) -> Result<Chunk, WireError> {
     let cum_tsn = r.u32("truncated SHUTDOWN")?;
     r.done("SHUTDOWN longer than 8 bytes")?;
     Ok(Chunk::Shutdown { cum_tsn })
+}
+
+/// ECNE or CWR (RFC 9260 Appendix A): one TSN and nothing else.
+fn parse_tsn(r: &mut Reader<'_>, what: &'static str) -> Result<u32, WireError> {
+    let tsn = r.u32(what)?;
+    r.done(what)?;
+    Ok(tsn)
 }
 
 /// ABORT (RFC 9260 §3.3.7) with at most one error cause, code only (length 4).

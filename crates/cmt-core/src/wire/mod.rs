@@ -55,6 +55,12 @@ pub mod chunk_type {
     pub const COOKIE_ECHO: u8 = 10;
     /// COOKIE ACK.
     pub const COOKIE_ACK: u8 = 11;
+    /// ECN Echo (RFC 9260 Appendix A): the lowest TSN of a packet that arrived
+    /// marked CE.
+    pub const ECNE: u8 = 12;
+    /// Congestion Window Reduced (RFC 9260 Appendix A): the TSN of the ECN Echo the
+    /// sender reduced for.
+    pub const CWR: u8 = 13;
     /// SHUTDOWN COMPLETE.
     pub const SHUTDOWN_COMPLETE: u8 = 14;
     /// AUTH (RFC 4895; see [`crate::auth`]).
@@ -86,6 +92,9 @@ pub mod param_type {
     pub const STATE_COOKIE: u16 = 7;
     /// Supported Extensions.
     pub const SUPPORTED_EXTENSIONS: u16 = 0x8008;
+    /// ECN Capable (RFC 9260 Appendix A; no value): in an INIT or INIT ACK, the sender
+    /// takes part in explicit congestion notification.
+    pub const ECN_CAPABLE: u16 = 0x8000;
 }
 
 /// A parse failure: where and what.

@@ -105,3 +105,29 @@ fn errors_name_the_offset() {
     );
     assert_eq!(decode(&out[..7]).unwrap_err().offset, 4);
 }
+
+/// ECNE and CWR (RFC 9260 Appendix A) are 8 bytes: type 12 or 13, flags 0, length 8,
+/// one TSN. One that is longer or shorter is refused, not read as a TSN.
+#[test]
+fn ecne_and_cwr_are_one_tsn_and_a_wrong_length_is_refused() {
+    for (chunk, t) in [
+        (Chunk::Ecne { lowest_tsn: 7 }, 12u8),
+        (Chunk::Cwr { lowest_tsn: 7 }, 13u8),
+    ] {
+        let p = Packet {
+            vtag: 1,
+            chunks: vec![chunk.clone()],
+        };
+        let mut raw = Vec::new();
+        encode(&p, 1, 2, &mut raw);
+        assert_eq!(&raw[12..20], &[t, 0, 0, 8, 0, 0, 0, 7]);
+        assert_eq!(decode(&raw).unwrap().packet.chunks, vec![chunk]);
+        // Twelve bytes: a TSN and four more.
+        let mut long = raw[..20].to_vec();
+        long[15] = 12;
+        long.extend_from_slice(&[0; 4]);
+        let c = checksum(&long);
+        long[8..12].copy_from_slice(&c.to_le_bytes());
+        assert!(decode(&long).is_err(), "type {t} of 12 bytes");
+    }
+}

@@ -71,8 +71,8 @@ pub struct Pair {
     pub a: Association<Log>,
     pub b: Association<Log>,
     pub now: Time,
-    /// (arrival time, sequence) -> (to_b, path, packet)
-    wire: BTreeMap<(Time, u64), (bool, PathId, Packet)>,
+    /// (arrival time, sequence) -> (to_b, path, packet, marked CE)
+    wire: BTreeMap<(Time, u64), (bool, PathId, Packet, bool)>,
     seq: u64,
     faults: Vec<Faults>,
     rng: ChaCha8Rng,
@@ -85,6 +85,12 @@ pub struct Pair {
     pub drop_first: Vec<u32>,
     /// Drops a packet when it returns true.
     pub drop_if: Option<DropIf>,
+    /// A queue on the way marks an ECN-capable packet from A Congestion Experienced when
+    /// this returns true, given the offset of its first DATA chunk's TSN from
+    /// `first_tsn_a` and its path.
+    pub mark_if: Option<Box<dyn FnMut(u32, PathId) -> bool>>,
+    /// Packets sent ECN-capable, by A and by B.
+    pub ect_sent: [u64; 2],
     /// Per path and direction (0 = A→B): when the sender's side of the link is free.
     link_free: Vec<[Time; 2]>,
 }
@@ -146,6 +152,8 @@ impl Pair {
             first_tsn_a,
             drop_first: Vec::new(),
             drop_if: None,
+            mark_if: None,
+            ect_sent: [0; 2],
             a,
             b,
             now: Time::ZERO,
@@ -198,13 +206,25 @@ impl Pair {
                         }
                     }
                 }
+                self.ect_sent[dir] += u64::from(t.ect);
+                let mut ce = false;
+                if let (true, Some(mark), Some(cmt_core::Chunk::Data(d))) = (
+                    to_b && t.ect,
+                    self.mark_if.as_mut(),
+                    t.packet
+                        .chunks
+                        .iter()
+                        .find(|c| matches!(c, cmt_core::Chunk::Data(_))),
+                ) {
+                    ce = mark(d.tsn.wrapping_sub(self.first_tsn_a), t.path);
+                }
                 let copies = if self.rng.gen_bool(f.dup) { 2 } else { 1 };
                 for _ in 0..copies {
                     let j = self.rng.gen_range(0..=f.jitter.as_nanos());
                     let at = depart + f.delay + Duration::from_nanos(j);
                     self.seq += 1;
                     self.wire
-                        .insert((at, self.seq), (to_b, t.path, t.packet.clone()));
+                        .insert((at, self.seq), (to_b, t.path, t.packet.clone(), ce));
                 }
             }
         }
@@ -228,11 +248,11 @@ impl Pair {
             }
             self.now = next.max(self.now);
             if next_wire == Some(next) {
-                let (_, (to_b, path, pkt)) = self.wire.pop_first().unwrap();
+                let (_, (to_b, path, pkt, ce)) = self.wire.pop_first().unwrap();
                 if to_b {
-                    self.b.handle_packet(self.now, path, pkt);
+                    self.b.handle_packet_ecn(self.now, path, pkt, ce);
                 } else {
-                    self.a.handle_packet(self.now, path, pkt);
+                    self.a.handle_packet_ecn(self.now, path, pkt, ce);
                 }
             } else {
                 if self.a.poll_timeout().is_some_and(|t| t <= self.now) {

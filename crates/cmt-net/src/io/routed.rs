@@ -21,6 +21,8 @@ pub struct Routed {
     pub from: SocketAddr,
     /// The UDP payload.
     pub bytes: Vec<u8>,
+    /// It arrived marked Congestion Experienced.
+    pub ce: bool,
 }
 
 /// Where a dispatcher puts an association's datagrams.
@@ -67,15 +69,15 @@ impl Inbox {
         (Outbox { tx, queued }, inbox)
     }
 
-    /// The next datagram's socket and sender (its bytes in [`last`](Self::last)). When
+    /// The next datagram's socket, sender and CE mark (its bytes in [`last`](Self::last)). When
     /// the dispatcher is gone nothing comes any more: this waits forever, and the
     /// association's own timers end it.
-    pub(crate) async fn next(&mut self) -> (usize, SocketAddr) {
+    pub(crate) async fn next(&mut self) -> (usize, SocketAddr, bool) {
         match self.rx.recv().await {
             Some(r) => {
                 self.queued.fetch_sub(r.bytes.len(), Ordering::Relaxed);
                 self.last = r.bytes;
-                (r.socket, r.from)
+                (r.socket, r.from, r.ce)
             }
             None => std::future::pending().await,
         }

@@ -58,6 +58,8 @@ pub(crate) struct Datagram {
     pub(crate) socket: usize,
     pub(crate) from: SocketAddr,
     pub(crate) bytes: Range<usize>,
+    /// Its IP header said Congestion Experienced (RFC 3168): a queue marked it.
+    pub(crate) ce: bool,
 }
 
 impl RxBatch {
@@ -93,6 +95,7 @@ impl RxBatch {
                     socket: self.socket,
                     from: m.addr,
                     bytes: start..start + len,
+                    ce: m.ecn == Some(quinn_udp::EcnCodepoint::Ce),
                 });
             }
             self.msg += 1;

@@ -66,6 +66,8 @@ pub(crate) struct Batch {
     pub(crate) end: usize,
     /// The size of every datagram but the last.
     pub(crate) segment: usize,
+    /// Sent ECN-capable (ECT(0)).
+    pub(crate) ect: bool,
 }
 
 impl Batch {
@@ -85,12 +87,12 @@ pub(crate) struct TxQueue {
 }
 
 impl TxQueue {
-    /// Queues `datagram` from socket `local` to `to`; `max_segments` is how many
-    /// datagrams one send may carry (1 without GSO).
+    /// Queues `datagram` from socket `local` to `to`, ECN-capable when `ect` (a batch
+    /// carries one ECN field); `max_segments` is how many datagrams one send may carry
+    /// (1 without GSO).
     pub(crate) fn push(
         &mut self,
-        local: usize,
-        to: SocketAddr,
+        (local, to, ect): (usize, SocketAddr, bool),
         datagram: &[u8],
         max_segments: usize,
     ) {
@@ -100,7 +102,7 @@ impl TxQueue {
         let joins = match self.batches.last() {
             Some(b) => {
                 !self.closed
-                    && (b.local, b.to) == (local, to)
+                    && (b.local, b.to, b.ect) == (local, to, ect)
                     && len <= b.segment
                     && b.datagrams() < max_segments
                     && b.end - b.start + len <= MAX_BATCH_BYTES
@@ -121,6 +123,7 @@ impl TxQueue {
                 start,
                 end: start + len,
                 segment: len.max(1),
+                ect,
             });
             self.closed = false;
         }
@@ -168,10 +171,10 @@ mod tests {
     fn equal_datagrams_to_one_destination_share_a_send_until_a_short_one_ends_it() {
         let mut q = TxQueue::default();
         for _ in 0..3 {
-            q.push(0, addr(1), &[7; 1000], 64);
+            q.push((0, addr(1), false), &[7; 1000], 64);
         }
-        q.push(0, addr(1), &[8; 400], 64); // shorter: the batch's last
-        q.push(0, addr(1), &[9; 400], 64); // cannot follow a short one
+        q.push((0, addr(1), false), &[8; 400], 64); // shorter: the batch's last
+        q.push((0, addr(1), false), &[9; 400], 64); // cannot follow a short one
         assert_eq!(shape(&q), [(0, 1, 1000, 4), (0, 1, 400, 1)]);
         let first = q.batches()[0];
         assert_eq!(q.bytes(&first).len(), 3400);
@@ -181,12 +184,12 @@ mod tests {
     #[test]
     fn another_destination_socket_longer_datagram_or_full_batch_starts_a_new_batch() {
         let mut q = TxQueue::default();
-        q.push(0, addr(1), &[0; 500], 2);
-        q.push(0, addr(2), &[0; 500], 2); // destination
-        q.push(1, addr(2), &[0; 500], 2); // socket
-        q.push(1, addr(2), &[0; 600], 2); // longer
-        q.push(1, addr(2), &[0; 600], 2);
-        q.push(1, addr(2), &[0; 600], 2); // the batch holds max_segments = 2
+        q.push((0, addr(1), false), &[0; 500], 2);
+        q.push((0, addr(2), false), &[0; 500], 2); // destination
+        q.push((1, addr(2), false), &[0; 500], 2); // socket
+        q.push((1, addr(2), false), &[0; 600], 2); // longer
+        q.push((1, addr(2), false), &[0; 600], 2);
+        q.push((1, addr(2), false), &[0; 600], 2); // the batch holds max_segments = 2
         assert_eq!(
             shape(&q),
             [
@@ -201,11 +204,24 @@ mod tests {
         assert!(q.batches().is_empty());
     }
 
+    /// One send carries one ECN field: an ECN-capable datagram does not join a batch
+    /// of ones that are not, nor the other way round.
+    #[test]
+    fn a_change_of_ecn_field_starts_a_new_batch() {
+        let mut q = TxQueue::default();
+        q.push((0, addr(1), false), &[0; 500], 8);
+        q.push((0, addr(1), true), &[0; 500], 8);
+        q.push((0, addr(1), true), &[0; 500], 8);
+        q.push((0, addr(1), false), &[0; 500], 8);
+        let ect: Vec<(bool, usize)> = q.batches().iter().map(|b| (b.ect, b.datagrams())).collect();
+        assert_eq!(ect, [(false, 1), (true, 2), (false, 1)]);
+    }
+
     #[test]
     fn without_gso_every_datagram_is_its_own_send() {
         let mut q = TxQueue::default();
         for _ in 0..3 {
-            q.push(0, addr(1), &[0; 100], 1);
+            q.push((0, addr(1), false), &[0; 100], 1);
         }
         assert_eq!(shape(&q), [(0, 1, 100, 1); 3]);
     }
@@ -226,7 +242,7 @@ mod tests {
     fn a_batch_stays_under_the_largest_udp_payload() {
         let mut q = TxQueue::default();
         for _ in 0..100 {
-            q.push(0, addr(1), &[0; 1452], 64);
+            q.push((0, addr(1), false), &[0; 1452], 64);
         }
         let sizes: Vec<usize> = q.batches().iter().map(|b| b.end - b.start).collect();
         assert!(sizes.iter().all(|&s| s <= MAX_BATCH_BYTES), "{sizes:?}");

@@ -76,10 +76,11 @@ impl Udp {
     /// full. Should the kernel refuse segmentation offload (some drivers do, with EIO or
     /// EINVAL; `quinn-udp` then stops offering it), the datagrams go one by one.
     pub(crate) async fn send(&self, b: &Batch, bytes: &[u8]) -> io::Result<()> {
-        match self.send_one(b.to, bytes, Some(b.segment)).await {
+        let ecn = b.ect.then_some(quinn_udp::EcnCodepoint::Ect0);
+        match self.send_one(b.to, bytes, Some(b.segment), ecn).await {
             Err(_) if b.datagrams() > 1 && self.max_segments() == 1 => {
                 for d in bytes.chunks(b.segment) {
-                    self.send_one(b.to, d, None).await?;
+                    self.send_one(b.to, d, None, ecn).await?;
                 }
                 Ok(())
             }
@@ -92,10 +93,11 @@ impl Udp {
         to: SocketAddr,
         bytes: &[u8],
         segment: Option<usize>,
+        ecn: Option<quinn_udp::EcnCodepoint>,
     ) -> io::Result<()> {
         let t = Transmit {
             destination: to,
-            ecn: None,
+            ecn,
             contents: bytes,
             segment_size: segment.filter(|&s| s < bytes.len()),
             src_ip: None,

@@ -229,6 +229,8 @@ impl Relay {
             hop: 0,
             size: bytes.len() as u32 + 28,
             sent_at: t,
+            // The relay forwards payloads only; the ECN field is not carried over.
+            ecn: cmt_sim::link::Ecn::NotEct,
         };
         self.held.insert(id, (map, bytes));
         match self.links[dir].offer(t, pkt) {
@@ -297,7 +299,7 @@ impl Relay {
                 (0, sender)
             };
             let segments = Gso::Auto.segments(to, self.maps.socks[out].max_segments());
-            tx.push(out, to, &bytes, segments);
+            tx.push((out, to, false), &bytes, segments);
             self.st.forwarded[dir] += 1;
         }
         for b in tx.batches() {

@@ -37,6 +37,7 @@ pub(super) fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
         extensions,
         auth,
         pad_init_to: cmt_core::setup::INIT_PADDED_LEN.min(room),
+        ecn: o.ecn,
         ..SetupConfig::default()
     }
 }

@@ -35,6 +35,11 @@ pub struct Options {
     /// when both announced them. Otherwise the association runs standard SCTP CMT and
     /// the `receiver` congestion control falls back to `reno`.
     pub receiver_rates: bool,
+    /// Explicit congestion notification (RFC 3168; RFC 9260 Appendix A): offered in the
+    /// INIT exchange, used when the peer offers it too. DATA then leaves ECT(0), a
+    /// Congestion Experienced mark read from the socket is echoed, and a path whose
+    /// packets are marked cuts its window without a loss.
+    pub ecn: bool,
     /// Outage tolerance (seconds): either end gives up on an established association
     /// only when nothing has come from the peer, on any path, for this long (or the
     /// peer aborts) — however many paths there are. Meanwhile every path that stopped
@@ -225,6 +230,7 @@ impl Default for Options {
             mtu: 1500,
             timeout_s: 600.0,
             receiver_rates: false,
+            ecn: false,
             outage_tolerance_s: 300.0,
             rto_min_s: 0.2,
             interfaces: Vec::new(),

@@ -23,6 +23,10 @@ pub struct PathCount {
     pub srtt_ms: Option<f64>,
     /// The smallest round-trip time (ms) measured on the path.
     pub min_rtt_ms: Option<f64>,
+    /// With ECN: window cuts for the peer's ECN Echoes (sender side).
+    pub ecn_cuts: u64,
+    /// With ECN: datagrams that arrived on this path marked Congestion Experienced.
+    pub ce_received: u64,
 }
 
 /// The observer of a runtime association.
@@ -104,6 +108,7 @@ impl Observer for Counters {
                 self.reorder.delivered(now.saturating_since(arrived));
             }
             Event::RbufOccupancy { held } => self.reorder.held(held),
+            Event::CongestionMarked { path, .. } => self.path(path).ecn_cuts += 1,
             Event::RttSample {
                 path, rtt, srtt, ..
             } => self.rtt_sample(path, rtt, srtt),
@@ -133,6 +138,8 @@ pub struct Report {
     /// Whether receiver-driven rate control was negotiated (see
     /// [`Options::receiver_rates`](super::Options::receiver_rates)).
     pub receiver_rates: bool,
+    /// Whether explicit congestion notification was in use (both ends offered it).
+    pub ecn: bool,
     /// Path i's (local, remote) addresses.
     pub routes: Vec<(SocketAddr, SocketAddr)>,
     /// Sender: the receiver confirmed it stored exactly these bytes (same length and

@@ -66,6 +66,26 @@ pub trait Carried {
     /// The flow it belongs to, as a flow-queueing discipline tells flows apart (a path
     /// of the association, a background flow).
     fn flow(&self) -> u32;
+    /// Whether it was sent ECN-capable (ECT, or already marked CE): a discipline with
+    /// ECN on may mark it instead of dropping it.
+    fn ecn_capable(&self) -> bool {
+        false
+    }
+    /// Marks it Congestion Experienced (RFC 3168 §5); only for an ECN-capable packet.
+    fn mark_ce(&mut self) {}
+}
+
+/// The ECN field of a packet's IP header, as the simulator tells it apart (RFC 3168
+/// §5: ECT(0) and ECT(1) alike are "ECN-capable").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ecn {
+    /// Not ECN-capable transport.
+    #[default]
+    NotEct,
+    /// ECN-capable transport.
+    Ect,
+    /// Congestion Experienced: a queue marked it.
+    Ce,
 }
 
 impl Carried for InFlight {
@@ -74,6 +94,12 @@ impl Carried for InFlight {
     }
     fn flow(&self) -> u32 {
         self.cargo.flow_key()
+    }
+    fn ecn_capable(&self) -> bool {
+        self.ecn != Ecn::NotEct
+    }
+    fn mark_ce(&mut self) {
+        self.ecn = Ecn::Ce;
     }
 }
 
@@ -120,6 +146,8 @@ pub struct InFlight {
     pub size: u32,
     /// When the sender emitted it.
     pub sent_at: Time,
+    /// Its IP header's ECN field.
+    pub ecn: Ecn,
 }
 
 /// Fixed parameters of a link direction after per-run draws.
@@ -306,7 +334,8 @@ impl<P: Carried> Link<P> {
         if self.in_service.is_none() {
             // Every arrival passes the discipline, as in ns-2, where a packet for an
             // idle link is enqueued and dequeued at once: RED averages it and may drop it.
-            if !self.queue.admits_at_idle(now) {
+            let mut pkt = pkt;
+            if !self.queue.admits_at_idle(now, &mut pkt) {
                 self.stats.aqm_drops += 1;
                 return Offer::Dropped(pkt, DropCause::Aqm);
             }
@@ -358,6 +387,11 @@ impl<P: Carried> Link<P> {
             done
         });
         (fate, next)
+    }
+
+    /// Packets the discipline marked Congestion Experienced instead of dropping them.
+    pub fn ecn_marks(&self) -> u64 {
+        self.queue.marks()
     }
 
     /// When a packet of `size` bytes that starts service at `now` is fully sent.
@@ -480,6 +514,7 @@ mod tests {
             hop: 0,
             size,
             sent_at: Time::ZERO,
+            ecn: Ecn::NotEct,
         }
     }
 

@@ -268,6 +268,7 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
         rev: None,
         confirm_paths: a.confirm_paths.unwrap_or(false),
         outage: outage(a)?,
+        ecn: a.ecn.unwrap_or(false),
     })
 }
 

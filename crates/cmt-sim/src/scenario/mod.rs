@@ -149,6 +149,9 @@ pub struct TrafficSpec {
     /// SACK; ns-2's `TCPSink` acknowledges every packet: 1).
     #[serde(default)]
     pub ack_every: Option<u32>,
+    /// Closed-loop flows: ECN-capable transport (default false), as `association.ecn`.
+    #[serde(default)]
+    pub ecn: Option<bool>,
     /// TCP flows: congestion control, "reno" (default), "cubic" (RFC 9438) or
     /// "linux-cubic" (as Linux's tcp_cubic.c); a "cmt" flow also "lia", "olia",
     /// "balia" and the other controls of the core that need no receiver rates.
@@ -265,6 +268,9 @@ pub struct AssociationSpec {
     /// Path confirmation: paths after the first carry data only once a HEARTBEAT on
     /// them is answered (default false; the runtime always confirms).
     pub confirm_paths: Option<bool>,
+    /// Explicit congestion notification (default false): DATA goes out ECN-capable and a
+    /// queue's Congestion Experienced mark cuts the path's window, without a loss.
+    pub ecn: Option<bool>,
     /// Heartbeats on idle paths (default true).
     pub heartbeats: Option<bool>,
     /// HB.interval (default "30s").

@@ -13,9 +13,11 @@ pub(super) fn aqm(l: &LinkSpec, f: &dyn Fn(&str) -> String) -> Result<Aqm, Build
     let name = l.aqm.as_deref().unwrap_or("droptail");
     let known: &[&str] = match name {
         "droptail" => &[],
-        "red" => &["min_th", "max_th", "weight", "max_p", "gentle", "wait"],
-        "codel" => &["target_ms", "interval_ms"],
-        "fq_codel" => &["target_ms", "interval_ms", "quantum"],
+        "red" => &[
+            "min_th", "max_th", "weight", "max_p", "gentle", "wait", "ecn",
+        ],
+        "codel" => &["target_ms", "interval_ms", "ecn"],
+        "fq_codel" => &["target_ms", "interval_ms", "quantum", "ecn"],
         other => {
             return Err(BuildError::new(
                 f("aqm"),
@@ -39,6 +41,7 @@ pub(super) fn aqm(l: &LinkSpec, f: &dyn Fn(&str) -> String) -> Result<Aqm, Build
         Ok(CodelParams {
             target: ms("target_ms", d.target)?,
             interval: ms("interval_ms", d.interval)?,
+            ecn: p.flag("ecn", d.ecn).map_err(bad)?,
         })
     };
     Ok(match name {
@@ -80,6 +83,7 @@ fn red(p: &cmt_core::Params, at: &str) -> Result<RedParams, BuildError> {
         max_p: p.number("max_p", d.max_p).map_err(bad)?,
         gentle: p.flag("gentle", d.gentle).map_err(bad)?,
         wait: p.flag("wait", d.wait).map_err(bad)?,
+        ecn: p.flag("ecn", d.ecn).map_err(bad)?,
     };
     let (lo, hi) = (
         r.min_th.unwrap_or(f64::MIN_POSITIVE),

@@ -44,6 +44,8 @@ pub struct BuiltTraffic {
     pub mtu: u32,
     /// TCP flows: acknowledge every this many packets.
     pub ack_every: u32,
+    /// Closed-loop flows: ECN-capable transport.
+    pub ecn: bool,
     /// Closed-loop flows: the congestion control's name.
     pub cc: String,
 }
@@ -111,6 +113,7 @@ pub(super) fn build_traffic(
                 window,
                 mtu,
                 ack_every,
+                ecn: t.ecn.unwrap_or(false),
                 cc: cc.clone(),
             });
         }
@@ -323,11 +326,13 @@ fn tcp_settings(
     f: &dyn Fn(&str) -> String,
 ) -> Result<(u32, u32, u32), BuildError> {
     if !tcp {
-        if t.window.is_some() || t.ack_every.is_some() {
+        if t.window.is_some() || t.ack_every.is_some() || t.ecn.is_some() {
             let k = if t.window.is_some() {
                 "window"
-            } else {
+            } else if t.ack_every.is_some() {
                 "ack_every"
+            } else {
+                "ecn"
             };
             return Err(BuildError::new(
                 f(k),

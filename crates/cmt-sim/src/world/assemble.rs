@@ -304,6 +304,7 @@ fn tcp_endpoints(
             rbuf: t.window,
             mtu: t.mtu,
             sack_freq: t.ack_every,
+            ecn: t.ecn,
             ..cmt_core::Config::default()
         };
         let (ia, ib) = AssocInit::pair(

@@ -5,23 +5,43 @@
 //! large part of the cost of a hop. Which slot a packet gets does not affect any
 //! outcome (nothing iterates the slots).
 
-use crate::link::{Carried, InFlight};
+use crate::link::{Carried, Ecn, InFlight};
 
-/// A handle to a packet in [`Packets`], with its size on the wire and its flow (what a
-/// link reads).
+/// A handle to a packet in [`Packets`], with its size on the wire, its ECN field and
+/// its flow (what a link reads and a queue may mark).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Pkt {
     slot: u32,
-    size: u32,
+    /// The size on the wire in the low 30 bits (a packet is at most 64 KiB), the ECN
+    /// field in the top two ([`ECT`], [`CE`]): the handle stays 12 bytes.
+    size_ecn: u32,
     flow: u32,
+}
+
+/// [`Pkt::size_ecn`]'s bit for an ECN-capable packet.
+const ECT: u32 = 1 << 30;
+/// [`Pkt::size_ecn`]'s bit for a packet marked Congestion Experienced.
+const CE: u32 = 1 << 31;
+
+impl Pkt {
+    /// A queue marked it Congestion Experienced on the way.
+    pub(crate) fn is_ce(&self) -> bool {
+        self.size_ecn & CE != 0
+    }
 }
 
 impl Carried for Pkt {
     fn wire_size(&self) -> u32 {
-        self.size
+        self.size_ecn & (ECT - 1)
     }
     fn flow(&self) -> u32 {
         self.flow
+    }
+    fn ecn_capable(&self) -> bool {
+        self.size_ecn & (ECT | CE) != 0
+    }
+    fn mark_ce(&mut self) {
+        self.size_ecn = (self.size_ecn & (ECT - 1)) | CE;
     }
 }
 
@@ -35,7 +55,14 @@ pub(super) struct Packets {
 impl Packets {
     /// Keeps `pkt` until [`free`](Self::free); returns its handle.
     pub(super) fn insert(&mut self, pkt: InFlight) -> Pkt {
-        let (size, flow) = (pkt.size, pkt.cargo.flow_key());
+        let flow = pkt.cargo.flow_key();
+        debug_assert!(pkt.size < ECT, "a packet is at most 64 KiB");
+        let size_ecn = pkt.size
+            | match pkt.ecn {
+                Ecn::NotEct => 0,
+                Ecn::Ect => ECT,
+                Ecn::Ce => CE,
+            };
         let slot = match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize] = Some(pkt);
@@ -46,7 +73,11 @@ impl Packets {
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 packets in flight")
             }
         };
-        Pkt { slot, size, flow }
+        Pkt {
+            slot,
+            size_ecn,
+            flow,
+        }
     }
 
     /// The packet of `h`, in place.
@@ -83,6 +114,7 @@ mod tests {
             hop: 0,
             size,
             sent_at: Time::ZERO,
+            ecn: Ecn::NotEct,
         }
     }
 

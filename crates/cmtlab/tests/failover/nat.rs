@@ -25,7 +25,7 @@ const NATTED: u16 = 40000;
 const REBIND_SILENCE: f64 = 1.5;
 
 /// Runs `nft -f -` with `rules` on stdin.
-fn nft(rules: &str) -> Result<(), String> {
+pub(super) fn nft(rules: &str) -> Result<(), String> {
     let mut child = Command::new("nft")
         .args(["-f", "-"])
         .stdin(Stdio::piped())

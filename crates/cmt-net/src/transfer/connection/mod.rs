@@ -115,6 +115,8 @@ pub(super) struct Connection {
     addrs: Addresses,
     /// Whether both ends agreed on receiver-driven rates.
     pub(super) receiver_rates: bool,
+    /// The datagram being handled arrived marked Congestion Experienced.
+    ce: bool,
 }
 
 impl Connection {
@@ -158,8 +160,10 @@ impl Connection {
                     from,
                     packet: Ok(p),
                     authenticated,
+                    ce,
                     ..
                 }) => {
+                    self.ce = ce;
                     self.on_packet(socks, end, (local, from, authenticated), p)
                         .await?
                 }

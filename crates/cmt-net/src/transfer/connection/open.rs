@@ -87,6 +87,7 @@ impl Connection {
             watch: watch_interfaces(o, &bound, slots),
             addrs: Addresses::new(op.announced),
             receiver_rates,
+            ce: false,
         })
     }
 }
@@ -136,6 +137,7 @@ fn association(
         rev: receiver_rates.then(RevConfig::default),
         rto_min: o.timers().1,
         outage: Some(o.timers().0),
+        ecn: o.ecn,
         ..Config::default()
     };
     let algs = Algorithms {

@@ -31,7 +31,7 @@ impl Connection {
         let routes = &self.routes;
         while let Some(t) = self.assoc.poll_transmit(now) {
             let (local, remote) = routes.paths[t.path.0.min(routes.paths.len() - 1)];
-            socks.queue(local, remote, routes.peer_port, &t.packet);
+            socks.queue_ecn(local, remote, routes.peer_port, &t.packet, t.ect);
         }
     }
 
@@ -127,7 +127,13 @@ impl Connection {
         if let Some((t, true)) = &mut self.assoc.observer_mut().trace {
             t.sender_received(now, path, &p);
         }
-        self.assoc.handle_packet(now, path, p)
+        // The CE mark belongs to the datagram being handled, not to a packet held
+        // earlier and released with it.
+        let ce = std::mem::take(&mut self.ce);
+        if ce {
+            self.assoc.observer_mut().path(path).ce_received += 1;
+        }
+        self.assoc.handle_packet_ecn(now, path, p, ce)
     }
 
     /// How a failed association ended.
@@ -168,6 +174,7 @@ impl Connection {
             paths: self.assoc.observer().paths.clone(),
             rejected: self.rejected + self.assoc.stats().bad_vtag + self.trust.dropped,
             receiver_rates: self.receiver_rates,
+            ecn: self.assoc.ecn_in_use(),
             routes: self.routes.addresses(socks),
             io: socks.counts(),
             resumed_from: 0,

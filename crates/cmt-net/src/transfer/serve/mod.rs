@@ -252,6 +252,7 @@ impl Dispatcher {
                 socket: dg.socket,
                 from: dg.from,
                 bytes: raw.to_vec(),
+                ce: dg.ce,
             };
             if !r.outbox.offer(routed, r.inbox) {
                 self.stats.overflowed += 1;

@@ -22,6 +22,9 @@ pub struct CodelParams {
     /// The window over which the delay must stay above `target` before dropping: on
     /// the order of a worst-case round trip.
     pub interval: Duration,
+    /// Mark ECN-capable packets Congestion Experienced where CoDel would drop them
+    /// (RFC 8289 §5, as Linux's `ecn` option; off by default).
+    pub ecn: bool,
 }
 
 impl Default for CodelParams {
@@ -29,6 +32,7 @@ impl Default for CodelParams {
         CodelParams {
             target: Duration::from_millis(5),
             interval: Duration::from_millis(100),
+            ecn: false,
         }
     }
 }
@@ -51,6 +55,8 @@ pub struct Codel {
     last_count: u32,
     /// In the dropping state.
     dropping: bool,
+    /// Packets marked instead of dropped.
+    pub(crate) marks: u64,
 }
 
 impl Codel {
@@ -74,8 +80,13 @@ impl Codel {
                 self.dropping = false;
             }
             while self.dropping && now >= self.drop_next {
-                dropped.push(pkt);
                 self.count += 1;
+                if self.marks(p, &mut pkt) {
+                    // Marked, it is sent; the next signal is due by the control law.
+                    self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                    return Some(pkt);
+                }
+                dropped.push(pkt);
                 let (next, ok) = self.do_dequeue(p, now, q, bytes);
                 let Some(next) = next else {
                     self.dropping = false;
@@ -89,8 +100,12 @@ impl Codel {
                 }
             }
         } else if ok_to_drop {
-            dropped.push(pkt);
-            let (next, _) = self.do_dequeue(p, now, q, bytes);
+            let next = if self.marks(p, &mut pkt) {
+                Some(pkt)
+            } else {
+                dropped.push(pkt);
+                self.do_dequeue(p, now, q, bytes).0
+            };
             self.dropping = true;
             // Re-entering soon after leaving: start from the drop rate reached then.
             let delta = self.count.saturating_sub(self.last_count);
@@ -101,6 +116,17 @@ impl Codel {
             return next;
         }
         Some(pkt)
+    }
+
+    /// CoDel signals congestion on `pkt`: it marks it instead of dropping it when ECN is
+    /// on and the packet is ECN-capable, counting the mark.
+    fn marks<P: Carried>(&mut self, p: &CodelParams, pkt: &mut P) -> bool {
+        if p.ecn && pkt.ecn_capable() {
+            pkt.mark_ce();
+            self.marks += 1;
+            return true;
+        }
+        false
     }
 
     /// Takes the head packet; whether CoDel may drop it (its sojourn has been above

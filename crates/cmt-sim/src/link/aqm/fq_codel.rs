@@ -143,6 +143,11 @@ impl<P: Carried> FqCodel<P> {
         self.fattest.set(i, q.bytes);
     }
 
+    /// Packets the flows' CoDels marked instead of dropping them.
+    pub fn marks(&self) -> u64 {
+        self.queues.iter().map(|q| q.codel.marks).sum()
+    }
+
     /// The next packet to send, after the drops the flows' CoDels decide (to `dropped`).
     pub fn dequeue(&mut self, now: Time, dropped: &mut Vec<P>) -> Option<P> {
         loop {

@@ -1,8 +1,9 @@
 //! What a link direction's queue does with the packets waiting for the link: drop-tail
 //! (the default: a packet that finds the queue full is dropped), RED (Floyd and Jacobson
 //! 1993, [`red`]), CoDel (RFC 8289, [`codel`]) or FQ-CoDel (RFC 8290, [`fq_codel`]).
-//! RED decides as a packet arrives, CoDel as one leaves; both drop rather than mark
-//! (the transports here do not negotiate ECN).
+//! RED decides as a packet arrives, CoDel as one leaves. With `ecn` on, each marks an
+//! ECN-capable packet Congestion Experienced (RFC 3168) where it would drop it; a full
+//! queue still drops.
 
 pub mod codel;
 mod fattest;
@@ -93,7 +94,8 @@ impl<P: Carried> Qdisc<P> {
                 q.push_back(pkt);
             }
             Qdisc::Red(q, red) => {
-                if red.drops(now, q.len()) {
+                let mut pkt = pkt;
+                if red.drops(now, q.len()) && !red.marks(&mut pkt) {
                     return Some((pkt, true));
                 }
                 if full {
@@ -116,10 +118,20 @@ impl<P: Carried> Qdisc<P> {
     /// A packet arrives at an idle link with nothing waiting: whether it may start at
     /// once. Only RED decides here (its average and early drop see every arrival, as
     /// in ns-2's `REDQueue::enque`); CoDel's sojourn time of such a packet is zero.
-    pub(super) fn admits_at_idle(&mut self, now: Time) -> bool {
+    pub(super) fn admits_at_idle(&mut self, now: Time, pkt: &mut P) -> bool {
         match self {
-            Qdisc::Red(q, red) => !red.drops(now, q.len()),
+            Qdisc::Red(q, red) => !red.drops(now, q.len()) || red.marks(pkt),
             _ => true,
+        }
+    }
+
+    /// Packets the discipline marked Congestion Experienced instead of dropping them.
+    pub(super) fn marks(&self) -> u64 {
+        match self {
+            Qdisc::DropTail(_) => 0,
+            Qdisc::Red(_, red) => red.marks,
+            Qdisc::Codel(.., state) => state.marks,
+            Qdisc::FqCodel(fq) => fq.marks(),
         }
     }
 

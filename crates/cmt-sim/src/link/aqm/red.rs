@@ -35,6 +35,10 @@ pub struct RedParams {
     /// ns-2's `wait_` (on): drops spread as `pb / (2 − count·pb)`, waiting about twice as
     /// long after a drop; off, the paper's `pb / (1 − count·pb)`.
     pub wait: bool,
+    /// Mark ECN-capable packets Congestion Experienced instead of dropping them while
+    /// the average is below `max_th` (RFC 3168 §7; ns-2's `setbit_`, off); above it
+    /// they are dropped.
+    pub ecn: bool,
 }
 
 impl Default for RedParams {
@@ -46,6 +50,7 @@ impl Default for RedParams {
             max_p: 0.1,
             gentle: true,
             wait: true,
+            ecn: false,
         }
     }
 }
@@ -97,6 +102,8 @@ pub struct Red {
     /// The time to send one 500-byte packet at the link's rate (ns-2's idle decay).
     packet_time: Duration,
     rng: ChaCha8Rng,
+    /// Packets marked instead of dropped.
+    pub(crate) marks: u64,
 }
 
 impl Red {
@@ -110,6 +117,7 @@ impl Red {
             idle_since: Some(Time::ZERO),
             packet_time: Duration::transmission(MEAN_PACKET as u64, rate_bps.max(1)),
             rng,
+            marks: 0,
         }
     }
 
@@ -147,6 +155,17 @@ impl Red {
         };
         if self.rng.gen::<f64>() < pa {
             self.count = 0;
+            return true;
+        }
+        false
+    }
+
+    /// RED just chose to drop `pkt`: whether it marks it instead (ECN on, the packet
+    /// ECN-capable and the average below `max_th`), counting the mark.
+    pub(crate) fn marks<P: crate::link::Carried>(&mut self, pkt: &mut P) -> bool {
+        if self.params.ecn && self.avg < self.th.max_th && pkt.ecn_capable() {
+            pkt.mark_ce();
+            self.marks += 1;
             return true;
         }
         false
@@ -246,5 +265,43 @@ mod tests {
         r.drops(Time::from_nanos(1_000_000_000), 0);
         let expect = 12.0 * (1.0f64 - 0.002).powf(2500.0);
         assert!((r.average() - expect).abs() < 1e-9);
+    }
+
+    /// A test packet: ECN-capable or not, marked or not.
+    struct Pkt(bool, bool);
+
+    impl crate::link::Carried for Pkt {
+        fn wire_size(&self) -> u32 {
+            500
+        }
+        fn flow(&self) -> u32 {
+            0
+        }
+        fn ecn_capable(&self) -> bool {
+            self.0
+        }
+        fn mark_ce(&mut self) {
+            self.1 = true;
+        }
+    }
+
+    /// RFC 3168 §7: with ECN on, a drop RED chooses while the average is below max_th
+    /// marks an ECN-capable packet instead; a packet without ECN is dropped as before,
+    /// and at or above max_th every packet is dropped.
+    #[test]
+    fn with_ecn_red_marks_below_max_th_and_drops_above_it() {
+        let mut r = red(true);
+        r.params.ecn = true;
+        let (mut ect, mut plain) = (Pkt(true, false), Pkt(false, false));
+        r.avg = 10.0; // between min_th 5 and max_th 15
+        assert!(r.marks(&mut ect) && ect.1);
+        assert!(!r.marks(&mut plain) && !plain.1);
+        r.avg = 15.0;
+        let mut late = Pkt(true, false);
+        assert!(!r.marks(&mut late) && !late.1);
+        assert_eq!(r.marks, 1);
+        r.params.ecn = false;
+        r.avg = 10.0;
+        assert!(!r.marks(&mut Pkt(true, false)));
     }
 }
