@@ -78,8 +78,8 @@ fn a_cubic_flow_takes_more_of_a_long_fat_bottleneck_than_the_reno_flow_beside_it
 #[test]
 fn a_tcp_flows_congestion_control_is_checked() {
     for (cc, says) in [
-        ("vegas", "unknown `vegas` (reno, cubic, linux-cubic)"),
-        ("bbr", "`bbr` is not available yet"),
+        ("vegas", "unknown `vegas` (reno, cubic, linux-cubic, bbr)"),
+        ("lia", "unknown `lia` (reno, cubic, linux-cubic, bbr)"),
     ] {
         let text = format!(
             "seed = 1\nduration = \"1s\"\n[[links]]\nname = \"a\"\nrate = \"1Mbps\"\n\

@@ -202,7 +202,25 @@ fn table(s: &Summary) -> String {
             p.goodput_mbps
         );
     }
-    t + &cost_and_energy(s) + &sharing(s) + &web_objects(s)
+    t + &ecn_cuts(s) + &cost_and_energy(s) + &sharing(s) + &web_objects(s)
+}
+
+/// With ECN: each path's and each ECN-capable flow's window cuts for marks (nothing
+/// without ECN).
+fn ecn_cuts(s: &Summary) -> String {
+    let paths = s.paths.iter().filter_map(|p| Some((&p.name, p.ecn_cuts?)));
+    let flows = s
+        .background
+        .iter()
+        .filter_map(|f| Some((&f.name, f.ecn_cuts?)));
+    let all: Vec<String> = paths
+        .chain(flows)
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect();
+    match all.is_empty() {
+        true => String::new(),
+        false => format!("  ECN cuts (marks, no loss): {}\n", all.join(", ")),
+    }
 }
 
 /// Each web or video flow's objects and their completion times, and what a video

@@ -540,7 +540,9 @@ impl<O: Observer> Association<O> {
     }
 
     /// cwnd growth per path: with CUC only when the path's pseudo-cumack advanced,
-    /// without it only when the association's cum-ack advanced.
+    /// without it only when the association's cum-ack advanced. A rate-based controller
+    /// (BBR) hears of every byte newly acknowledged: its delivery-rate samples count
+    /// them all.
     fn grow_cwnds(&mut self, now: Time, s: &mut AckScratch, advanced: bool) {
         s.cc_views.clear();
         s.cc_views
@@ -559,7 +561,7 @@ impl<O: Observer> Association<O> {
             } else {
                 advanced
             };
-            if s.path[i].newly_bytes == 0 || !progress {
+            if s.path[i].newly_bytes == 0 || !(progress || self.paths[i].cc.is_rate_based()) {
                 continue;
             }
             let p = &mut self.paths[i];

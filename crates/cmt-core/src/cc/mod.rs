@@ -27,22 +27,26 @@ macro_rules! delegate_to_reno {
 }
 
 mod balia;
+mod bbr;
 mod cmt_qa;
 mod cubic;
 mod db_cmt;
 mod lia;
 mod olia;
+mod rate_sample;
 mod receiver;
 mod reno;
 #[cfg(test)]
 mod tests;
 
 pub use balia::{balia_terms, Balia, BaliaFactory};
+pub use bbr::{Bbr, BbrFactory, Mode as BbrMode};
 pub use cmt_qa::{is_wireless_loss, CmtQaCc, CmtQaCcFactory};
 pub use cubic::{Cubic, CubicFactory, CubicFlavour};
 pub use db_cmt::{DbCmtCc, DbCmtCcFactory};
 pub use lia::{lia_alpha, Lia, LiaFactory};
 pub use olia::{olia_epsilon, olia_increase, Olia, OliaFactory};
+pub use rate_sample::{RateSample, RateSampler};
 pub use receiver::{allowance, ReceiverCc, ReceiverCcFactory};
 pub use reno::{Reno, RenoFactory};
 
@@ -131,6 +135,19 @@ pub trait CongestionControl: Send {
     /// The receiver advertised `bytes_per_s` for this path (receiver-driven CMT, docs/algorithms.md
     /// §2.6); `srtt` is the path's smoothed RTT. Sender-side controllers ignore it.
     fn on_rate_advert(&mut self, _bytes_per_s: f64, _srtt: Option<Duration>, _mtu: u64) {}
+    /// A rate-based controller (BBR): the core then tells it of every DATA packet sent
+    /// ([`on_sent`](Self::on_sent)) and paces the path at its
+    /// [`pacing_rate`](Self::pacing_rate). Asked once, when the controller is built.
+    fn is_rate_based(&self) -> bool {
+        false
+    }
+    /// A rate-based controller: a DATA packet of `bytes` left at `now`, with `flight`
+    /// bytes in flight before it.
+    fn on_sent(&mut self, _now: Time, _bytes: u64, _flight: u64) {}
+    /// A rate-based controller: the rate to pace the path at, bytes/s (`None`: not yet).
+    fn pacing_rate(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Initial values handed to a controller.
@@ -172,6 +189,15 @@ pub fn builtin() -> Table<dyn CcFactory> {
             &[],
             "CUBIC as Linux's tcp_cubic.c runs it (cubic with flavour = \"linux\")",
             |p| Ok(Box::new(CubicFactory::linux_from_params(p)?)),
+        )
+        .row(
+            "bbr",
+            &[],
+            "BBR v1, paced at its model of the path (Cardwell et al., ACM Queue 2016)",
+            |p| {
+                p.expect_only("bbr", &[])?;
+                Ok(Box::new(BbrFactory))
+            },
         )
         .row(
             "cmt-qa",

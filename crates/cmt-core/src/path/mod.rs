@@ -128,18 +128,23 @@ impl Path {
 
     /// Whether pacing lets a packet go at `now`.
     pub(crate) fn paced_ok(&self, now: Time, mtu: u64) -> bool {
-        self.rev.paced_ok(now, mtu, self.rtt.srtt())
+        self.rev
+            .paced_ok(now, mtu, self.rtt.srtt(), self.cc.pacing_rate())
     }
 
-    /// Pacing book-keeping for `size` bytes sent at `now`.
+    /// Pacing book-keeping for `size` bytes sent at `now` (and a rate-based
+    /// controller's sample of it, with what was in flight before it).
     pub(crate) fn paced_send(&mut self, now: Time, size: u64, mtu: u64) {
+        self.cc.on_sent(now, size, self.out.flight);
         let srtt = self.rtt.srtt();
-        self.rev.paced_send(now, size, mtu, srtt);
+        let cc_rate = self.cc.pacing_rate();
+        self.rev.paced_send(now, size, mtu, srtt, cc_rate);
     }
 
     /// When a paced path may send again, if pacing is what holds it.
     pub(crate) fn pace_release(&self, now: Time, mtu: u64) -> Option<Time> {
-        self.rev.pace_release(now, mtu, self.rtt.srtt())
+        self.rev
+            .pace_release(now, mtu, self.rtt.srtt(), self.cc.pacing_rate())
     }
 
     /// What algorithms see. With `hold_marked` (ns-2.35 compatibility) chunks marked for

@@ -19,26 +19,40 @@ pub(crate) struct RevSender {
 }
 
 impl RevSender {
-    /// The pacing rate in bytes/s: the advertised rate, but never below two MTUs per
-    /// SRTT, the allowance's floor (so a path with a tiny rate still carries the
-    /// packets the receiver needs to measure it again).
-    fn pace_rate(&self, mtu: u64, srtt: Option<Duration>) -> Option<f64> {
-        let r = self.advertised_rate.filter(|r| *r > 0.0)?;
+    /// The pacing rate in bytes/s: the advertised rate, or else a rate-based
+    /// controller's (`cc_rate`), but never below two MTUs per SRTT, the allowance's
+    /// floor (so a path with a tiny rate still carries the packets the receiver needs
+    /// to measure it again).
+    fn pace_rate(&self, mtu: u64, srtt: Option<Duration>, cc_rate: Option<f64>) -> Option<f64> {
+        let r = self.advertised_rate.or(cc_rate).filter(|r| *r > 0.0)?;
         let floor = srtt.map_or(0.0, |s| 2.0 * mtu as f64 / s.as_secs_f64().max(1e-6));
         Some(r.max(floor))
     }
 
     /// Whether pacing lets a packet go at `now`: the bucket (depth 2·MTU) is not empty.
-    pub(crate) fn paced_ok(&self, now: Time, mtu: u64, srtt: Option<Duration>) -> bool {
-        match (self.pace_next, self.pace_rate(mtu, srtt)) {
+    pub(crate) fn paced_ok(
+        &self,
+        now: Time,
+        mtu: u64,
+        srtt: Option<Duration>,
+        cc_rate: Option<f64>,
+    ) -> bool {
+        match (self.pace_next, self.pace_rate(mtu, srtt, cc_rate)) {
             (Some(t), Some(r)) => t <= now + Duration::from_secs_f64(2.0 * mtu as f64 / r),
             _ => true,
         }
     }
 
     /// Pacing book-keeping for `size` bytes sent at `now`.
-    pub(crate) fn paced_send(&mut self, now: Time, size: u64, mtu: u64, srtt: Option<Duration>) {
-        if let Some(r) = self.pace_rate(mtu, srtt) {
+    pub(crate) fn paced_send(
+        &mut self,
+        now: Time,
+        size: u64,
+        mtu: u64,
+        srtt: Option<Duration>,
+        cc_rate: Option<f64>,
+    ) {
+        if let Some(r) = self.pace_rate(mtu, srtt, cc_rate) {
             let depth = Duration::from_secs_f64(2.0 * mtu as f64 / r);
             let start = self.pace_next.map_or(now - depth, |t| t.max(now - depth));
             self.pace_next = Some(start + Duration::from_secs_f64(size as f64 / r));
@@ -46,9 +60,15 @@ impl RevSender {
     }
 
     /// When a paced path may send again, if pacing is what holds it.
-    pub(crate) fn pace_release(&self, now: Time, mtu: u64, srtt: Option<Duration>) -> Option<Time> {
-        match (self.pace_next, self.pace_rate(mtu, srtt)) {
-            (Some(t), Some(r)) if !self.paced_ok(now, mtu, srtt) => {
+    pub(crate) fn pace_release(
+        &self,
+        now: Time,
+        mtu: u64,
+        srtt: Option<Duration>,
+        cc_rate: Option<f64>,
+    ) -> Option<Time> {
+        match (self.pace_next, self.pace_rate(mtu, srtt, cc_rate)) {
+            (Some(t), Some(r)) if !self.paced_ok(now, mtu, srtt, cc_rate) => {
                 Some(t - Duration::from_secs_f64(2.0 * mtu as f64 / r))
             }
             _ => None,

@@ -9,22 +9,26 @@
 //! says so), so the kept values are always what the controller would answer.
 
 use crate::cc::{AckSignal, CcPathView, CongestionControl, LossSignal};
-use crate::time::Duration;
+use crate::time::{Duration, Time};
 
 /// A congestion controller and its current window.
 pub(crate) struct Window {
     ctl: Box<dyn CongestionControl>,
     cwnd: u64,
     ssthresh: u64,
+    /// The controller paces and wants to hear of every packet sent (asked once).
+    rate_based: bool,
 }
 
 impl Window {
     pub(crate) fn new(ctl: Box<dyn CongestionControl>) -> Self {
         let (cwnd, ssthresh) = (ctl.cwnd(), ctl.ssthresh());
+        let rate_based = ctl.is_rate_based();
         Window {
             ctl,
             cwnd,
             ssthresh,
+            rate_based,
         }
     }
 
@@ -69,6 +73,30 @@ impl Window {
     pub(crate) fn set_cwnd(&mut self, cwnd: u64) {
         self.ctl.set_cwnd(cwnd);
         self.read();
+    }
+
+    /// Whether the controller is rate-based (paces, samples every packet).
+    #[inline]
+    pub(crate) fn is_rate_based(&self) -> bool {
+        self.rate_based
+    }
+
+    /// A DATA packet left (rate-based controllers only).
+    pub(crate) fn on_sent(&mut self, now: Time, bytes: u64, flight: u64) {
+        if self.rate_based {
+            self.ctl.on_sent(now, bytes, flight);
+            self.read();
+        }
+    }
+
+    /// The pacing rate a rate-based controller asks for, bytes/s.
+    #[inline]
+    pub(crate) fn pacing_rate(&self) -> Option<f64> {
+        if self.rate_based {
+            self.ctl.pacing_rate()
+        } else {
+            None
+        }
     }
 
     pub(crate) fn on_rate_advert(&mut self, bytes_per_s: f64, srtt: Option<Duration>, mtu: u64) {

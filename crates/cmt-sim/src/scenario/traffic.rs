@@ -384,7 +384,7 @@ fn tcp_settings(
 }
 
 /// The congestion controls a TCP-like flow may use.
-const TCP_CCS: [&str; 3] = ["reno", "cubic", "linux-cubic"];
+const TCP_CCS: [&str; 4] = ["reno", "cubic", "linux-cubic", "bbr"];
 
 /// Schedulers and congestion controls a `cmt` flow may not use: they need the
 /// receiver-driven rates that only the association under study is configured with.
@@ -436,13 +436,10 @@ fn flow_algorithms(
     if let Some(known) = TCP_CCS.into_iter().find(|c| *c == name) {
         return Ok((rr, known.into()));
     }
-    let why = match name {
-        "bbr" => "`bbr` is not available yet: BBR paces its sending, which the simulated \
-                  transport does not (reno, cubic, linux-cubic)"
-            .to_string(),
-        o => format!("unknown `{o}` (reno, cubic, linux-cubic)"),
-    };
-    Err(BuildError::new(f("cc"), why))
+    Err(BuildError::new(
+        f("cc"),
+        format!("unknown `{name}` ({})", TCP_CCS.join(", ")),
+    ))
 }
 
 /// The encoding ladder a video flow has unless `bitrates` is given, bit/s (our choice:
