@@ -3,9 +3,9 @@
 //! TCP-like flows share the bottleneck with a two-path association, and (3) the same
 //! with FQ-CoDel at the bottleneck instead of drop-tail (a queue per flow), and (4) the
 //! same with the competing flows as further two-path associations (`kind = "cmt"`,
-//! LIA) or as web-like flows (`kind = "web"`: objects and think times). Ideally all
-//! stay flat (the goal: within 1.3× across each range, and FQ-CoDel within 1.3× of
-//! drop-tail).
+//! LIA), as web-like flows (`kind = "web"`: objects and think times) or as paced BBR
+//! flows (`cc = "bbr"`). Ideally all stay flat (the goal: within 1.3× across each
+//! range, and FQ-CoDel within 1.3× of drop-tail).
 //!
 //! `cargo bench -p cmt-sim --bench scaling` — prints, per case, data packets (the CMT
 //! association's, plus the TCP flows' estimated from their offered rate and 1500-byte
@@ -54,14 +54,19 @@ fn flows(f: usize, aqm: &str) -> String {
 }
 
 /// As [`flows`] under drop-tail, the competitors being `f` two-path LIA associations
-/// over both access links and the core (`kind = "cmt"`) or `f` web-like flows over the
-/// core (`kind = "web"`, 50 KB Pareto objects, 1 s think times).
+/// over both access links and the core (`kind = "cmt"`), `f` web-like flows over the
+/// core (`kind = "web"`, 50 KB Pareto objects, 1 s think times) or `f` BBR flows over
+/// the core (paced: every packet waits for its pacing time).
 fn sources(f: usize, kind: &str) -> String {
     let mut s = flows(0, "droptail");
     s += &match kind {
         "cmt" => format!(
             "[[traffic]]\nname = \"mp\"\nkind = \"cmt\"\ncc = \"lia\"\ncount = {f}\n\
              paths = [[\"a0\", \"core\"], [\"a1\", \"core\"]]\n"
+        ),
+        "bbr" => format!(
+            "[[traffic]]\nname = \"bbr\"\nkind = \"tcp\"\ncc = \"bbr\"\nlinks = [\"core\"]\n\
+             count = {f}\n"
         ),
         _ => format!(
             "[[traffic]]\nname = \"web\"\nkind = \"web\"\nlinks = [\"core\"]\ncount = {f}\n"
@@ -116,7 +121,7 @@ fn main() {
             );
         }
     }
-    for kind in ["cmt", "web"] {
+    for kind in ["cmt", "web", "bbr"] {
         for f in [10, 100, 1000] {
             let (us, pkts, ev) = measure(&sources(f, kind));
             println!(

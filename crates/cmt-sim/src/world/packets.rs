@@ -141,4 +141,21 @@ mod tests {
         assert_eq!((flow(ps.get_mut(c)), ps.get_mut(c).hop), (3, 0));
         assert_eq!((flow(ps.get_mut(b)), ps.get_mut(b).size), (2, 200));
     }
+
+    /// The handle stays 12 bytes with the ECN field in its size word, and a mark
+    /// changes the field only: the size, slot and flow read as before.
+    #[test]
+    fn the_ecn_field_rides_in_the_size_word() {
+        assert_eq!(std::mem::size_of::<Pkt>(), 12);
+        let mut ps = Packets::default();
+        let mut p = pkt(4, 1500);
+        p.ecn = Ecn::Ect;
+        let mut h = ps.insert(p);
+        assert!(h.ecn_capable() && !h.is_ce());
+        h.mark_ce();
+        assert!(h.is_ce() && h.ecn_capable());
+        assert_eq!((h.wire_size(), flow(ps.get_mut(h))), (1500, 4));
+        let plain = ps.insert(pkt(5, 60));
+        assert!(!plain.ecn_capable() && !plain.is_ce());
+    }
 }
