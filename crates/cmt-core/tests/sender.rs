@@ -15,12 +15,7 @@ fn path(delay_ms: u64) -> Faults {
 fn run(cfg: Config, paths: Vec<Faults>, drop: &[u32]) -> Pair {
     let mut p = Pair::new(cfg.clone(), cfg, paths, 3);
     p.drop_first = drop.to_vec();
-    p.a.write(Payload::Synthetic(3_000_000));
-    let done = p.drive(Time::ZERO + Duration::from_secs(60), |p| {
-        while p.b.read().is_some() {}
-        p.a.unacked_bytes() == 0
-    });
-    assert!(done, "transfer did not finish");
+    p.transfer(3_000_000);
     p
 }
 

@@ -177,7 +177,8 @@ impl Sockets {
             return self.parse(socket, from, None, ce);
         }
         let d = self.recv_datagram().await;
-        self.parse(d.socket, d.from, Some(d.clone()), d.ce)
+        let (socket, from, ce) = (d.socket, d.from, d.ce);
+        self.parse(socket, from, Some(d), ce)
     }
 
     /// The next datagram on any socket, unparsed (for a dispatcher: its bytes are
@@ -203,7 +204,8 @@ impl Sockets {
 
     /// Parses a datagram [`recv_datagram`](Self::recv_datagram) returned.
     pub(crate) fn arrival(&mut self, d: rx::Datagram) -> Arrival {
-        self.parse(d.socket, d.from, Some(d.clone()), d.ce)
+        let (socket, from, ce) = (d.socket, d.from, d.ce);
+        self.parse(socket, from, Some(d), ce)
     }
 
     /// Parses (and captures) a received datagram: `d` in the receive batch, or (`None`)

@@ -276,7 +276,8 @@ impl Bbr {
         }
     }
 
-    fn set_cwnd(&mut self, acked: u64) {
+    /// The window after an acknowledgement of `acked` bytes (the draft's BBRSetCwnd).
+    fn update_cwnd(&mut self, acked: u64) {
         let target = self.bdp(self.cwnd_gain) + 3 * self.mtu;
         if let Some(until) = self.conserve_until {
             if self.round < until {
@@ -326,7 +327,7 @@ impl CongestionControl for Bbr {
             .on_ack(ack.now, ack.bytes_acked, self.rt_prop.or(ack.min_rtt));
         self.on_sample(ack.now, s);
         self.update_mode(ack.now, prior_in_flight);
-        self.set_cwnd(ack.bytes_acked);
+        self.update_cwnd(ack.bytes_acked);
         self.set_pacing_rate(ack.srtt);
     }
     fn on_fast_retransmit(&mut self, _loss: &LossSignal) {

@@ -230,6 +230,18 @@ impl Pair {
         }
     }
 
+    /// A writes `bytes`; runs until B has read them all and A holds nothing
+    /// unacknowledged, within 60 s of simulated time (panics otherwise).
+    #[allow(dead_code)]
+    pub fn transfer(&mut self, bytes: u32) {
+        self.a.write(cmt_core::Payload::Synthetic(bytes));
+        let done = self.drive(Time::ZERO + Duration::from_secs(60), |p| {
+            while p.b.read().is_some() {}
+            p.a.unacked_bytes() == 0
+        });
+        assert!(done, "transfer did not finish");
+    }
+
     /// Runs until `done` holds or `limit` passes; returns whether `done` held.
     pub fn drive(&mut self, limit: Time, mut done: impl FnMut(&mut Pair) -> bool) -> bool {
         self.flush();
