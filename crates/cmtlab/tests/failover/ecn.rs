@@ -10,12 +10,19 @@
 //! * a marked path loses nothing: one mark in 20 packets holds path 0's window near
 //!   Mathis's `sqrt(3/(2p))` ≈ 5.5 packets (p = 1/20), far below its shaped queue
 //!   (tbf's 50 ms at 20 Mbit/s: about 85 packets), so its queue never overflows and
-//!   not one DATA chunk first sent on it is retransmitted (the sender's trace says
-//!   which; path 1, unmarked, loses at its full queue, and its losses may be resent
-//!   over path 0);
+//!   every DATA chunk sent over path 0 arrives over path 0 (the sender's trace counts
+//!   what left, the receiver's what came, duplicates included);
 //! * without `--ecn` nothing leaves ECN-capable: the same rule marks nothing, no mark
 //!   is counted, and path 0's window runs into its queue (Reno's slow start alone
-//!   overshoots 85 packets), so some of its chunks are resent.
+//!   overshoots 85 packets), so some of what it sends is lost.
+//!
+//! Why not count retransmissions: now and then the kernel hands a path-0 packet to
+//! the receiver after later ones (measured in eight runs: 0 to 3 of about 5,600
+//! packets, one of them 20 ms late; veth passes a packet on from the CPU that took
+//! it out of `tbf`, which is the likely cause on a machine with several CPUs). Three
+//! later packets then report it missing and it is fast-retransmitted although it
+//! arrives. That resend answers the network's reordering, not a loss, and this test
+//! does not judge it.
 //!
 //! Skips with a message when `nft` is missing.
 
@@ -32,7 +39,7 @@ const RULES: &str = "table ip ecnmark {\n\
      oifname \"cmt0\" ip ecn ect0 numgen inc mod 20 0 ip ecn set ce counter; }\n}\n";
 
 /// A two-path transfer of 12 MB with `extra` flags on both ends: the two summaries and
-/// how many chunks first sent on path 0 were retransmitted (from the sender's trace).
+/// how many DATA chunks sent over path 0 did not arrive over it (from both traces).
 fn transfer(
     env: &Env,
     name: &str,
@@ -55,33 +62,27 @@ fn transfer(
         let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
         serde_json::from_str(&text).map_err(|e| e.to_string())
     };
-    let trace = std::fs::read_to_string(&tx_trace).map_err(|e| e.to_string())?;
+    let text = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+    let (sent, arrived) = (
+        data_over(&text(&tx_trace)?, "send"),
+        data_over(&text(&dir.join(format!("{name}.csv")))?, "arrive"),
+    );
     Ok((
         [read(&sums[0])?, read(&sums[1])?],
-        resent_from_path0(&trace),
+        sent.saturating_sub(arrived),
     ))
 }
 
-/// Chunks first sent on path 0 that were retransmitted (on any path), from a sender's
-/// trace (`time_s,side,path,path_name,direction,kind,cause,tsn,…`).
-fn resent_from_path0(trace: &str) -> usize {
-    let mut first_path = std::collections::BTreeMap::new();
-    let mut resent = std::collections::BTreeSet::new();
-    for line in trace.lines().skip(1) {
-        let f: Vec<&str> = line.split(',').collect();
-        match (f.get(2), f.get(5), f.get(7)) {
-            (Some(&path), Some(&"send"), Some(&tsn)) => {
-                first_path.entry(tsn.to_string()).or_insert(path == "0");
-            }
-            (_, Some(&"retransmit"), Some(&tsn)) => {
-                resent.insert(tsn.to_string());
-            }
-            _ => {}
-        }
-    }
-    resent
-        .iter()
-        .filter(|t| first_path.get(*t) == Some(&true))
+/// DATA chunks of `kind` (`send`, counting retransmissions too, or `arrive`, counting
+/// duplicates too) over path 0, whose addresses are 10.77.0.x at both ends, from a trace
+/// (`time_s,side,path,path_name,direction,kind,cause,tsn,…`).
+fn data_over(trace: &str, kind: &str) -> usize {
+    trace
+        .lines()
+        .skip(1)
+        .map(|line| line.split(',').collect::<Vec<_>>())
+        .filter(|f| f.len() > 5 && f[3].starts_with("10.77.0.") && f[4] == "data")
+        .filter(|f| f[5] == kind || (kind == "send" && f[5] == "retransmit"))
         .count()
 }
 
@@ -112,7 +113,7 @@ pub(super) fn a_marking_router_slows_a_path_without_a_loss(env: &Env) -> Result<
         format!("{cuts} ECN cuts for {marks} marks on path 0")
     })?;
     check(lost == 0, || {
-        format!("{lost} chunks first sent on path 0 were resent: a marked path should lose nothing")
+        format!("{lost} DATA chunks sent over path 0 never arrived over it: a marked path should lose nothing")
     })?;
     check(tx0["ecn"] == false, || {
         "ECN agreed without --ecn".to_string()
@@ -126,8 +127,8 @@ pub(super) fn a_marking_router_slows_a_path_without_a_loss(env: &Env) -> Result<
     })?;
     let mbps = |v: &serde_json::Value| v["goodput_mbps"].as_f64().unwrap_or(0.0);
     Ok(format!(
-        "with ECN: {marks} marks read on path 0, {cuts} cuts, none of its chunks resent, \
-         {:.1} Mbit/s; without: {:.1} Mbit/s, {lost0} of path 0's chunks resent",
+        "with ECN: {marks} marks read on path 0, {cuts} cuts, every chunk sent over it \
+         arrived, {:.1} Mbit/s; without: {:.1} Mbit/s, {lost0} chunks lost on path 0",
         mbps(&tx),
         mbps(&tx0),
     ))
