@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Outcome fingerprints of many scenario variants, to show that speed work changed none.
 
-The golden test (crates/cmt-lab/tests/golden.rs) pins 71 summaries; this tool widens the
+The golden test (crates/cmt-lab/tests/golden.rs) pins 72 summaries; this tool widens the
 net for a change that must not alter any outcome: every runnable scenario of
 `scenarios/`, plus a window-bound two-path case (1 MB and 16 MB receive windows) and a
 four-path lossy ns-2-mode case, each under several algorithm settings and seeds, run by
