@@ -138,6 +138,32 @@ pub struct Config {
     /// INIT exchange and used when the peer offers it too; then DATA goes out ECN-capable
     /// and a Congestion Experienced mark cuts the window as a loss would, without one.
     pub ecn: bool,
+    /// How the sender detects loss ([`Recovery`]).
+    pub recovery: Recovery,
+}
+
+/// How the sender detects lost DATA (docs/algorithms.md §1.12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 9260 §7.2.4: missing reports, with CMT's SFR and DAC, trigger fast
+    /// retransmit after `dupthresh` of them; the T3-rtx timer catches the rest.
+    #[default]
+    Sctp,
+    /// RACK-TLP per path (RFC 8985), as Linux runs it per MPTCP subflow: a chunk is
+    /// lost a reordering window after a chunk sent later on its path was delivered,
+    /// and a tail loss is probed for after two round trips of silence.
+    RackTlp,
+}
+
+impl std::str::FromStr for Recovery {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sctp" => Ok(Recovery::Sctp),
+            "rack-tlp" => Ok(Recovery::RackTlp),
+            _ => Err(format!("`{s}` is not one of sctp, rack-tlp")),
+        }
+    }
 }
 
 impl Default for Config {
@@ -173,6 +199,7 @@ impl Default for Config {
             confirm_paths: false,
             outage: None,
             ecn: false,
+            recovery: Recovery::Sctp,
         }
     }
 }

@@ -75,6 +75,9 @@ impl<O: Observer> Association<O> {
         // §7.2.4's rule (only a chunk already fast-retransmitted is excluded).
         let retransmitted_ineligible =
             ns2 || self.paths.iter().filter(|p| p.carries_data()).count() > 1;
+        // RACK-TLP decides by time instead; the counts still tell it when `dupthresh`
+        // chunks were delivered above a missing one.
+        let rack = self.rack();
         let mut losses = std::mem::take(&mut s.losses);
         losses.clear();
         for &tsn in &candidates {
@@ -101,7 +104,7 @@ impl<O: Observer> Association<O> {
             // with CMT (`no_fr_allowed`) do the same; RFC 9260 §7.2.4 excludes only a
             // chunk already fast retransmitted.
             let eligible = !c.fast_done && (!retransmitted_ineligible || c.tx_count == 1);
-            if c.missing >= self.cfg.dupthresh && eligible {
+            if c.missing >= self.cfg.dupthresh && eligible && !rack {
                 c.fast_done = true;
                 c.in_flight = false;
                 self.paths[d].out.flight -= c.size();
@@ -112,7 +115,20 @@ impl<O: Observer> Association<O> {
         // Losses are handled in TSN order (destinations may draw random numbers).
         losses.sort_unstable_by_key(|&(_, tsn)| tsn);
         let any_loss = !losses.is_empty();
-        for &(i, tsn) in &losses {
+        self.declare_losses(now, &losses);
+        s.losses = losses;
+        if ns2 && any_loss {
+            self.ns2_fast_rtx_cuts(now);
+        }
+    }
+
+    /// Chunks found lost (`(index, tsn)`, in TSN order, already out of flight): each
+    /// is reported, its path cut at most once per window (above the recover point),
+    /// and it is marked for retransmission to the destination the policy chooses, one
+    /// packet of which may go whatever that path's window.
+    pub(super) fn declare_losses(&mut self, now: Time, losses: &[(usize, u64)]) {
+        let ns2 = self.ns2();
+        for &(i, tsn) in losses {
             let orig = self.snd.chunks[i].path;
             self.paths[orig].losses.sample(true);
             self.obs
@@ -126,6 +142,9 @@ impl<O: Observer> Association<O> {
             if !ns2 && p.recovery.recover.is_none_or(|r| tsn > r) {
                 p.recovery.recover = Some(self.snd.next_tsn - 1);
                 self.fast_rtx_cut(now, orig);
+                if self.rack() {
+                    self.reo_mult.on_recovery();
+                }
             }
             let dest = self.choose_rtx_dest(now, orig, tsn);
             self.snd.chunks[i].rtx = Some((SendKind::FastRetransmit, dest));
@@ -135,10 +154,6 @@ impl<O: Observer> Association<O> {
             // chosen; ns-2 (`FastRtx`) exempts the destination the loss was seen on.
             let exempt = if ns2 { orig } else { dest };
             self.snd.fast_exempt[exempt.0] = true;
-        }
-        s.losses = losses;
-        if ns2 && any_loss {
-            self.ns2_fast_rtx_cuts(now);
         }
     }
 

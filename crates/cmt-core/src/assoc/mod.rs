@@ -11,9 +11,11 @@ mod lifecycle;
 mod liveness;
 mod loss;
 mod on_path;
+mod rack;
 mod reconfig;
 mod recv;
 mod renege;
+mod rtx_dest;
 mod sack;
 mod send;
 mod send_queue;
@@ -149,6 +151,8 @@ pub struct AssocStats {
     pub ecn_echoes: u64,
     /// Window cuts those echoes caused (at most one per window of a path).
     pub ecn_cuts: u64,
+    /// Tail loss probes sent (RACK-TLP).
+    pub tail_loss_probes: u64,
 }
 
 /// Receiver-driven CMT's rounds (Cao et al. 2015, CMT-Rev; MPTCP-rec 2016): what the
@@ -294,6 +298,8 @@ pub struct Association<O: Observer = ()> {
     reconfig: reconfig::Reconfig,
     /// Explicit congestion notification.
     ecn: ecn::EcnState,
+    /// RACK's reordering-window multiplier (with `recovery = "rack-tlp"`).
+    reo_mult: crate::path::ReoWndMult,
 }
 
 impl<O: Observer> Association<O> {
@@ -372,6 +378,7 @@ impl<O: Observer> Association<O> {
             shutdown_ack_held: false,
             heard: init.start,
             reconfig: reconfig::Reconfig::new(init.initial_tsn, init.peer_initial_tsn),
+            reo_mult: crate::path::ReoWndMult::default(),
         })
     }
 

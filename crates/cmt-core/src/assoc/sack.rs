@@ -162,6 +162,7 @@ fn newly_acked(
         a.restart_t3 = true;
     }
     let p = &mut paths[d];
+    p.rack.on_delivered(now, c.sent_at, tsn, c.tx_count > 1);
     // CUC: acking the expected (rtx-)pseudo-cumack is progress; look for the next one.
     if p.cuc.pseudo_cum == Some(tsn) {
         a.new_pseudo = true;
@@ -216,6 +217,9 @@ impl<O: Observer> Association<O> {
         self.update_paths_after_ack(now, &s);
         self.grow_cwnds(now, &mut s, advanced);
         self.missing_reports(now, &mut s, sack.flags);
+        if self.rack() {
+            self.rack_on_sack(now, &s, !sack.dup_tsns.is_empty());
+        }
         self.update_peer_rwnd(sack.a_rwnd, reported);
         for (i, p) in self.paths.iter_mut().enumerate() {
             if p.out.flight == 0 {

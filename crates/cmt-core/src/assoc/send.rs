@@ -11,7 +11,6 @@ use super::send_queue::{SendState, TxChunk};
 use super::{Association, Transmit};
 use crate::event::{Event, Observer, SendKind};
 use crate::packet::{data_chunk_len, hold_to_wire, Chunk, DataChunk, DataFlags, Packet, Payload};
-use crate::rtx::RtxContext;
 use crate::sched::SchedContext;
 use crate::time::Time;
 use crate::tsn::wire_tsn;
@@ -196,73 +195,6 @@ impl<O: Observer> Association<O> {
         Some(Transmit::plain(path, packet))
     }
 
-    /// Candidate destinations for retransmissions: ACTIVE paths not held in reserve as
-    /// backups — and under the ns-2.35 profile, for the policies ns-2 lets pick one
-    /// (RTX_TO_SAME, RTX_LOSSRATE: they skip only INACTIVE destinations),
-    /// potentially-failed ones too — or, when there is none, every path with a
-    /// verified address (RFC 9260 §6.4.1: keep trying rather than stall).
-    fn rtx_candidates(&self) -> Vec<PathId> {
-        let pf_too = self.ns2() && self.rtx_policy.ns2_allows_pf();
-        let admitted: Vec<PathId> = (0..self.paths.len())
-            .filter(|&i| match self.paths[i].state {
-                PathState::Active => !self.standby(i),
-                PathState::PotentiallyFailed => pf_too,
-                PathState::Inactive
-                | PathState::Standby
-                | PathState::Unconfirmed
-                | PathState::Removed => false,
-            })
-            .map(PathId)
-            .collect();
-        if !admitted.is_empty() {
-            return admitted;
-        }
-        let present: Vec<PathId> = (0..self.paths.len())
-            .filter(|&i| self.paths[i].carries_data())
-            .map(PathId)
-            .collect();
-        if present.is_empty() {
-            (0..self.paths.len()).map(PathId).collect()
-        } else {
-            present
-        }
-    }
-
-    pub(super) fn choose_rtx_dest(&mut self, now: Time, original: PathId, tsn: u64) -> PathId {
-        let candidates = self.rtx_candidates();
-        if candidates.len() == 1 {
-            return candidates[0];
-        }
-        self.refresh_views();
-        let ctx = RtxContext {
-            now,
-            paths: &self.views,
-            candidates: &candidates,
-            original,
-            tsn,
-        };
-        let choice = self.rtx_policy.select(&ctx, &mut self.rng);
-        let choice = if candidates.contains(&choice) {
-            choice
-        } else {
-            self.stats.refused_choices += 1;
-            candidates[0]
-        };
-        self.count_rtx_decision(&candidates, choice);
-        choice
-    }
-
-    /// How a retransmission destination compares with RTX-CWND's rule (largest cwnd):
-    /// whether the rule had a tie to break, whether the choice broke it.
-    fn count_rtx_decision(&mut self, candidates: &[PathId], choice: PathId) {
-        let cwnd = |p: &PathId| self.views[p.0].cwnd;
-        let largest = candidates.iter().map(cwnd).max().unwrap_or(0);
-        let at_largest = candidates.iter().filter(|p| cwnd(p) == largest).count();
-        self.stats.rtx_decisions += 1;
-        self.stats.rtx_cwnd_ties += (at_largest > 1) as u64;
-        self.stats.rtx_not_largest_cwnd += (cwnd(&choice) < largest) as u64;
-    }
-
     #[inline(never)]
     fn poll_retransmit(&mut self, now: Time) -> Option<Transmit> {
         let cum = self.snd.cum_ack;
@@ -313,6 +245,7 @@ impl<O: Observer> Association<O> {
             c.path = dest;
             c.rtx = None;
             c.tx_count += 1;
+            c.sent_at = now;
             self.snd.on_path.add(dest, tsn, c.tx_count);
             c.in_flight = true;
             c.missing = 0;
@@ -402,6 +335,7 @@ impl<O: Observer> Association<O> {
         let c = &mut self.snd.chunks[(tsn - self.snd.cum_ack - 1) as usize];
         c.path = path;
         c.tx_count = 1;
+        c.sent_at = now;
         c.in_flight = true;
         let (len, ssn, payload) = (c.len, c.ssn, c.payload.clone());
         self.snd.on_path.add(path, tsn, 1);
@@ -461,6 +395,7 @@ impl<O: Observer> Association<O> {
                 in_flight: false,
                 missing: 0,
                 fast_done: false,
+                sent_at: Time::ZERO,
                 rtx: None,
             });
             debug_assert!(skip == 0 || self.snd.has_queued(), "position past the data");
@@ -513,6 +448,7 @@ impl<O: Observer> Association<O> {
         if self.cfg.idle_cwnd_decay && p.timers.decay_at().is_none() {
             p.timers.set_decay_at(Some(now + rto));
         }
+        self.arm_tlp(now, path, false);
     }
 
     /// A DATA packet; with receiver-driven CMT the round info goes first.

@@ -5,6 +5,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use crate::event::SendKind;
 use crate::packet::{data_chunk_len, Payload};
+use crate::time::Time;
 use crate::view::PathId;
 
 use super::on_path::OnPath;
@@ -17,6 +18,8 @@ pub(super) struct TxChunk {
     /// Path of the latest transmission.
     pub(super) path: PathId,
     pub(super) tx_count: u32,
+    /// When its latest transmission left (RACK's send time).
+    pub(super) sent_at: Time,
     /// Gap-acknowledged (our receiver never reneges, so this is final).
     pub(super) acked: bool,
     /// Counted in its path's flight.
@@ -299,6 +302,7 @@ mod tests {
                 in_flight: tx_count > 0 && !acked,
                 missing: 0,
                 fast_done: false,
+                sent_at: Time::ZERO,
                 rtx: None,
                 offset: 0,
             });

@@ -52,6 +52,8 @@ impl<O: Observer> Association<O> {
         take(self.reconfig.deadline());
         for p in &self.paths {
             take(p.timers.earliest());
+            take(p.rack.timer);
+            take(p.rack.tlp_at);
         }
         if let Some(rx) = &self.rev_rx {
             take(rx.poll_timeout());
@@ -102,6 +104,14 @@ impl<O: Observer> Association<O> {
         }
         for i in 0..self.paths.len() {
             let id = PathId(i);
+            if self.paths[i].rack.timer.is_some_and(|t| t <= now) {
+                self.paths[i].rack.timer = None;
+                self.rack_detect(now);
+            }
+            if self.paths[i].rack.tlp_at.is_some_and(|t| t <= now) {
+                self.paths[i].rack.tlp_at = None;
+                self.on_tlp(id);
+            }
             if self.paths[i].timers.t3().is_some_and(|t| t <= now) {
                 self.paths[i].timers.set_t3(None);
                 self.on_t3_expiry(now, id);

@@ -4,10 +4,12 @@
 
 mod pacer;
 mod parts;
+mod rack;
 mod window;
 
 pub(crate) use pacer::RevSender;
 pub(crate) use parts::{Cuc, LossStats, Outstanding, Recovery, Sending, Timers};
+pub(crate) use rack::{pto_at, Rack, ReoWndMult};
 pub(crate) use window::Window;
 
 use crate::cc::CongestionControl;
@@ -88,6 +90,8 @@ pub(crate) struct Path {
     pub(crate) cc: Window,
     pub(crate) out: Outstanding,
     pub(crate) recovery: Recovery,
+    /// RACK-TLP's state (used with `recovery = "rack-tlp"`).
+    pub(crate) rack: Rack,
     pub(crate) cuc: Cuc,
     pub(crate) losses: LossStats,
     pub(crate) timers: Timers,
@@ -115,6 +119,7 @@ impl Path {
             cc: Window::new(cc),
             out: Outstanding::default(),
             recovery: Recovery::default(),
+            rack: Rack::default(),
             cuc: Cuc::default(),
             losses: LossStats::default(),
             timers: Timers::default(),

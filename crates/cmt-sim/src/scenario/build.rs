@@ -269,6 +269,10 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
         confirm_paths: a.confirm_paths.unwrap_or(false),
         outage: outage(a)?,
         ecn: a.ecn.unwrap_or(false),
+        recovery: match a.recovery.as_deref() {
+            None => d.recovery,
+            Some(r) => field("association.recovery", r.parse())?,
+        },
     })
 }
 

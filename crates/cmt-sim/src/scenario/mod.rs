@@ -271,6 +271,9 @@ pub struct AssociationSpec {
     /// Explicit congestion notification (default false): DATA goes out ECN-capable and a
     /// queue's Congestion Experienced mark cuts the path's window, without a loss.
     pub ecn: Option<bool>,
+    /// Loss detection (default "sctp": RFC 9260's missing reports; "rack-tlp": RFC
+    /// 8985's per path).
+    pub recovery: Option<String>,
     /// Heartbeats on idle paths (default true).
     pub heartbeats: Option<bool>,
     /// HB.interval (default "30s").
