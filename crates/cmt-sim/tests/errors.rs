@@ -197,6 +197,7 @@ fn the_db_cmt_preset_sets_three_algorithms_and_explicit_names_win() {
 
 #[test]
 fn the_linux_mptcp_preset_is_upstreams_scheduler_subflow_retransmission_and_linux_cubic() {
+    let ms = cmt_core::Duration::from_millis;
     let b = load_str(
         BASE,
         "t",
@@ -208,6 +209,34 @@ fn the_linux_mptcp_preset_is_upstreams_scheduler_subflow_retransmission_and_linu
         (b.scheduler.name(), b.rtx.name(), b.cc.name()),
         ("linux-mptcp", "rtx-same", "linux-cubic")
     );
+    // … with Linux's loss detection and timers (decisions D43, D52) …
+    let c = &b.config;
+    assert_eq!(c.recovery, cmt_core::Recovery::RackTlp);
+    assert_eq!(
+        (
+            c.rto_min,
+            c.rto_initial,
+            c.rto_max,
+            c.initial_window,
+            c.max_burst
+        ),
+        (ms(200), ms(1_000), ms(120_000), Some(10), 0)
+    );
+    assert_eq!((c.sack_delay, c.dac), (ms(40), true));
+    // … unless the scenario says otherwise.
+    let own = load_str(
+        BASE,
+        "t",
+        None,
+        &[
+            "association.preset=\"linux-mptcp\"".into(),
+            "association.recovery=\"sctp\"".into(),
+            "association.rto_min=\"1s\"".into(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(own.config.recovery, cmt_core::Recovery::Sctp);
+    assert_eq!(own.config.rto_min, ms(1_000));
     // `cubic` with Linux's flavour is the same controller, and says so.
     let b = load_str(
         BASE,

@@ -324,6 +324,9 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
             ))
         }
     };
+    if a.preset.as_deref() == Some("linux-mptcp") {
+        linux_mptcp_defaults(a, config);
+    }
     if a.receiver_rates.unwrap_or(p_rev) {
         config.rev = Some(
             rev_config(&params(&a.receiver_params, "association.receiver_params")?)
@@ -349,6 +352,37 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
     let cc = cc::by_name(cc_name, &params(&a.cc_params, "association.cc_params")?)
         .map_err(|e| BuildError::new("association.cc".to_string(), e.0))?;
     Ok((scheduler, rtx, cc))
+}
+
+/// What upstream Linux MPTCP runs besides its scheduler and CUBIC, for every key the
+/// scenario leaves out (decisions D43, D52): RACK-TLP loss detection per subflow, Linux's
+/// TCP timers (RTO.Min 200 ms, RTO.Initial 1 s, RTO.Max 120 s; `tcp.h`), an initial
+/// window of 10 (RFC 6928), no burst limit and 40 ms delayed acks. CMT's DAC stays on:
+/// each MPTCP subflow has its own in-order sequence space and so delays its acks while
+/// the other subflows' data arrives, which is what DAC gives one TSN space.
+fn linux_mptcp_defaults(a: &super::AssociationSpec, config: &mut Config) {
+    let ms = Duration::from_millis;
+    if a.recovery.is_none() {
+        config.recovery = cmt_core::Recovery::RackTlp;
+    }
+    if a.rto_min.is_none() {
+        config.rto_min = ms(200);
+    }
+    if a.rto_initial.is_none() {
+        config.rto_initial = ms(1_000);
+    }
+    if a.rto_max.is_none() {
+        config.rto_max = ms(120_000);
+    }
+    if a.initial_window.is_none() {
+        config.initial_window = Some(10);
+    }
+    if a.max_burst.is_none() {
+        config.max_burst = 0;
+    }
+    if a.sack_delay.is_none() {
+        config.sack_delay = ms(40);
+    }
 }
 
 /// `duration` (a bulk run) or `file_size` with `time_limit` (a file transfer).
