@@ -8,6 +8,13 @@ use cmt_net::transfer::{Options, Outputs};
 /// Algorithm and buffer flags shared by `send` and `recv`.
 #[derive(clap::Args, Clone, Debug)]
 pub struct AlgArgs {
+    /// What a deployed stack runs, all at once: `linux-mptcp` is upstream Linux MPTCP's
+    /// scheduler, each subflow resending its own data, CUBIC as Linux runs it and
+    /// RACK-TLP loss detection (with the default `--rto-min`, Linux's 0.2 s). Not with
+    /// `--scheduler`, `--rtx`, `--cc` or `--recovery`.
+    #[arg(long, value_name = "linux-mptcp", value_parser = ["linux-mptcp"],
+          conflicts_with_all = ["scheduler", "rtx", "cc", "recovery"])]
+    pub(crate) preset: Option<String>,
     /// Scheduler (as in scenario files).
     #[arg(long, default_value = "round-robin")]
     pub(crate) scheduler: String,
@@ -17,6 +24,10 @@ pub struct AlgArgs {
     /// Congestion control.
     #[arg(long, default_value = "reno")]
     pub(crate) cc: String,
+    /// Loss detection: `sctp` (RFC 9260's missing reports and T3-rtx) or `rack-tlp`
+    /// (RFC 8985 per path, as Linux runs it per MPTCP subflow).
+    #[arg(long, default_value = "sctp", value_name = "sctp|rack-tlp")]
+    recovery: cmt_core::Recovery,
     /// Receive buffer: bytes, or a size with its unit as in scenario files ("4MB",
     /// "256KB"; binary prefixes).
     #[arg(long, default_value = "4MB", value_parser = parse_rbuf)]
@@ -88,6 +99,27 @@ pub struct AlgArgs {
     gso: cmt_net::io::Gso,
 }
 
+impl AlgArgs {
+    /// The scheduler, retransmission policy, congestion control and loss detection in
+    /// force: the preset's, or the flags'.
+    pub(crate) fn algorithms(&self) -> (String, String, String, cmt_core::Recovery) {
+        match self.preset.as_deref() {
+            Some(_linux_mptcp) => (
+                "linux-mptcp".into(),
+                "rtx-same".into(),
+                "linux-cubic".into(),
+                cmt_core::Recovery::RackTlp,
+            ),
+            None => (
+                self.scheduler.clone(),
+                self.rtx.clone(),
+                self.cc.clone(),
+                self.recovery,
+            ),
+        }
+    }
+}
+
 /// The longest key accepted from `--key` (RFC 4895 sets no limit; HMAC hashes a key
 /// longer than its block first, so more bytes add nothing but cost).
 const MAX_KEY: usize = 4096;
@@ -125,10 +157,12 @@ pub(crate) fn options(a: &AlgArgs) -> Result<Options, String> {
         Some(p) => Some(cmt_core::auth::AuthConfig::with_key(read_key(p)?)),
         None => None,
     };
+    let (scheduler, rtx, cc, recovery) = a.algorithms();
     Ok(Options {
-        scheduler: a.scheduler.clone(),
-        rtx: a.rtx.clone(),
-        cc: a.cc.clone(),
+        scheduler,
+        rtx,
+        cc,
+        recovery,
         rbuf: a.rbuf,
         timeout_s: a.timeout,
         outage_tolerance_s: a.outage_tolerance,

@@ -13,11 +13,16 @@ pub(crate) fn summary_json(
     a: &AlgArgs,
     backups: &[bool],
 ) -> serde_json::Value {
+    let (scheduler, rtx, cc, recovery) = a.algorithms();
     serde_json::json!({
         "scenario": format!("real {role}"),
-        "scheduler": a.scheduler,
-        "rtx": a.rtx,
-        "cc": a.cc,
+        "scheduler": scheduler,
+        "rtx": rtx,
+        "cc": cc,
+        "recovery": match recovery {
+            cmt_core::Recovery::Sctp => "sctp",
+            cmt_core::Recovery::RackTlp => "rack-tlp",
+        },
         "rbuf": a.rbuf,
         "goodput_mbps": r.goodput_mbps(),
         "delivered_bytes": r.bytes,
@@ -220,7 +225,7 @@ pub(crate) fn finish(
     lines.push(cpu_line(cpu_s, r.bytes));
     v["cpu_s"] = serde_json::json!(cpu_s);
     if how == Finish::Measured {
-        let m = crate::measure::measure(r, &a.scheduler, a.rbuf);
+        let m = crate::measure::measure(r, &a.algorithms().0, a.rbuf);
         lines.extend(m.lines);
         lines.extend(m.scenario.lines().map(str::to_string));
         v["scenario_toml"] = serde_json::json!(m.scenario);

@@ -331,3 +331,50 @@ fn a_measurement_runs_for_its_time_and_prints_a_scenario_the_simulator_runs() {
     assert!(sim_out.contains("scenario measured"), "{sim_out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_linux_mptcp_preset_sends_with_its_scheduler_cubic_and_rack_tlp() {
+    let port = free_port();
+    let rx = running(receiver(port, &[]));
+    std::thread::sleep(Duration::from_millis(300));
+    let mut tx = sender(port, &["--json", "--preset", "linux-mptcp"]);
+    let bytes = data(1_000_000);
+    let mut input = tx.stdin.take().unwrap();
+    let feed = {
+        let bytes = bytes.clone();
+        std::thread::spawn(move || input.write_all(&bytes).unwrap())
+    };
+    let (tx_code, tx_out, tx_err) = finish(running(tx), Duration::from_secs(60));
+    feed.join().unwrap();
+    let (rx_code, rx_out, rx_err) = finish(rx, Duration::from_secs(10));
+    assert_eq!((tx_code, rx_code), (Some(0), Some(0)), "{tx_err}\n{rx_err}");
+    assert!(rx_out == bytes, "the stream arrives whole");
+    let v: serde_json::Value = serde_json::from_slice(&tx_out).expect("one JSON object");
+    let algs = (&v["scheduler"], &v["rtx"], &v["cc"], &v["recovery"]);
+    assert_eq!(
+        algs,
+        (
+            &serde_json::json!("linux-mptcp"),
+            &serde_json::json!("rtx-same"),
+            &serde_json::json!("linux-cubic"),
+            &serde_json::json!("rack-tlp")
+        ),
+        "{v}"
+    );
+    // A preset and an algorithm flag of its own do not mix.
+    let out = Command::new(bin())
+        .args([
+            "send",
+            "-",
+            "--remote",
+            "127.0.0.1:9",
+            "--preset",
+            "linux-mptcp",
+        ])
+        .args(["--cc", "reno"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--preset") && err.contains("--cc"), "{err}");
+}

@@ -40,6 +40,9 @@ pub struct Options {
     /// Congestion Experienced mark read from the socket is echoed, and a path whose
     /// packets are marked cuts its window without a loss.
     pub ecn: bool,
+    /// How the sender detects loss: RFC 9260's missing reports, or RACK-TLP per path as
+    /// Linux runs it per MPTCP subflow (RFC 8985; docs/algorithms.md §1.12).
+    pub recovery: cmt_core::Recovery,
     /// Outage tolerance (seconds): either end gives up on an established association
     /// only when nothing has come from the peer, on any path, for this long (or the
     /// peer aborts) — however many paths there are. Meanwhile every path that stopped
@@ -231,6 +234,7 @@ impl Default for Options {
             timeout_s: 600.0,
             receiver_rates: false,
             ecn: false,
+            recovery: cmt_core::Recovery::Sctp,
             outage_tolerance_s: 300.0,
             rto_min_s: 0.2,
             interfaces: Vec::new(),

@@ -138,6 +138,7 @@ fn association(
         rto_min: o.timers().1,
         outage: Some(o.timers().0),
         ecn: o.ecn,
+        recovery: o.recovery,
         ..Config::default()
     };
     let algs = Algorithms {
