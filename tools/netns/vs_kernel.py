@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""cmtlab with the `linux-mptcp` preset against Linux kernel MPTCP, in the same run, over
+the same tbf-shaped paths between two private network namespaces, with and without
+random loss.
+
+    sudo tools/netns/vs_kernel.py [--mb 20] [--runs 2]     (root; iproute2, nftables; a release build)
+
+Each case builds 2 or 3 veth paths (rates in the table; tbf both ways, 50 ms of queue;
+this kernel has no netem, so no delay), optionally drops a share of the sender's
+outgoing packets on some paths at random (nftables `numgen random`, TCP and UDP alike),
+and moves the same file with:
+
+  preset     `cmtlab send/recv --preset linux-mptcp` (upstream's scheduler, rtx-same,
+             CUBIC, RACK-TLP, RTO.Min 0.2 s)
+  cmtlab     `cmtlab send/recv` with its defaults (round-robin, RFC 9260's detection)
+  kernel     kernel MPTCP (protocol 262), one subflow per path, the in-kernel path
+             manager and the default scheduler and congestion control
+
+Measured per run: goodput (file size over the receiving application's transfer time)
+and each path's share of the bytes the sender put on the wire (its interfaces' tx
+counters, the same for both stacks). Prints a Markdown table; BENCHMARKS.md has the
+last one.
+"""
+import argparse, hashlib, json, os, subprocess, sys, time
+
+S, R = "cmtvkS", "cmtvkR"
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.environ.get("CMTLAB", os.path.join(HERE, "../../target/release/cmtlab"))
+MPTCP_PY = os.path.join(HERE, "mptcp.py")
+
+# (name, rates, drop per mille per path)
+CASES = [
+    ("2 paths, no loss", ["20mbit", "10mbit"], [0, 0]),
+    ("2 paths, 1 % loss on path 1", ["20mbit", "10mbit"], [10, 0]),
+    ("3 paths, no loss", ["50mbit", "20mbit", "5mbit"], [0, 0, 0]),
+    ("3 paths, 0.5 % loss on each", ["50mbit", "20mbit", "5mbit"], [5, 5, 5]),
+]
+
+
+def sh(*args, check=True, **kw):
+    return subprocess.run(args, check=check, capture_output=True, text=True, **kw)
+
+
+def teardown():
+    for ns in (S, R):
+        sh("ip", "netns", "del", ns, check=False)
+
+
+def setup(rates, drops):
+    teardown()
+    n = len(rates)
+    sh("ip", "netns", "add", S)
+    sh("ip", "netns", "add", R)
+    for i in range(1, n + 1):
+        sh("ip", "link", "add", f"s{i}", "netns", S, "type", "veth", "peer", "name", f"r{i}",
+           "netns", R)
+        sh("ip", "-n", S, "addr", "add", f"10.{i}.0.1/24", "dev", f"s{i}")
+        sh("ip", "-n", R, "addr", "add", f"10.{i}.0.2/24", "dev", f"r{i}")
+        for ns, dev in ((S, f"s{i}"), (R, f"r{i}")):
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+            sh("ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf",
+               "rate", rates[i - 1], "burst", "32kbit", "latency", "50ms")
+    for ns in (S, R):
+        sh("ip", "-n", ns, "link", "set", "lo", "up")
+        sh("ip", "netns", "exec", ns, "sysctl", "-q", "net.mptcp.enabled=1")
+    for ns in (S, R):
+        sh("ip", "-n", ns, "mptcp", "limits", "set", "subflows", str(n), "add_addr_accepted",
+           str(n))
+    for i in range(2, n + 1):
+        sh("ip", "-n", S, "mptcp", "endpoint", "add", f"10.{i}.0.1", "dev", f"s{i}", "subflow")
+        sh("ip", "-n", R, "mptcp", "endpoint", "add", f"10.{i}.0.2", "dev", f"r{i}", "signal")
+    rules = "".join(
+        f" oifname \"s{i + 1}\" meta l4proto {{ tcp, udp }} numgen random mod 1000 < {d} drop;"
+        for i, d in enumerate(drops) if d > 0
+    )
+    if rules:
+        table = ("table ip vkloss {\n chain out { type filter hook postrouting priority filter;"
+                 f"{rules} }}\n}}\n")
+        sh("ip", "netns", "exec", S, "nft", "-f", "-", input=table)
+
+
+def tx_bytes(n):
+    out = []
+    for i in range(1, n + 1):
+        r = sh("ip", "netns", "exec", S, "cat", f"/sys/class/net/s{i}/statistics/tx_bytes")
+        out.append(int(r.stdout))
+    return out
+
+
+def run_cmtlab(n, data, extra):
+    listen = ",".join(f"10.{i}.0.2:9899" for i in range(1, n + 1))
+    local = ",".join(f"10.{i}.0.1:0" for i in range(1, n + 1))
+    rx = subprocess.Popen(["ip", "netns", "exec", R, BIN, "recv", "--listen", listen, "--out",
+                           "/tmp/vk.out", "--timeout", "120", "--json", *extra],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    tx = sh("ip", "netns", "exec", S, BIN, "send", "--local", local, "--remote", listen,
+            "--timeout", "120", *extra, data, check=False)
+    out, err = rx.communicate(timeout=130)
+    if tx.returncode != 0 or rx.returncode != 0:
+        raise RuntimeError(f"cmtlab failed: {tx.stderr[-500:]} {err[-500:]}")
+    v = json.loads(out)
+    return v["goodput_mbps"], v["sha256"]
+
+
+def run_kernel(data):
+    rx = subprocess.Popen(["ip", "netns", "exec", R, "python3", MPTCP_PY, "recv", "10.1.0.2",
+                           "5201"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    sh("ip", "netns", "exec", S, "python3", MPTCP_PY, "send", "10.1.0.2", "5201", data)
+    out, _ = rx.communicate(timeout=130)
+    # "mptcp received: N bytes in T s = G Mbit/s, sha256 H"
+    words = out.split()
+    return float(words[words.index("Mbit/s,") - 1]), words[-1]
+
+
+def measure(stack, n, data):
+    before = tx_bytes(n)
+    if stack == "preset":
+        g, sha = run_cmtlab(n, data, ["--preset", "linux-mptcp"])
+    elif stack == "cmtlab":
+        g, sha = run_cmtlab(n, data, [])
+    else:
+        g, sha = run_kernel(data)
+    sent = [a - b for a, b in zip(tx_bytes(n), before)]
+    return g, [x / sum(sent) for x in sent], sha
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=int, default=20)
+    ap.add_argument("--runs", type=int, default=2)
+    args = ap.parse_args()
+    data = "/tmp/vk.bin"
+    with open(data, "wb") as f:
+        f.write(os.urandom(args.mb * 1_000_000))
+    want = hashlib.sha256(open(data, "rb").read()).hexdigest()
+    print("| case | stack | goodput (Mbit/s), each run | mean | path shares (%), mean |")
+    print("|---|---|---|---|---|")
+    try:
+        for name, rates, drops in CASES:
+            setup(rates, drops)
+            for stack in ("preset", "kernel", "cmtlab"):
+                gs, shares = [], []
+                for _ in range(args.runs):
+                    g, sh_, sha = measure(stack, len(rates), data)
+                    if sha != want:
+                        raise RuntimeError(f"{stack}: the file differs")
+                    gs.append(g)
+                    shares.append(sh_)
+                mean_sh = [100 * sum(s[i] for s in shares) / len(shares) for i in range(len(rates))]
+                print(f"| {name} ({' + '.join(rates)}) | {stack} | "
+                      f"{', '.join(f'{g:.1f}' for g in gs)} | {sum(gs) / len(gs):.1f} | "
+                      f"{' / '.join(f'{x:.0f}' for x in mean_sh)} |", flush=True)
+    finally:
+        teardown()
+
+
+if __name__ == "__main__":
+    main()
