@@ -166,3 +166,29 @@ fn several_losses_in_one_window_cut_it_once() {
     assert_eq!(cuts, 1, "three losses of one window: one reduction");
     assert_eq!(timeouts(&p), 0);
 }
+
+#[test]
+fn one_probe_per_silence_then_the_retransmission_timer() {
+    let mut p = pair(Recovery::RackTlp, vec![Faults::clean(50)], vec![]);
+    p.a.write(cmt_core::Payload::Synthetic(30 * CHUNK));
+    // Until the last chunk has left; then the path is silent both ways for 3 s, so
+    // neither it nor any SACK gets through, nor the probe.
+    let last_sent = |p: &mut Pair| {
+        let first = p.first_tsn_a;
+        p.a.observer().events.iter().any(|(_, e)| {
+            matches!(e, Event::DataSent { tsn, .. } if (*tsn as u32).wrapping_sub(first) == 29)
+        })
+    };
+    assert!(p.drive(Time::ZERO + Duration::from_secs(10), last_sent));
+    p.down[0] = true;
+    let until = p.now + Duration::from_secs(3);
+    p.drive(until, |_| false);
+    assert_eq!(p.a.stats().tail_loss_probes, 1, "one probe, then T3-rtx");
+    assert!(timeouts(&p) >= 1);
+    p.down[0] = false;
+    let done = p.drive(Time::ZERO + Duration::from_secs(60), |p| {
+        while p.b.read().is_some() {}
+        p.a.unacked_bytes() == 0
+    });
+    assert!(done, "the transfer ends once the path is back");
+}

@@ -29,6 +29,7 @@ impl<O: Observer> Association<O> {
         self.rack_detect(now);
         for d in 0..self.paths.len() {
             if s.path[d].saw_new_ack {
+                self.paths[d].rack.tlp_out = false;
                 self.arm_tlp(now, PathId(d), true);
             }
         }
@@ -90,7 +91,7 @@ impl<O: Observer> Association<O> {
         }
         let mtu = self.cfg.mtu as u64;
         let p = &mut self.paths[path];
-        if p.out.flight == 0 {
+        if p.out.flight == 0 || p.rack.tlp_out {
             p.rack.tlp_at = None;
         } else if on_ack || p.rack.tlp_at.is_none() {
             let one = p.out.flight <= mtu;
@@ -129,6 +130,7 @@ impl<O: Observer> Association<O> {
         p.out.marked += size;
         self.snd.rtx_marked.insert(tsn);
         self.snd.fast_exempt[path.0] = true;
+        p.rack.tlp_out = true;
         self.stats.tail_loss_probes += 1;
     }
 }

@@ -35,6 +35,9 @@ pub(crate) struct Rack {
     pub(crate) timer: Option<Time>,
     /// The tail loss probe timer.
     pub(crate) tlp_at: Option<Time>,
+    /// A probe went and no ack of data on this path came since: no other probe until
+    /// one does (RFC 8985 §7.3; the retransmission timer takes over).
+    pub(crate) tlp_out: bool,
 }
 
 impl Rack {
