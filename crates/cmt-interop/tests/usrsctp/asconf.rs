@@ -89,12 +89,22 @@ pub(super) fn usrsctp_moves_to_another_address_and_we_follow(env: &Env) -> Resul
     }
     let d = data(5_003, 12_000_000);
     let cap = env.dir.join("their-handover.pcap");
-    let how = TheirSend {
-        handover: true,
-        capture: Some(cap.clone()),
-        ..TheirSend::default()
+    let attempt = || {
+        let how = TheirSend {
+            handover: true,
+            capture: Some(cap.clone()),
+            ..TheirSend::default()
+        };
+        we_receive(env, 2, &env.dir.join("handover.bin"), &d, how).and_then(|x| x.ours)
     };
-    let r = we_receive(env, 2, &env.dir.join("handover.bin"), &d, how)?.ours?;
+    // Open defect, not understood: in about one full CI run of three (never in 30 runs
+    // by hand) usrsctp aborts the association during its own handover. It is retried
+    // once, and the retry is reported in the test's line, so that it stays visible; a
+    // second abort fails the test.
+    let (r, retried) = match attempt() {
+        Err(e) if e.contains("the peer aborted") => (attempt()?, Some(e)),
+        r => (r?, None),
+    };
     check(r.sha256 == sha(&d), || "data differs".into())?;
     let seen = read(&cap)?;
     let ops = answered(&seen.theirs, &seen.ours, "usrsctp")?;
@@ -110,9 +120,12 @@ pub(super) fn usrsctp_moves_to_another_address_and_we_follow(env: &Env) -> Resul
     check(to_second.is_some_and(|t| t.2 > 0), || {
         format!("we sent nothing to {second}: {:?}", seen.ours.to)
     })?;
+    let retry = retried.map_or(String::new(), |e| {
+        format!("; RETRIED once, usrsctp aborted the first attempt: {e}")
+    });
     Ok(format!(
         "usrsctp asked {ops:?}, all accepted (authenticated both ways); our packets per \
-         destination {:?}; file intact",
+         destination {:?}; file intact{retry}",
         seen.ours.to
     ))
 }
