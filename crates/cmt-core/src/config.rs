@@ -155,14 +155,23 @@ pub enum Recovery {
     RackTlp,
 }
 
+impl Recovery {
+    /// Its name in scenario files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Recovery::Sctp => "sctp",
+            Recovery::RackTlp => "rack-tlp",
+        }
+    }
+}
+
 impl std::str::FromStr for Recovery {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "sctp" => Ok(Recovery::Sctp),
-            "rack-tlp" => Ok(Recovery::RackTlp),
-            _ => Err(format!("`{s}` is not one of sctp, rack-tlp")),
-        }
+        [Recovery::Sctp, Recovery::RackTlp]
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| format!("`{s}` is not one of sctp, rack-tlp"))
     }
 }
 

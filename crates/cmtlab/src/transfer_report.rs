@@ -19,10 +19,7 @@ pub(crate) fn summary_json(
         "scheduler": scheduler,
         "rtx": rtx,
         "cc": cc,
-        "recovery": match recovery {
-            cmt_core::Recovery::Sctp => "sctp",
-            cmt_core::Recovery::RackTlp => "rack-tlp",
-        },
+        "recovery": recovery.name(),
         "rbuf": a.rbuf,
         "goodput_mbps": r.goodput_mbps(),
         "delivered_bytes": r.bytes,

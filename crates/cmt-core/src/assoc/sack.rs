@@ -40,6 +40,8 @@ pub(super) struct AckScratch {
     pub(super) candidates: Vec<u64>,
     /// Chunks this SACK marks for fast retransmission, `(index, tsn)`.
     pub(super) losses: Vec<(usize, u64)>,
+    /// RACK-TLP detects loss: deliveries update each path's RACK state.
+    rack: bool,
     /// A buffer for a SACK's gap blocks as TSN ranges.
     runs: Vec<(u64, u64)>,
     /// A buffer for the DATA chunk bytes of each of `runs`.
@@ -162,7 +164,9 @@ fn newly_acked(
         a.restart_t3 = true;
     }
     let p = &mut paths[d];
-    p.rack.on_delivered(now, c.sent_at, tsn, c.tx_count > 1);
+    if s.rack {
+        p.rack.on_delivered(now, c.sent_at, tsn, c.tx_count > 1);
+    }
     // CUC: acking the expected (rtx-)pseudo-cumack is progress; look for the next one.
     if p.cuc.pseudo_cum == Some(tsn) {
         a.new_pseudo = true;
@@ -191,6 +195,7 @@ impl<O: Observer> Association<O> {
         // Taken out (a pointer, not the buffers) so that helpers can take `&mut self`.
         let mut s = self.scratch.take().unwrap_or_default();
         s.reset(&self.paths, cum);
+        s.rack = self.rack();
         let mut rtts = std::mem::take(&mut s.rtts);
         rtts.clear();
         let advanced = cum > self.snd.cum_ack;
