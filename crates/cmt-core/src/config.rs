@@ -140,6 +140,8 @@ pub struct Config {
     pub ecn: bool,
     /// How the sender detects loss ([`Recovery`]).
     pub recovery: Recovery,
+    /// Whether a stalled path's data is sent again on another ([`Reinject`]).
+    pub reinject: Reinject,
 }
 
 /// How the sender detects lost DATA (docs/algorithms.md §1.12).
@@ -168,10 +170,46 @@ impl Recovery {
 impl std::str::FromStr for Recovery {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        [Recovery::Sctp, Recovery::RackTlp]
-            .into_iter()
-            .find(|r| r.name() == s)
-            .ok_or_else(|| format!("`{s}` is not one of sctp, rack-tlp"))
+        by_name(&[Recovery::Sctp, Recovery::RackTlp], Recovery::name, s)
+    }
+}
+
+/// The one of `all` whose `name` is `s`, or an error that lists the names.
+fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, s: &str) -> Result<T, String> {
+    all.iter().copied().find(|&r| name(r) == s).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|&r| name(r)).collect();
+        format!("`{s}` is not one of {}", names.join(", "))
+    })
+}
+
+/// Whether data held up on one path is sent again on another, besides the
+/// retransmission policy's own resends (docs/algorithms.md §1.13).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reinject {
+    /// Only the retransmission policy resends.
+    #[default]
+    Off,
+    /// Upstream Linux MPTCP's reinjection (`net/mptcp/protocol.c`, `pm.c`): an
+    /// association-level timer resends the oldest unacknowledged data on an idle path,
+    /// and a path without progress for more than four of its periods is marked stale
+    /// and its data copied to another.
+    Linux,
+}
+
+impl Reinject {
+    /// Its name in scenario files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reinject::Off => "off",
+            Reinject::Linux => "linux",
+        }
+    }
+}
+
+impl std::str::FromStr for Reinject {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        by_name(&[Reinject::Off, Reinject::Linux], Reinject::name, s)
     }
 }
 
@@ -209,6 +247,7 @@ impl Default for Config {
             outage: None,
             ecn: false,
             recovery: Recovery::Sctp,
+            reinject: Reinject::Off,
         }
     }
 }

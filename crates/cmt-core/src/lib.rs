@@ -52,7 +52,7 @@ pub mod view;
 pub mod wire;
 
 pub use assoc::{Algorithms, AssocInit, AssocStats, Association, Closing, Transmit};
-pub use config::{Compat, Config, MaxBurstMode, Recovery};
+pub use config::{Compat, Config, MaxBurstMode, Recovery, Reinject};
 pub use event::{Event, Observer, SendKind};
 pub use packet::{Chunk, Packet, Payload};
 pub use params::{ParamError, ParamValue, Params};

@@ -10,10 +10,11 @@ use cmt_net::transfer::{Options, Outputs};
 pub struct AlgArgs {
     /// What a deployed stack runs, all at once: `linux-mptcp` is upstream Linux MPTCP's
     /// scheduler, each subflow resending its own data, CUBIC as Linux runs it and
-    /// RACK-TLP loss detection (with the default `--rto-min`, Linux's 0.2 s). Not with
-    /// `--scheduler`, `--rtx`, `--cc` or `--recovery`.
+    /// RACK-TLP loss detection (with the default `--rto-min`, Linux's 0.2 s) and its
+    /// reinjection of a stalled subflow's data on another. Not with `--scheduler`,
+    /// `--rtx`, `--cc`, `--recovery` or `--reinject`.
     #[arg(long, value_name = "linux-mptcp", value_parser = ["linux-mptcp"],
-          conflicts_with_all = ["scheduler", "rtx", "cc", "recovery"])]
+          conflicts_with_all = ["scheduler", "rtx", "cc", "recovery", "reinject"])]
     pub(crate) preset: Option<String>,
     /// Scheduler (as in scenario files).
     #[arg(long, default_value = "round-robin")]
@@ -28,6 +29,12 @@ pub struct AlgArgs {
     /// (RFC 8985 per path, as Linux runs it per MPTCP subflow).
     #[arg(long, default_value = "sctp", value_name = "sctp|rack-tlp")]
     recovery: cmt_core::Recovery,
+    /// Reinjection: `off`, or `linux` (upstream Linux MPTCP's: the oldest unacknowledged
+    /// data sent again on an idle path when the association's retransmission timer
+    /// fires, and a path silent for over four of its periods marked stale and its data
+    /// copied to another).
+    #[arg(long, default_value = "off", value_name = "off|linux")]
+    reinject: cmt_core::Reinject,
     /// Receive buffer: bytes, or a size with its unit as in scenario files ("4MB",
     /// "256KB"; binary prefixes).
     #[arg(long, default_value = "4MB", value_parser = parse_rbuf)]
@@ -99,23 +106,34 @@ pub struct AlgArgs {
     gso: cmt_net::io::Gso,
 }
 
+/// The algorithms a transfer runs.
+pub(crate) struct Algorithms {
+    pub(crate) scheduler: String,
+    pub(crate) rtx: String,
+    pub(crate) cc: String,
+    pub(crate) recovery: cmt_core::Recovery,
+    pub(crate) reinject: cmt_core::Reinject,
+}
+
 impl AlgArgs {
-    /// The scheduler, retransmission policy, congestion control and loss detection in
-    /// force: the preset's, or the flags'.
-    pub(crate) fn algorithms(&self) -> (String, String, String, cmt_core::Recovery) {
+    /// The scheduler, retransmission policy, congestion control, loss detection and
+    /// reinjection in force: the preset's, or the flags'.
+    pub(crate) fn algorithms(&self) -> Algorithms {
         match self.preset.as_deref() {
-            Some(_linux_mptcp) => (
-                "linux-mptcp".into(),
-                "rtx-same".into(),
-                "linux-cubic".into(),
-                cmt_core::Recovery::RackTlp,
-            ),
-            None => (
-                self.scheduler.clone(),
-                self.rtx.clone(),
-                self.cc.clone(),
-                self.recovery,
-            ),
+            Some(_linux_mptcp) => Algorithms {
+                scheduler: "linux-mptcp".into(),
+                rtx: "rtx-same".into(),
+                cc: "linux-cubic".into(),
+                recovery: cmt_core::Recovery::RackTlp,
+                reinject: cmt_core::Reinject::Linux,
+            },
+            None => Algorithms {
+                scheduler: self.scheduler.clone(),
+                rtx: self.rtx.clone(),
+                cc: self.cc.clone(),
+                recovery: self.recovery,
+                reinject: self.reinject,
+            },
         }
     }
 }
@@ -157,12 +175,13 @@ pub(crate) fn options(a: &AlgArgs) -> Result<Options, String> {
         Some(p) => Some(cmt_core::auth::AuthConfig::with_key(read_key(p)?)),
         None => None,
     };
-    let (scheduler, rtx, cc, recovery) = a.algorithms();
+    let algs = a.algorithms();
     Ok(Options {
-        scheduler,
-        rtx,
-        cc,
-        recovery,
+        scheduler: algs.scheduler,
+        rtx: algs.rtx,
+        cc: algs.cc,
+        recovery: algs.recovery,
+        reinject: algs.reinject,
         rbuf: a.rbuf,
         timeout_s: a.timeout,
         outage_tolerance_s: a.outage_tolerance,

@@ -13,13 +13,14 @@ pub(crate) fn summary_json(
     a: &AlgArgs,
     backups: &[bool],
 ) -> serde_json::Value {
-    let (scheduler, rtx, cc, recovery) = a.algorithms();
+    let algs = a.algorithms();
     serde_json::json!({
         "scenario": format!("real {role}"),
-        "scheduler": scheduler,
-        "rtx": rtx,
-        "cc": cc,
-        "recovery": recovery.name(),
+        "scheduler": algs.scheduler,
+        "rtx": algs.rtx,
+        "cc": algs.cc,
+        "recovery": algs.recovery.name(),
+        "reinject": algs.reinject.name(),
         "rbuf": a.rbuf,
         "goodput_mbps": r.goodput_mbps(),
         "delivered_bytes": r.bytes,
@@ -222,7 +223,7 @@ pub(crate) fn finish(
     lines.push(cpu_line(cpu_s, r.bytes));
     v["cpu_s"] = serde_json::json!(cpu_s);
     if how == Finish::Measured {
-        let m = crate::measure::measure(r, &a.algorithms().0, a.rbuf);
+        let m = crate::measure::measure(r, &a.algorithms().scheduler, a.rbuf);
         lines.extend(m.lines);
         lines.extend(m.scenario.lines().map(str::to_string));
         v["scenario_toml"] = serde_json::json!(m.scenario);

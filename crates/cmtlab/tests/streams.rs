@@ -333,7 +333,7 @@ fn a_measurement_runs_for_its_time_and_prints_a_scenario_the_simulator_runs() {
 }
 
 #[test]
-fn the_linux_mptcp_preset_sends_with_its_scheduler_cubic_and_rack_tlp() {
+fn the_linux_mptcp_preset_sends_with_its_scheduler_cubic_rack_tlp_and_reinjection() {
     let port = free_port();
     let rx = running(receiver(port, &[]));
     std::thread::sleep(Duration::from_millis(300));
@@ -350,17 +350,15 @@ fn the_linux_mptcp_preset_sends_with_its_scheduler_cubic_and_rack_tlp() {
     assert_eq!((tx_code, rx_code), (Some(0), Some(0)), "{tx_err}\n{rx_err}");
     assert!(rx_out == bytes, "the stream arrives whole");
     let v: serde_json::Value = serde_json::from_slice(&tx_out).expect("one JSON object");
-    let algs = (&v["scheduler"], &v["rtx"], &v["cc"], &v["recovery"]);
-    assert_eq!(
-        algs,
-        (
-            &serde_json::json!("linux-mptcp"),
-            &serde_json::json!("rtx-same"),
-            &serde_json::json!("linux-cubic"),
-            &serde_json::json!("rack-tlp")
-        ),
-        "{v}"
-    );
+    let algs = ["scheduler", "rtx", "cc", "recovery", "reinject"].map(|k| &v[k]);
+    let want = [
+        "linux-mptcp",
+        "rtx-same",
+        "linux-cubic",
+        "rack-tlp",
+        "linux",
+    ];
+    assert_eq!(algs, want.map(|w| serde_json::json!(w)).each_ref(), "{v}");
     // A preset and an algorithm flag of its own do not mix.
     let out = Command::new(bin())
         .args([

@@ -14,6 +14,7 @@ mod on_path;
 mod rack;
 mod reconfig;
 mod recv;
+mod reinject;
 mod renege;
 mod rtx_dest;
 mod sack;
@@ -153,6 +154,8 @@ pub struct AssocStats {
     pub ecn_cuts: u64,
     /// Tail loss probes sent (RACK-TLP).
     pub tail_loss_probes: u64,
+    /// Chunks queued to be sent again on another path by reinjection.
+    pub reinjected: u64,
 }
 
 /// Receiver-driven CMT's rounds (Cao et al. 2015, CMT-Rev; MPTCP-rec 2016): what the
@@ -300,6 +303,8 @@ pub struct Association<O: Observer = ()> {
     ecn: ecn::EcnState,
     /// RACK's reordering-window multiplier (with `recovery = "rack-tlp"`).
     reo_mult: crate::path::ReoWndMult,
+    /// When Linux MPTCP's reinjection timer fires (with `reinject = "linux"`).
+    reinject_at: Option<Time>,
 }
 
 impl<O: Observer> Association<O> {
@@ -379,6 +384,7 @@ impl<O: Observer> Association<O> {
             heard: init.start,
             reconfig: reconfig::Reconfig::new(init.initial_tsn, init.peer_initial_tsn),
             reo_mult: crate::path::ReoWndMult::default(),
+            reinject_at: None,
         })
     }
 

@@ -236,6 +236,7 @@ impl<O: Observer> Association<O> {
             }
         }
         self.scratch = Some(s);
+        self.reinject_on_sack(now, advanced);
         // The index against the queue, in debug builds (the tests) while the queue is
         // short enough for a walk per SACK to stay cheap.
         #[cfg(debug_assertions)]

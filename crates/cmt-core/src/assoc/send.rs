@@ -449,6 +449,7 @@ impl<O: Observer> Association<O> {
             p.timers.set_decay_at(Some(now + rto));
         }
         self.arm_tlp(now, path, false);
+        self.reinject_on_send(now);
     }
 
     /// A DATA packet; with receiver-driven CMT the round info goes first.

@@ -50,6 +50,7 @@ impl<O: Observer> Association<O> {
         take(self.t2);
         take(self.cfg.outage.map(|o| self.heard + o.tolerance));
         take(self.reconfig.deadline());
+        take(self.reinject_deadline());
         for p in &self.paths {
             take(p.timers.earliest());
             take(p.rack.timer);
@@ -97,6 +98,9 @@ impl<O: Observer> Association<O> {
         }
         if self.reconfig.deadline().is_some_and(|t| t <= now) {
             self.on_asconf_timeout(now);
+        }
+        if self.reinject_deadline().is_some_and(|t| t <= now) {
+            self.on_reinject_timer(now);
         }
         if self.rcv.sack_at.is_some_and(|t| t <= now) {
             self.rcv.sack_at = None;
@@ -236,8 +240,9 @@ impl<O: Observer> Association<O> {
             self.paths[id].timers.set_hb_due(None);
             return;
         }
-        // An ACTIVE path that carried data recently is not idle: look again later.
-        if p.state == PathState::Active {
+        // An ACTIVE path that carried data recently is not idle: look again later
+        // (a stale one is probed now: `reinject`).
+        if p.state == PathState::Active && !p.stale.is_stale(p.heard) {
             if let Some(last) = p.sending.last_data_sent {
                 let next = last + hb_period(&self.cfg, p, &mut self.rng);
                 if next > now {
@@ -246,6 +251,11 @@ impl<O: Observer> Association<O> {
                 }
             }
         }
+        self.send_heartbeat(now, id);
+    }
+
+    /// Sends a HEARTBEAT on path `id` now, timed out after its RTO.
+    pub(super) fn send_heartbeat(&mut self, now: Time, id: PathId) {
         let nonce = self.rng.gen();
         let p = &mut self.paths[id];
         p.timers.set_hb_due(None);
@@ -274,8 +284,11 @@ impl<O: Observer> Association<O> {
         let p = &self.paths[id];
         let due = match p.state {
             PathState::Removed => None,
-            PathState::Active => Some(now + hb_period(&self.cfg, p, &mut self.rng)),
-            // PF, INACTIVE and unconfirmed paths are probed every (backed-off) RTO.
+            PathState::Active if !p.stale.is_stale(p.heard) => {
+                Some(now + hb_period(&self.cfg, p, &mut self.rng))
+            }
+            // PF, INACTIVE, unconfirmed and stale paths are probed every (backed-off)
+            // RTO.
             _ => Some(now),
         };
         self.paths[id].timers.set_hb_due(due);

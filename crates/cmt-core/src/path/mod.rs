@@ -8,7 +8,7 @@ mod rack;
 mod window;
 
 pub(crate) use pacer::RevSender;
-pub(crate) use parts::{Cuc, LossStats, Outstanding, Recovery, Sending, Timers};
+pub(crate) use parts::{Cuc, LossStats, Outstanding, Recovery, Sending, Stale, Timers};
 pub(crate) use rack::{pto_at, Rack, ReoWndMult};
 pub(crate) use window::Window;
 
@@ -103,6 +103,8 @@ pub(crate) struct Path {
     pub(crate) heard: Option<Time>,
     /// A backup path: carries data only while no regular path is ACTIVE.
     pub(crate) backup: bool,
+    /// Linux MPTCP's stale-subflow state (with `reinject = "linux"`).
+    pub(crate) stale: Stale,
 }
 
 impl Path {
@@ -128,6 +130,7 @@ impl Path {
             capacity: None,
             heard: None,
             backup: false,
+            stale: Stale::default(),
         }
     }
 
@@ -164,9 +167,14 @@ impl Path {
     ) -> PathView {
         let cwnd = self.cc.cwnd();
         let occupied = self.out.flight + if hold_marked { self.out.marked } else { 0 };
+        // A stale path looks potentially failed to the scheduler: no new data.
+        let state = match self.state {
+            PathState::Active if self.stale.is_stale(self.heard) => PathState::PotentiallyFailed,
+            s => s,
+        };
         PathView {
             id,
-            state: self.state,
+            state,
             cwnd,
             ssthresh: self.cc.ssthresh(),
             flight: self.out.flight,
@@ -181,7 +189,7 @@ impl Path {
             loss_rate: self.losses.visible(),
             capacity: self.capacity,
             advertised_rate: self.rev.advertised_rate,
-            can_send: self.state == PathState::Active
+            can_send: state == PathState::Active
                 && occupied < cwnd
                 && (max_burst == 0 || self.sending.burst_used < max_burst)
                 && self.paced_ok(now, mtu),

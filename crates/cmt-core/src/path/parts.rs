@@ -182,3 +182,39 @@ pub(crate) struct Sending {
     /// Last time data was sent on this path.
     pub(crate) last_data_sent: Option<Time>,
 }
+
+/// Linux MPTCP's view of a subflow making no progress (`mptcp_pm_subflow_chk_stale`),
+/// kept with `reinject = "linux"`.
+#[derive(Debug, Default)]
+pub(crate) struct Stale {
+    /// Reinjection periods in a row that found data outstanding and nothing heard.
+    pub(crate) count: u8,
+    /// What `heard` was when the count started.
+    pub(crate) mark: Option<Time>,
+    /// Marked stale: no new data until something is heard on the path again.
+    pub(crate) on: bool,
+}
+
+impl Stale {
+    /// Whether the path is stale now: marked, and nothing heard since
+    /// (`mptcp_subflow_active`).
+    pub(crate) fn is_stale(&self, heard: Option<Time>) -> bool {
+        self.on && self.mark == heard
+    }
+
+    /// One reinjection period found data outstanding on the path; true when the count
+    /// grew (nothing heard since it started), false when it started or was reset.
+    pub(crate) fn check(&mut self, heard: Option<Time>) -> bool {
+        if self.count == 0 {
+            self.mark = heard;
+            self.count = 1;
+            false
+        } else if self.mark == heard {
+            self.count = self.count.saturating_add(1);
+            true
+        } else {
+            *self = Stale::default();
+            false
+        }
+    }
+}

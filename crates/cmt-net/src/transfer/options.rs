@@ -43,6 +43,9 @@ pub struct Options {
     /// How the sender detects loss: RFC 9260's missing reports, or RACK-TLP per path as
     /// Linux runs it per MPTCP subflow (RFC 8985; docs/algorithms.md §1.12).
     pub recovery: cmt_core::Recovery,
+    /// Whether a stalled path's data is also sent on another: upstream Linux MPTCP's
+    /// reinjection, or none (docs/algorithms.md §1.13).
+    pub reinject: cmt_core::Reinject,
     /// Outage tolerance (seconds): either end gives up on an established association
     /// only when nothing has come from the peer, on any path, for this long (or the
     /// peer aborts) — however many paths there are. Meanwhile every path that stopped
@@ -235,6 +238,7 @@ impl Default for Options {
             receiver_rates: false,
             ecn: false,
             recovery: cmt_core::Recovery::Sctp,
+            reinject: cmt_core::Reinject::Off,
             outage_tolerance_s: 300.0,
             rto_min_s: 0.2,
             interfaces: Vec::new(),

@@ -273,6 +273,10 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
             None => d.recovery,
             Some(r) => field("association.recovery", r.parse())?,
         },
+        reinject: match a.reinject.as_deref() {
+            None => d.reinject,
+            Some(r) => field("association.reinject", r.parse())?,
+        },
     })
 }
 
@@ -355,7 +359,8 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
 }
 
 /// What upstream Linux MPTCP runs besides its scheduler and CUBIC, for every key the
-/// scenario leaves out (decisions D43, D52): RACK-TLP loss detection per subflow, Linux's
+/// scenario leaves out (decisions D43, D52, D53): RACK-TLP loss detection per subflow,
+/// its reinjection of a stalled subflow's data on another, Linux's
 /// TCP timers (RTO.Min 200 ms, RTO.Initial 1 s, RTO.Max 120 s; `tcp.h`), an initial
 /// window of 10 (RFC 6928), no burst limit and 40 ms delayed acks. CMT's DAC stays on:
 /// each MPTCP subflow has its own in-order sequence space and so delays its acks while
@@ -364,6 +369,9 @@ fn linux_mptcp_defaults(a: &super::AssociationSpec, config: &mut Config) {
     let ms = Duration::from_millis;
     if a.recovery.is_none() {
         config.recovery = cmt_core::Recovery::RackTlp;
+    }
+    if a.reinject.is_none() {
+        config.reinject = cmt_core::Reinject::Linux;
     }
     if a.rto_min.is_none() {
         config.rto_min = ms(200);

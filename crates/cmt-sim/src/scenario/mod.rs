@@ -274,6 +274,9 @@ pub struct AssociationSpec {
     /// Loss detection (default "sctp": RFC 9260's missing reports; "rack-tlp": RFC
     /// 8985's per path).
     pub recovery: Option<String>,
+    /// Reinjection (default "off"; "linux": upstream Linux MPTCP's, data held up on one
+    /// path sent again on an idle or healthy other).
+    pub reinject: Option<String>,
     /// Heartbeats on idle paths (default true).
     pub heartbeats: Option<bool>,
     /// HB.interval (default "30s").

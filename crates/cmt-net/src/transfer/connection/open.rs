@@ -139,6 +139,7 @@ fn association(
         outage: Some(o.timers().0),
         ecn: o.ecn,
         recovery: o.recovery,
+        reinject: o.reinject,
         ..Config::default()
     };
     let algs = Algorithms {
