@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A minimal Linux kernel MPTCP sender/receiver (socket protocol 262) for the
-side-by-side benchmark: `mptcp.py recv ADDR PORT` / `mptcp.py send ADDR PORT FILE`."""
+side-by-side benchmark: `mptcp.py recv ADDR PORT [OUT]` / `mptcp.py send ADDR PORT FILE`
+(with OUT, the receiver also writes what it reads to that file as it reads it)."""
 import socket, sys, time, hashlib
 
 IPPROTO_MPTCP = 262
@@ -12,6 +13,7 @@ def main():
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind((addr, port)); s.listen(1)
         c, _ = s.accept()
+        out = open(sys.argv[4], "wb", buffering=0) if len(sys.argv) > 4 else None
         h, n, t0 = hashlib.sha256(), 0, None
         while True:
             b = c.recv(1 << 20)
@@ -19,6 +21,8 @@ def main():
                 break
             t0 = t0 or time.time()
             h.update(b); n += len(b)
+            if out:
+                out.write(b)
         dt = time.time() - t0
         print(f"mptcp received: {n} bytes in {dt:.3f} s = {n*8/dt/1e6:.3f} Mbit/s, sha256 {h.hexdigest()}")
     else:

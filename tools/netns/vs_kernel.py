@@ -20,8 +20,17 @@ Measured per run: goodput (file size over the receiving application's transfer t
 and each path's share of the bytes the sender put on the wire (its interfaces' tx
 counters, the same for both stacks). Prints a Markdown table; BENCHMARKS.md has the
 last one.
+
+    sudo tools/netns/vs_kernel.py --failover [--mb 30] [--runs 3]
+
+instead cuts path 2 of 20 + 10 Mbit/s for good (nftables drops everything on it, both
+ways) 2 s after the first byte reaches the receiving application, and measures the
+*stall*: the longest time after the cut in which the received file did not grow (its
+size sampled every 5 ms, the same way for both stacks: each writes what it reads as
+it reads it). Stacks: the preset, the preset's algorithms without reinjection
+(`--reinject off`), both again with a 256 KB receive buffer, and the kernel.
 """
-import argparse, hashlib, json, os, subprocess, sys, time
+import argparse, glob, hashlib, json, os, subprocess, sys, threading, time
 
 S, R = "cmtvkS", "cmtvkR"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -126,14 +135,104 @@ def measure(stack, n, data):
     return g, [x / sum(sent) for x in sent], sha
 
 
+NO_REINJECT = ["--scheduler", "linux-mptcp", "--rtx", "rtx-same", "--cc", "linux-cubic",
+               "--recovery", "rack-tlp", "--reinject", "off"]
+OUT_DIR = "/tmp/vkf"
+
+
+def received_size():
+    """The largest file in OUT_DIR (cmtlab writes to a hidden `.NAME.part-…` first)."""
+    sizes = [os.path.getsize(f) for f in glob.glob(OUT_DIR + "/.*") + glob.glob(OUT_DIR + "/*")
+             if os.path.isfile(f)]
+    return max(sizes, default=0)
+
+
+def blackhole(on):
+    for ns, dev in ((S, "s2"), (R, "r2")):
+        sh("ip", "netns", "exec", ns, "nft", "delete", "table", "ip", "vkcut", check=False)
+        if on:
+            table = ("table ip vkcut {\n chain out { type filter hook postrouting priority filter;"
+                     f" oifname \"{dev}\" drop; }}\n}}\n")
+            sh("ip", "netns", "exec", ns, "nft", "-f", "-", input=table)
+
+
+def failover_run(stack, data, cut_after=2.0):
+    """One transfer with path 2 cut `cut_after` s after the first byte arrives: returns the
+    stall (s), the transfer time (s) and whether the file arrived whole."""
+    sh("rm", "-rf", OUT_DIR)
+    os.makedirs(OUT_DIR)
+    out = OUT_DIR + "/out.bin"
+    if stack == "kernel":
+        rx = subprocess.Popen(["ip", "netns", "exec", R, "python3", MPTCP_PY, "recv",
+                               "10.1.0.2", "5201", out], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+        tx_cmd = ["ip", "netns", "exec", S, "python3", MPTCP_PY, "send", "10.1.0.2", "5201", data]
+    else:
+        extra = {"preset": ["--preset", "linux-mptcp"], "no reinjection": NO_REINJECT,
+                 "preset, 256 KB rbuf": ["--preset", "linux-mptcp", "--rbuf", "256KB"],
+                 "no reinjection, 256 KB rbuf": NO_REINJECT + ["--rbuf", "256KB"]}[stack]
+        listen, local = "10.1.0.2:9899,10.2.0.2:9899", "10.1.0.1:0,10.2.0.1:0"
+        rx = subprocess.Popen(["ip", "netns", "exec", R, BIN, "recv", "--listen", listen,
+                               "--out", out, "--timeout", "120", "--json", *extra],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        tx_cmd = ["ip", "netns", "exec", S, BIN, "send", "--local", local, "--remote", listen,
+                  "--timeout", "120", *extra, data]
+    time.sleep(0.5)
+    tx = subprocess.Popen(tx_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    samples, cut_at = [], None
+    deadline = time.time() + 150
+    while rx.poll() is None and time.time() < deadline:
+        now, size = time.time(), received_size()
+        samples.append((now, size))
+        first = next((t for t, n in samples if n > 0), None)
+        if cut_at is None and first is not None and now >= first + cut_after:
+            blackhole(True)
+            cut_at = time.time()
+        time.sleep(0.005)
+    rx_out, _ = rx.communicate(timeout=10)
+    tx.communicate(timeout=30)
+    blackhole(False)
+    want = hashlib.sha256(open(data, "rb").read()).hexdigest()
+    got = hashlib.sha256(open(out, "rb").read()).hexdigest() if os.path.exists(out) else None
+    grew = [t for (t, n), (_, m) in zip(samples, samples[1:]) if m > n]
+    after = [cut_at] + [t for t in grew if t > cut_at] if cut_at else []
+    stall = max((b - a for a, b in zip(after, after[1:])), default=float("nan"))
+    first = next(t for t, n in samples if n > 0)
+    return stall, (grew[-1] if grew else first) - first, got == want and rx.returncode == 0
+
+
+def failover(args, data):
+    print("| stack | stall after the cut (s), each run | mean | transfer (s), mean |")
+    print("|---|---|---|---|")
+    setup(["20mbit", "10mbit"], [0, 0])
+    try:
+        for stack in ("preset", "no reinjection", "preset, 256 KB rbuf",
+                      "no reinjection, 256 KB rbuf", "kernel"):
+            stalls, times = [], []
+            for _ in range(args.runs):
+                stall, took, whole = failover_run(stack, data)
+                if not whole:
+                    raise RuntimeError(f"{stack}: the file did not arrive whole")
+                stalls.append(stall)
+                times.append(took)
+            print(f"| {stack} | {', '.join(f'{x:.2f}' for x in stalls)} | "
+                  f"{sum(stalls) / len(stalls):.2f} | {sum(times) / len(times):.1f} |", flush=True)
+    finally:
+        teardown()
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mb", type=int, default=20)
+    ap.add_argument("--mb", type=int, default=None)
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--failover", action="store_true")
     args = ap.parse_args()
+    args.mb = args.mb or (30 if args.failover else 20)
     data = "/tmp/vk.bin"
     with open(data, "wb") as f:
         f.write(os.urandom(args.mb * 1_000_000))
+    if args.failover:
+        return failover(args, data)
     want = hashlib.sha256(open(data, "rb").read()).hexdigest()
     print("| case | stack | goodput (Mbit/s), each run | mean | path shares (%), mean |")
     print("|---|---|---|---|---|")

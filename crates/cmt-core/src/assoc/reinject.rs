@@ -25,7 +25,10 @@
 //!
 //! Our decisions where one TSN space differs from MPTCP's two sequence spaces: a copy
 //! is this core's copy (it frees its path's window when the chunk is acknowledged,
-//! and is given up on that path's timeout, never retransmitted); chunks already
+//! and is given up on that path's timeout, never retransmitted); the acknowledgement
+//! of a chunk copied by reinjection is ambiguous and counts as no path's progress
+//! (no window growth, no error reset, no RTT sample) — TCP would see none on the
+//! stalled subflow, and crediting it let a dead path reopen its window; chunks already
 //! gap-acknowledged are not copied (MPTCP's cumulative DATA_ACK cannot tell, ours
 //! can); a stale path's chunks go to the first other ACTIVE non-stale path (Linux
 //! hands its whole queue back to its scheduler, which with two paths is the same).
@@ -180,6 +183,8 @@ impl<O: Observer> Association<O> {
     /// Queues a copy of each of `tsns` for path `dest` (sent as its window allows).
     fn queue_copies(&mut self, dest: PathId, tsns: Vec<u64>) {
         for tsn in tsns {
+            let i = self.snd.index(tsn);
+            self.snd.chunks[i].reinjected = true;
             self.snd.copy_queue.push_back((tsn, dest));
             self.stats.reinjected += 1;
         }

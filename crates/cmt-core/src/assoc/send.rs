@@ -395,6 +395,7 @@ impl<O: Observer> Association<O> {
                 in_flight: false,
                 missing: 0,
                 fast_done: false,
+                reinjected: false,
                 sent_at: Time::ZERO,
                 rtx: None,
             });

@@ -27,6 +27,9 @@ pub(super) struct TxChunk {
     pub(super) missing: u32,
     /// Already fast-retransmitted once: never again.
     pub(super) fast_done: bool,
+    /// Copied to another path by reinjection: its acknowledgement is ambiguous and
+    /// credits no path (neither window growth nor liveness).
+    pub(super) reinjected: bool,
     /// Marked for retransmission: why, and the chosen destination.
     pub(super) rtx: Option<(SendKind, PathId)>,
     /// DATA chunk bytes of every chunk given a TSN before this one: the bytes of a run
@@ -302,6 +305,7 @@ mod tests {
                 in_flight: tx_count > 0 && !acked,
                 missing: 0,
                 fast_done: false,
+                reinjected: false,
                 sent_at: Time::ZERO,
                 rtx: None,
                 offset: 0,

@@ -14,7 +14,7 @@
 //! window (`ProcessSackChunk`), and Max.Burst switches on for good at the first
 //! cumulative ack of a retransmitted chunk (`SendBufferDequeueUpTo`).
 
-use super::send_queue::{SendState, TxChunk};
+use super::send_queue::SendState;
 use super::Association;
 use crate::cc::{AckSignal, CcPathView};
 use crate::event::{Event, Observer, SendKind};
@@ -23,6 +23,9 @@ use crate::path::Path;
 use crate::time::Time;
 use crate::tsn::unwrap_tsn;
 use crate::view::{PathId, PathState};
+
+mod newly;
+use newly::newly_acked;
 
 /// Gap blocks from which a SACK's blocks are remembered with their bytes, for the next
 /// SACK to skip those it repeats.
@@ -138,48 +141,6 @@ impl AckScratch {
         let a = &mut self.path[d];
         if a.earliest.is_none() {
             a.earliest = Some(snd.earliest_in_flight(PathId(d)));
-        }
-    }
-}
-
-/// Accounting for a chunk acknowledged for the first time.
-fn newly_acked(
-    paths: &mut [Path],
-    s: &mut AckScratch,
-    now: Time,
-    tsn: u64,
-    c: &TxChunk,
-    outstanding: bool,
-    rtt_events: &mut Vec<(PathId, u64)>,
-) {
-    let d = c.path.0;
-    paths[d].losses.sample(false);
-    let a = &mut s.path[d];
-    a.newly_bytes += c.size();
-    a.saw_new_ack = true;
-    a.saw_outstanding_ack |= outstanding;
-    a.highest = a.highest.max(tsn);
-    a.lowest = a.lowest.min(tsn);
-    if a.earliest == Some(Some(tsn)) {
-        a.restart_t3 = true;
-    }
-    let p = &mut paths[d];
-    if s.rack {
-        p.rack.on_delivered(now, c.sent_at, tsn, c.tx_count > 1);
-    }
-    // CUC: acking the expected (rtx-)pseudo-cumack is progress; look for the next one.
-    if p.cuc.pseudo_cum == Some(tsn) {
-        a.new_pseudo = true;
-        p.cuc.find_pseudo = true;
-    }
-    if p.cuc.rtx_pseudo_cum == Some(tsn) {
-        a.new_pseudo = true;
-        p.cuc.find_rtx_pseudo = true;
-    }
-    if let Some((probe, sent)) = p.sending.rtt_probe {
-        if probe == tsn && c.tx_count == 1 {
-            p.sending.rtt_probe = None;
-            rtt_events.push((c.path, (now - sent).as_nanos()));
         }
     }
 }
