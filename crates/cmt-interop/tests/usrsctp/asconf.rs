@@ -102,7 +102,12 @@ pub(super) fn usrsctp_moves_to_another_address_and_we_follow(env: &Env) -> Resul
     // once, and the retry is reported in the test's line, so that it stays visible; a
     // second abort fails the test.
     let (r, retried) = match attempt() {
-        Err(e) if e.contains("the peer aborted") => (attempt()?, Some(e)),
+        Err(e) if e.contains("the peer aborted") => {
+            // What led to the ABORT, read from the first attempt's capture before the
+            // retry overwrites it: the evidence the next look at this defect needs.
+            let context = abort_context(&cap).unwrap_or_else(|e| format!("capture: {e}"));
+            (attempt()?, Some(format!("{e} [{context}]")))
+        }
         r => (r?, None),
     };
     check(r.sha256 == sha(&d), || "data differs".into())?;
@@ -128,6 +133,44 @@ pub(super) fn usrsctp_moves_to_another_address_and_we_follow(env: &Env) -> Resul
          destination {:?}; file intact{retry}",
         seen.ours.to
     ))
+}
+
+/// The ABORT in a capture (when, from where to where, its T bit and cause) and the six
+/// packets before it, each as time before the ABORT, addresses and chunk types.
+fn abort_context(cap: &std::path::Path) -> Result<String, String> {
+    let records = cmt_sim::pcap::read(&std::fs::read(cap).map_err(|e| e.to_string())?)?;
+    let chunks = |sctp: &[u8]| {
+        cmt_core::wire::decode(sctp).map_or_else(|_| Vec::new(), |d| d.packet.chunks.to_vec())
+    };
+    let at = records
+        .iter()
+        .position(|r| {
+            chunks(&r.sctp)
+                .iter()
+                .any(|c| matches!(c, Chunk::Abort { .. }))
+        })
+        .ok_or("no ABORT in the capture")?;
+    let abort = &records[at];
+    let what = chunks(&abort.sctp)
+        .into_iter()
+        .find_map(|c| match c {
+            Chunk::Abort { cause, reflected } => Some(format!("T {reflected}, cause {cause:?}")),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let mut out = format!(
+        "ABORT {:?} -> {:?}, {what}; before it:",
+        abort.src, abort.dst
+    );
+    for r in &records[at.saturating_sub(6)..at] {
+        let types: Vec<String> = chunks(&r.sctp)
+            .iter()
+            .map(|c| format!("{:#04x}", c.chunk_type()))
+            .collect();
+        let ms = (abort.ts_ns.saturating_sub(r.ts_ns)) as f64 / 1e6;
+        out += &format!(" -{ms:.1} ms {:?}->{:?} {types:?};", r.src, r.dst);
+    }
+    Ok(out)
 }
 
 pub(super) fn we_move_to_another_address_and_usrsctp_follows(env: &Env) -> Result<String, String> {
