@@ -155,15 +155,7 @@ fn several_losses_in_one_window_cut_it_once() {
     for off in [200, 203, 206] {
         assert!(fast_rtx_at(&p, off).is_some(), "chunk {off} found lost");
     }
-    let mut last = None;
-    let mut cuts = 0;
-    for (_, e) in &p.a.observer().events {
-        if let Event::CwndChanged { cwnd, .. } = e {
-            cuts += usize::from(last.is_some_and(|l| *cwnd < l));
-            last = Some(*cwnd);
-        }
-    }
-    assert_eq!(cuts, 1, "three losses of one window: one reduction");
+    assert_eq!(cuts(&p), 1, "three losses of one window: one reduction");
     assert_eq!(timeouts(&p), 0);
 }
 
@@ -191,4 +183,68 @@ fn one_probe_per_silence_then_the_retransmission_timer() {
         p.a.unacked_bytes() == 0
     });
     assert!(done, "the transfer ends once the path is back");
+}
+
+/// Window reductions of the sender's path, from its cwnd events.
+fn cuts(p: &Pair) -> usize {
+    let mut last = None;
+    let mut cuts = 0;
+    for (_, e) in &p.a.observer().events {
+        if let Event::CwndChanged { cwnd, .. } = e {
+            cuts += usize::from(last.is_some_and(|l| *cwnd < l));
+            last = Some(*cwnd);
+        }
+    }
+    cuts
+}
+
+#[test]
+fn a_loss_the_probe_repaired_cuts_the_window_once_data_sent_after_it_is_acked() {
+    // The last chunk of a first write is lost and repaired by the probe; a second write
+    // follows. RFC 8985 §7.4 (Linux `tcp_process_tlp_ack`): once a chunk sent after the
+    // probe is acknowledged and no duplicate report named the probe's chunk, the probe
+    // repaired a loss, and the window is cut as for any loss — once.
+    let mut p = pair(Recovery::RackTlp, vec![Faults::clean(50)], vec![29]);
+    p.transfer(30 * CHUNK);
+    assert_eq!(p.a.stats().tail_loss_probes, 1);
+    assert_eq!(
+        cuts(&p),
+        0,
+        "no verdict while nothing sent after the probe is acked"
+    );
+    p.transfer(30 * CHUNK);
+    assert_eq!(cuts(&p), 1, "the repaired loss cut the window");
+    assert_eq!(timeouts(&p), 0);
+}
+
+/// The SACK that acknowledges the first write's last chunk (offset 29), dropped once:
+/// the chunk arrived, but the sender hears nothing and probes.
+static LAST_OF_FIRST: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+static DROPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn drop_sack_of_last(_: Time, to_b: bool, _: cmt_core::PathId, pkt: &cmt_core::Packet) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    let last = LAST_OF_FIRST.load(Relaxed);
+    let of_last = pkt
+        .chunks
+        .iter()
+        .any(|c| matches!(c, cmt_core::Chunk::Sack(s) if s.cum_tsn == last));
+    !to_b && of_last && !DROPPED.swap(true, Relaxed)
+}
+
+#[test]
+fn a_probe_whose_chunk_had_arrived_cuts_nothing() {
+    // The probe's chunk is reported duplicate (SCTP's DSACK): nothing was lost.
+    let mut p = pair(Recovery::RackTlp, vec![Faults::clean(50)], vec![]);
+    LAST_OF_FIRST.store(
+        p.first_tsn_a.wrapping_add(29),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    p.drop_if = Some(drop_sack_of_last);
+    p.transfer(30 * CHUNK);
+    assert!(DROPPED.load(std::sync::atomic::Ordering::Relaxed));
+    assert_eq!(p.a.stats().tail_loss_probes, 1);
+    p.transfer(30 * CHUNK);
+    assert_eq!(cuts(&p), 0, "a spurious probe is no loss");
+    assert_eq!(timeouts(&p), 0);
 }

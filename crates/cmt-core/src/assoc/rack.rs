@@ -12,6 +12,7 @@ use crate::config::Recovery;
 use crate::event::{Observer, SendKind};
 use crate::path::pto_at;
 use crate::time::Time;
+use crate::tsn::wire_tsn;
 use crate::view::PathId;
 
 impl<O: Observer> Association<O> {
@@ -23,10 +24,11 @@ impl<O: Observer> Association<O> {
     /// After a SACK was processed: the reordering window's DSACK rounds (SCTP's
     /// duplicate TSN reports), loss detection, and the probe timers of the paths it
     /// acknowledged data on (RFC 8985 §7.2: re-armed on each ack).
-    pub(super) fn rack_on_sack(&mut self, now: Time, s: &AckScratch, duplicates: bool) {
+    pub(super) fn rack_on_sack(&mut self, now: Time, s: &AckScratch, dups: &[u32]) {
         self.reo_mult
-            .on_sack(self.snd.cum_ack, duplicates, self.snd.next_tsn);
+            .on_sack(self.snd.cum_ack, !dups.is_empty(), self.snd.next_tsn);
         self.rack_detect(now);
+        self.tlp_verdicts(now, dups);
         for d in 0..self.paths.len() {
             if s.path[d].saw_new_ack {
                 self.paths[d].rack.tlp_out = false;
@@ -83,6 +85,33 @@ impl<O: Observer> Association<O> {
         self.declare_losses(now, &lost);
     }
 
+    /// RFC 8985 §7.4 (Linux `tcp_process_tlp_ack`): a probe whose chunk is reported
+    /// duplicate found nothing lost; one acknowledged, with a chunk sent on its path
+    /// after it delivered too and no duplicate report, repaired a loss, and the path's
+    /// window is cut as for any loss (once per window: not below its recover point).
+    fn tlp_verdicts(&mut self, now: Time, dups: &[u32]) {
+        for d in 0..self.paths.len() {
+            let Some((tsn, high)) = self.paths[d].rack.tlp_probe else {
+                continue;
+            };
+            if dups.contains(&wire_tsn(tsn)) {
+                self.paths[d].rack.tlp_probe = None;
+                continue;
+            }
+            let acked = tsn <= self.snd.cum_ack || self.snd.chunks[self.snd.index(tsn)].acked;
+            if !acked || self.paths[d].rack.fack <= high {
+                continue;
+            }
+            let p = &mut self.paths[d];
+            p.rack.tlp_probe = None;
+            if p.recovery.recover.is_none_or(|r| tsn > r) {
+                p.recovery.recover = Some(self.snd.next_tsn - 1);
+                self.fast_rtx_cut(now, PathId(d));
+                self.reo_mult.on_recovery();
+            }
+        }
+    }
+
     /// Arms (or, on an ack, re-arms) path `path`'s tail loss probe while it has data in
     /// flight (RFC 8985 §7.2); on a send, only when none is armed.
     pub(super) fn arm_tlp(&mut self, now: Time, path: PathId, on_ack: bool) {
@@ -131,6 +160,7 @@ impl<O: Observer> Association<O> {
         self.snd.rtx_marked.insert(tsn);
         self.snd.fast_exempt[path.0] = true;
         p.rack.tlp_out = true;
+        p.rack.tlp_probe = Some((tsn, self.snd.next_tsn - 1));
         self.stats.tail_loss_probes += 1;
     }
 }

@@ -38,6 +38,9 @@ pub(crate) struct Rack {
     /// A probe went and no ack of data on this path came since: no other probe until
     /// one does (RFC 8985 §7.3; the retransmission timer takes over).
     pub(crate) tlp_out: bool,
+    /// The probe awaiting its verdict (RFC 8985 §7.4, `TLP.end_seq`): its TSN and the
+    /// highest TSN sent when it went.
+    pub(crate) tlp_probe: Option<(u64, u64)>,
 }
 
 impl Rack {

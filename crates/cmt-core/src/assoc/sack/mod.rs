@@ -184,7 +184,7 @@ impl<O: Observer> Association<O> {
         self.grow_cwnds(now, &mut s, advanced);
         self.missing_reports(now, &mut s, sack.flags);
         if self.rack() {
-            self.rack_on_sack(now, &s, !sack.dup_tsns.is_empty());
+            self.rack_on_sack(now, &s, &sack.dup_tsns);
         }
         self.update_peer_rwnd(sack.a_rwnd, reported);
         for (i, p) in self.paths.iter_mut().enumerate() {
