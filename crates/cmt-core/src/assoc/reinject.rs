@@ -6,8 +6,8 @@
 //! - *The timer* (`mptcp_reset_rtx_timer`, `mptcp_set_timeout`): one per
 //!   association, armed when data is sent and none is pending, restarted when the
 //!   cumulative ack advances, stopped when everything sent is acknowledged and nothing
-//!   waits. Its period is the longest time left on a non-stale path's T3-rtx timer, or
-//!   RTO.Min when none runs (`TCP_RTO_MIN`).
+//!   waits. Its period is the longest time left on a non-stale path's tail loss probe
+//!   (while one is armed) or T3-rtx timer, or RTO.Min when none runs (`TCP_RTO_MIN`).
 //! - *On expiry* (`__mptcp_retrans`, `mptcp_subflow_get_retrans`): the first ACTIVE,
 //!   non-stale path with nothing outstanding (a backup one only while no path has
 //!   made progress for more than one period) gets a copy of the oldest
@@ -50,13 +50,15 @@ impl<O: Observer> Association<O> {
         self.cfg.reinject == Reinject::Linux
     }
 
-    /// `mptcp_set_timeout`: the longest time left on the T3-rtx timer of a path with
-    /// no period without progress counted, or RTO.Min.
+    /// `mptcp_set_timeout`: the longest time left on the retransmission-type timer of
+    /// a path with no period without progress counted, or RTO.Min. A subflow's
+    /// `icsk_timeout` holds its tail loss probe while one is armed and its RTO
+    /// otherwise, so under RACK-TLP a busy path's probe time counts.
     fn reinject_period(&self, now: Time) -> Duration {
         self.paths
             .iter()
             .filter(|p| p.stale.count == 0)
-            .filter_map(|p| p.timers.t3())
+            .filter_map(|p| p.rack.tlp_at.or(p.timers.t3()))
             .map(|t| t.saturating_since(now))
             .max()
             .filter(|&d| d > Duration::ZERO)
