@@ -156,9 +156,9 @@ def blackhole(on):
             sh("ip", "netns", "exec", ns, "nft", "-f", "-", input=table)
 
 
-def failover_run(stack, data, cut_after=2.0):
+def failover_run(stack, data, want, cut_after=2.0):
     """One transfer with path 2 cut `cut_after` s after the first byte arrives: returns the
-    stall (s), the transfer time (s) and whether the file arrived whole."""
+    stall (s), the transfer time (s) and whether the file arrived whole (SHA-256 `want`)."""
     sh("rm", "-rf", OUT_DIR)
     os.makedirs(OUT_DIR)
     out = OUT_DIR + "/out.bin"
@@ -179,12 +179,13 @@ def failover_run(stack, data, cut_after=2.0):
                   "--timeout", "120", *extra, data]
     time.sleep(0.5)
     tx = subprocess.Popen(tx_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    samples, cut_at = [], None
+    samples, cut_at, first = [], None, None
     deadline = time.time() + 150
     while rx.poll() is None and time.time() < deadline:
         now, size = time.time(), received_size()
         samples.append((now, size))
-        first = next((t for t, n in samples if n > 0), None)
+        if first is None and size > 0:
+            first = now
         if cut_at is None and first is not None and now >= first + cut_after:
             blackhole(True)
             cut_at = time.time()
@@ -192,25 +193,24 @@ def failover_run(stack, data, cut_after=2.0):
     rx_out, _ = rx.communicate(timeout=10)
     tx.communicate(timeout=30)
     blackhole(False)
-    want = hashlib.sha256(open(data, "rb").read()).hexdigest()
     got = hashlib.sha256(open(out, "rb").read()).hexdigest() if os.path.exists(out) else None
     grew = [t for (t, n), (_, m) in zip(samples, samples[1:]) if m > n]
     after = [cut_at] + [t for t in grew if t > cut_at] if cut_at else []
     stall = max((b - a for a, b in zip(after, after[1:])), default=float("nan"))
-    first = next(t for t, n in samples if n > 0)
     return stall, (grew[-1] if grew else first) - first, got == want and rx.returncode == 0
 
 
 def failover(args, data):
     print("| stack | stall after the cut (s), each run | mean | transfer (s), mean |")
     print("|---|---|---|---|")
+    want = hashlib.sha256(open(data, "rb").read()).hexdigest()
     setup(["20mbit", "10mbit"], [0, 0])
     try:
         for stack in ("preset", "no reinjection", "preset, 256 KB rbuf",
                       "no reinjection, 256 KB rbuf", "kernel"):
             stalls, times = [], []
             for _ in range(args.runs):
-                stall, took, whole = failover_run(stack, data)
+                stall, took, whole = failover_run(stack, data, want)
                 if not whole:
                     raise RuntimeError(f"{stack}: the file did not arrive whole")
                 stalls.append(stall)

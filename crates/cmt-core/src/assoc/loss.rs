@@ -137,14 +137,8 @@ impl<O: Observer> Association<O> {
             if matches!(p.sending.rtt_probe, Some((t, _)) if t == tsn) {
                 p.sending.rtt_probe = None;
             }
-            // At most one cut per path and window (RFC 9260 §7.2.4): only for TSNs above
-            // the recover point, the highest TSN sent when the path was last cut.
-            if !ns2 && p.recovery.recover.is_none_or(|r| tsn > r) {
-                p.recovery.recover = Some(self.snd.next_tsn - 1);
-                self.fast_rtx_cut(now, orig);
-                if self.rack() {
-                    self.reo_mult.on_recovery();
-                }
+            if !ns2 {
+                self.cut_once_per_window(now, orig, tsn);
             }
             let dest = self.choose_rtx_dest(now, orig, tsn);
             self.snd.chunks[i].rtx = Some((SendKind::FastRetransmit, dest));
@@ -154,6 +148,20 @@ impl<O: Observer> Association<O> {
             // chosen; ns-2 (`FastRtx`) exempts the destination the loss was seen on.
             let exempt = if ns2 { orig } else { dest };
             self.snd.fast_exempt[exempt.0] = true;
+        }
+    }
+
+    /// A loss of `tsn` on `path` cuts its window, at most once per window (RFC 9260
+    /// §7.2.4): only for TSNs above the recover point, the highest TSN sent when the
+    /// path was last cut.
+    pub(super) fn cut_once_per_window(&mut self, now: Time, path: PathId, tsn: u64) {
+        let p = &mut self.paths[path];
+        if p.recovery.recover.is_none_or(|r| tsn > r) {
+            p.recovery.recover = Some(self.snd.next_tsn - 1);
+            self.fast_rtx_cut(now, path);
+            if self.rack() {
+                self.reo_mult.on_recovery();
+            }
         }
     }
 

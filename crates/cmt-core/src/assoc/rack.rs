@@ -102,13 +102,8 @@ impl<O: Observer> Association<O> {
             if !acked || self.paths[d].rack.fack <= high {
                 continue;
             }
-            let p = &mut self.paths[d];
-            p.rack.tlp_probe = None;
-            if p.recovery.recover.is_none_or(|r| tsn > r) {
-                p.recovery.recover = Some(self.snd.next_tsn - 1);
-                self.fast_rtx_cut(now, PathId(d));
-                self.reo_mult.on_recovery();
-            }
+            self.paths[d].rack.tlp_probe = None;
+            self.cut_once_per_window(now, PathId(d), tsn);
         }
     }
 

@@ -33,6 +33,7 @@
 //! can); a stale path's chunks go to the first other ACTIVE non-stale path (Linux
 //! hands its whole queue back to its scheduler, which with two paths is the same).
 
+use super::send_queue::TxChunk;
 use super::Association;
 use crate::config::Reinject;
 use crate::event::Observer;
@@ -79,7 +80,7 @@ impl<O: Observer> Association<O> {
         if !self.reinjects() {
             return;
         }
-        if self.snd.cum_ack + 1 == self.snd.next_tsn && !self.snd.has_new_data() {
+        if self.all_acked() && !self.snd.has_new_data() {
             self.reinject_at = None;
         } else if advanced {
             self.reinject_at = Some(now + self.reinject_period(now));
@@ -94,7 +95,7 @@ impl<O: Observer> Association<O> {
     /// The timer fired (`__mptcp_retrans`).
     pub(super) fn on_reinject_timer(&mut self, now: Time) {
         self.reinject_at = None;
-        if self.snd.cum_ack + 1 == self.snd.next_tsn {
+        if self.all_acked() {
             if self.snd.has_new_data() {
                 self.reinject_at = Some(now + self.reinject_period(now));
             }
@@ -102,19 +103,14 @@ impl<O: Observer> Association<O> {
         }
         if let Some(dest) = self.retrans_path() {
             let mut bytes = 0;
-            let head: Vec<u64> = self
-                .snd
-                .chunks
-                .iter()
-                .zip(self.snd.cum_ack + 1..)
-                .filter(|(c, _)| !c.acked && c.tx_count > 0 && c.path != dest)
-                .take_while(|(c, _)| {
+            let head = self.unacked_where(
+                |c| c.path != dest,
+                |c| {
                     let first = bytes == 0;
                     bytes += c.len as u64;
                     first || bytes <= FRAGMENT
-                })
-                .map(|(_, tsn)| tsn)
-                .collect();
+                },
+            );
             self.queue_copies(dest, head);
         }
         self.reinject_at = Some(now + self.reinject_period(now));
@@ -170,16 +166,31 @@ impl<O: Observer> Association<O> {
             let rto = self.paths[id].rtt.rto();
             self.paths[id].timers.set_hb_due(Some(self.now + rto));
         }
-        let held: Vec<u64> = self
-            .snd
+        let held = self.unacked_where(|c| c.path == id, |_| true);
+        self.queue_copies(dest, held);
+        self.new_opportunity();
+    }
+
+    /// Everything sent is acknowledged.
+    fn all_acked(&self) -> bool {
+        self.snd.cum_ack + 1 == self.snd.next_tsn
+    }
+
+    /// The TSNs of the chunks sent and not acknowledged that pass `which`, in TSN
+    /// order, while `more` holds.
+    fn unacked_where(
+        &self,
+        which: impl Fn(&TxChunk) -> bool,
+        mut more: impl FnMut(&TxChunk) -> bool,
+    ) -> Vec<u64> {
+        self.snd
             .chunks
             .iter()
             .zip(self.snd.cum_ack + 1..)
-            .filter(|(c, _)| !c.acked && c.tx_count > 0 && c.path == id)
+            .filter(|(c, _)| !c.acked && c.tx_count > 0 && which(c))
+            .take_while(|(c, _)| more(c))
             .map(|(_, tsn)| tsn)
-            .collect();
-        self.queue_copies(dest, held);
-        self.new_opportunity();
+            .collect()
     }
 
     /// Queues a copy of each of `tsns` for path `dest` (sent as its window allows).
