@@ -155,6 +155,10 @@ pub enum Recovery {
     /// lost a reordering window after a chunk sent later on its path was delivered,
     /// and a tail loss is probed for after two round trips of silence.
     RackTlp,
+    /// QUIC's loss detection per path (RFC 9002), as multipath QUIC runs it: a chunk is
+    /// lost three transmissions or 9/8 of a round trip after a later one on its path
+    /// was acknowledged, and a probe timeout stands in for the T3-rtx timer.
+    Quic,
 }
 
 impl Recovery {
@@ -163,6 +167,7 @@ impl Recovery {
         match self {
             Recovery::Sctp => "sctp",
             Recovery::RackTlp => "rack-tlp",
+            Recovery::Quic => "quic",
         }
     }
 }
@@ -170,7 +175,11 @@ impl Recovery {
 impl std::str::FromStr for Recovery {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        by_name(&[Recovery::Sctp, Recovery::RackTlp], Recovery::name, s)
+        by_name(
+            &[Recovery::Sctp, Recovery::RackTlp, Recovery::Quic],
+            Recovery::name,
+            s,
+        )
     }
 }
 

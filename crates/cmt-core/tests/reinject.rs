@@ -19,7 +19,7 @@ mod common;
 
 use cmt_core::config::Reinject;
 use cmt_core::{Config, Duration, Event, PathId, Payload, SendKind, Time};
-use common::{Faults, Pair};
+use common::{longest_gap, Faults, Pair};
 
 fn secs(s: f64) -> Time {
     Time::ZERO + Duration::from_secs_f64(s)
@@ -54,19 +54,6 @@ fn outage_until(reinject: Reinject, back: f64) -> Pair {
     p.down[1] = false;
     p.drive(secs(30.0), drain);
     p
-}
-
-/// The longest time after `from` without a byte delivered to the application.
-fn longest_gap(p: &Pair, from: Time) -> Duration {
-    let mut last = from;
-    let mut gap = Duration::ZERO;
-    for (t, e) in &p.b.observer().events {
-        if *t >= from && matches!(e, Event::Delivered { .. }) {
-            gap = gap.max(*t - last);
-            last = *t;
-        }
-    }
-    gap
 }
 
 fn sends(p: &Pair, path: usize, kind: SendKind, from: Time) -> Vec<Time> {

@@ -252,6 +252,45 @@ fn the_linux_mptcp_preset_is_upstreams_scheduler_subflow_retransmission_and_linu
 }
 
 #[test]
+fn the_picoquic_preset_is_its_path_selection_any_path_retransmission_reno_and_quic_recovery() {
+    let ms = cmt_core::Duration::from_millis;
+    let b = load_str(
+        BASE,
+        "t",
+        None,
+        &["association.preset=\"picoquic-rr\"".into()],
+    )
+    .unwrap();
+    assert_eq!(
+        (b.scheduler.name(), b.rtx.name(), b.cc.name()),
+        ("picoquic-rr", "rtx-asap", "reno")
+    );
+    // … with QUIC's loss recovery and picoquic's timers (decisions D43, D54) …
+    let c = &b.config;
+    assert_eq!(c.recovery, cmt_core::Recovery::Quic);
+    assert_eq!(
+        (c.rto_min, c.rto_initial, c.initial_window, c.max_burst),
+        (ms(25), ms(1_000), Some(10), 10)
+    );
+    assert_eq!(c.sack_delay, ms(25));
+    assert_eq!((c.pf_enabled, c.pfmr), (true, 0));
+    // … unless the scenario says otherwise.
+    let own = load_str(
+        BASE,
+        "t",
+        None,
+        &[
+            "association.preset=\"picoquic-rr\"".into(),
+            "association.recovery=\"sctp\"".into(),
+            "association.pf=false".into(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(own.config.recovery, cmt_core::Recovery::Sctp);
+    assert!(!own.config.pf_enabled);
+}
+
+#[test]
 fn the_a_cmt_preset_is_delay_aware_scheduling_rtx_cwnd_and_d_dsp_growth() {
     // A-CMT as the DB-CMT paper describes it: delay/bandwidth-aware scheduling (our
     // least-queued-data rule) with D-DSP growth and RFC 4960 halving.

@@ -11,9 +11,12 @@ pub struct AlgArgs {
     /// What a deployed stack runs, all at once: `linux-mptcp` is upstream Linux MPTCP's
     /// scheduler, each subflow resending its own data, CUBIC as Linux runs it and
     /// RACK-TLP loss detection (with the default `--rto-min`, Linux's 0.2 s) and its
-    /// reinjection of a stalled subflow's data on another. Not with `--scheduler`,
-    /// `--rtx`, `--cc`, `--recovery` or `--reinject`.
-    #[arg(long, value_name = "linux-mptcp", value_parser = ["linux-mptcp"],
+    /// reinjection of a stalled subflow's data on another; `picoquic-rr` is picoquic's
+    /// path selection, lost data sent on whichever path sends next, New Reno and QUIC's
+    /// loss recovery with its per-path probe timeouts. Not with `--scheduler`, `--rtx`,
+    /// `--cc`, `--recovery` or `--reinject`.
+    #[arg(long, value_name = "linux-mptcp|picoquic-rr",
+          value_parser = ["linux-mptcp", "picoquic-rr"],
           conflicts_with_all = ["scheduler", "rtx", "cc", "recovery", "reinject"])]
     pub(crate) preset: Option<String>,
     /// Scheduler (as in scenario files).
@@ -25,9 +28,10 @@ pub struct AlgArgs {
     /// Congestion control.
     #[arg(long, default_value = "reno")]
     pub(crate) cc: String,
-    /// Loss detection: `sctp` (RFC 9260's missing reports and T3-rtx) or `rack-tlp`
-    /// (RFC 8985 per path, as Linux runs it per MPTCP subflow).
-    #[arg(long, default_value = "sctp", value_name = "sctp|rack-tlp")]
+    /// Loss detection: `sctp` (RFC 9260's missing reports and T3-rtx), `rack-tlp` (RFC
+    /// 8985 per path, as Linux runs it per MPTCP subflow) or `quic` (RFC 9002 per path,
+    /// as multipath QUIC runs it: packet and time thresholds, probe timeouts).
+    #[arg(long, default_value = "sctp", value_name = "sctp|rack-tlp|quic")]
     recovery: cmt_core::Recovery,
     /// Reinjection: `off`, or `linux` (upstream Linux MPTCP's: the oldest unacknowledged
     /// data sent again on an idle path when the association's retransmission timer
@@ -120,6 +124,13 @@ impl AlgArgs {
     /// reinjection in force: the preset's, or the flags'.
     pub(crate) fn algorithms(&self) -> Algorithms {
         match self.preset.as_deref() {
+            Some("picoquic-rr") => Algorithms {
+                scheduler: "picoquic-rr".into(),
+                rtx: "rtx-asap".into(),
+                cc: "reno".into(),
+                recovery: cmt_core::Recovery::Quic,
+                reinject: cmt_core::Reinject::Off,
+            },
             Some(_linux_mptcp) => Algorithms {
                 scheduler: "linux-mptcp".into(),
                 rtx: "rtx-same".into(),

@@ -332,12 +332,12 @@ fn a_measurement_runs_for_its_time_and_prints_a_scenario_the_simulator_runs() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn the_linux_mptcp_preset_sends_with_its_scheduler_cubic_rack_tlp_and_reinjection() {
+/// A 1 MB stream sent with `--preset NAME`, arrived whole; the sender's JSON report.
+fn preset_transfer(name: &str) -> serde_json::Value {
     let port = free_port();
     let rx = running(receiver(port, &[]));
     std::thread::sleep(Duration::from_millis(300));
-    let mut tx = sender(port, &["--json", "--preset", "linux-mptcp"]);
+    let mut tx = sender(port, &["--json", "--preset", name]);
     let bytes = data(1_000_000);
     let mut input = tx.stdin.take().unwrap();
     let feed = {
@@ -349,7 +349,12 @@ fn the_linux_mptcp_preset_sends_with_its_scheduler_cubic_rack_tlp_and_reinjectio
     let (rx_code, rx_out, rx_err) = finish(rx, Duration::from_secs(10));
     assert_eq!((tx_code, rx_code), (Some(0), Some(0)), "{tx_err}\n{rx_err}");
     assert!(rx_out == bytes, "the stream arrives whole");
-    let v: serde_json::Value = serde_json::from_slice(&tx_out).expect("one JSON object");
+    serde_json::from_slice(&tx_out).expect("one JSON object")
+}
+
+#[test]
+fn the_linux_mptcp_preset_sends_with_its_scheduler_cubic_rack_tlp_and_reinjection() {
+    let v = preset_transfer("linux-mptcp");
     let algs = ["scheduler", "rtx", "cc", "recovery", "reinject"].map(|k| &v[k]);
     let want = [
         "linux-mptcp",
@@ -375,4 +380,12 @@ fn the_linux_mptcp_preset_sends_with_its_scheduler_cubic_rack_tlp_and_reinjectio
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--preset") && err.contains("--cc"), "{err}");
+}
+
+#[test]
+fn the_picoquic_preset_sends_with_its_path_selection_reno_and_quic_recovery() {
+    let v = preset_transfer("picoquic-rr");
+    let algs = ["scheduler", "rtx", "cc", "recovery", "reinject"].map(|k| &v[k]);
+    let want = ["picoquic-rr", "rtx-asap", "reno", "quic", "off"];
+    assert_eq!(algs, want.map(|w| serde_json::json!(w)).each_ref(), "{v}");
 }

@@ -75,9 +75,9 @@ impl<O: Observer> Association<O> {
         // §7.2.4's rule (only a chunk already fast-retransmitted is excluded).
         let retransmitted_ineligible =
             ns2 || self.paths.iter().filter(|p| p.carries_data()).count() > 1;
-        // RACK-TLP decides by time instead; the counts still tell it when `dupthresh`
-        // chunks were delivered above a missing one.
-        let rack = self.rack();
+        // RACK-TLP and QUIC decide otherwise; the counts still tell RACK when
+        // `dupthresh` chunks were delivered above a missing one.
+        let rack = self.rack() || self.quic();
         let mut losses = std::mem::take(&mut s.losses);
         losses.clear();
         for &tsn in &candidates {
@@ -137,7 +137,10 @@ impl<O: Observer> Association<O> {
             if matches!(p.sending.rtt_probe, Some((t, _)) if t == tsn) {
                 p.sending.rtt_probe = None;
             }
-            if !ns2 {
+            if self.quic() {
+                let sent_at = self.snd.chunks[i].sent_at;
+                self.quic_cut(now, orig, sent_at);
+            } else if !ns2 {
                 self.cut_once_per_window(now, orig, tsn);
             }
             let dest = self.choose_rtx_dest(now, orig, tsn);

@@ -117,6 +117,14 @@ impl OnPath {
         }
     }
 
+    /// Appends every unacknowledged TSN last sent on `path` below `below` to `out`, in
+    /// TSN order (what RACK and QUIC judge on a path).
+    pub(super) fn push_all(&self, path: PathId, below: u64, out: &mut Vec<u64>) {
+        if let Some(lo) = self.first(path) {
+            self.push_below(path, lo, below, out);
+        }
+    }
+
     /// Checks the index against the send queue it indexes (debug builds: every SACK of
     /// every test): each sent, unacknowledged chunk — `unacked` gives its path, TSN and
     /// transmission count — is under its path and count, and nothing else is.

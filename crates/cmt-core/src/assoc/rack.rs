@@ -5,11 +5,10 @@
 //! window reductions (one per window of a path), retransmission destinations and
 //! everything else stay as they are.
 
-use super::on_path;
 use super::sack::AckScratch;
 use super::Association;
 use crate::config::Recovery;
-use crate::event::{Observer, SendKind};
+use crate::event::Observer;
 use crate::path::pto_at;
 use crate::time::Time;
 use crate::tsn::wire_tsn;
@@ -47,10 +46,7 @@ impl<O: Observer> Association<O> {
         for d in 0..self.paths.len() {
             let id = PathId(d);
             cands.clear();
-            let on = &self.snd.on_path;
-            if let Some(lo) = on_path::lowest(on.first_fresh(id), on.first_resent(id)) {
-                on.push_below(id, lo, self.snd.next_tsn, &mut cands);
-            }
+            self.snd.on_path.push_all(id, self.snd.next_tsn, &mut cands);
             let p = &self.paths[d];
             let chunk = |tsn: u64| &self.snd.chunks[self.snd.index(tsn)];
             let dupthresh = cands
@@ -130,10 +126,9 @@ impl<O: Observer> Association<O> {
     /// nothing was: its duplicate report then widens the reordering window.)
     pub(super) fn on_tlp(&mut self, path: PathId) {
         let mut cands: Vec<u64> = Vec::new();
-        let on = &self.snd.on_path;
-        if let Some(lo) = on_path::lowest(on.first_fresh(path), on.first_resent(path)) {
-            on.push_below(path, lo, self.snd.next_tsn, &mut cands);
-        }
+        self.snd
+            .on_path
+            .push_all(path, self.snd.next_tsn, &mut cands);
         let last = cands
             .iter()
             .map(|&tsn| (self.snd.index(tsn), tsn))
@@ -142,18 +137,11 @@ impl<O: Observer> Association<O> {
                 c.in_flight && !c.acked && c.rtx.is_none()
             })
             .max_by_key(|&(i, tsn)| (self.snd.chunks[i].sent_at, tsn));
-        let Some((i, tsn)) = last else {
+        let Some((_, tsn)) = last else {
             return;
         };
-        let c = &mut self.snd.chunks[i];
-        c.in_flight = false;
-        c.rtx = Some((SendKind::FastRetransmit, path));
-        let size = c.size();
+        self.mark_probe(path, tsn);
         let p = &mut self.paths[path];
-        p.out.flight -= size;
-        p.out.marked += size;
-        self.snd.rtx_marked.insert(tsn);
-        self.snd.fast_exempt[path.0] = true;
         p.rack.tlp_out = true;
         p.rack.tlp_probe = Some((tsn, self.snd.next_tsn - 1));
         self.stats.tail_loss_probes += 1;

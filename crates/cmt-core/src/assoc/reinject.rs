@@ -178,7 +178,7 @@ impl<O: Observer> Association<O> {
 
     /// The TSNs of the chunks sent and not acknowledged that pass `which`, in TSN
     /// order, while `more` holds.
-    fn unacked_where(
+    pub(super) fn unacked_where(
         &self,
         which: impl Fn(&TxChunk) -> bool,
         mut more: impl FnMut(&TxChunk) -> bool,

@@ -206,6 +206,7 @@ impl<O: Observer> Association<O> {
                 continue;
             };
             let ns2 = self.ns2();
+            let quic = self.quic();
             if ns2
                 || ((self.paths[dest].state != PathState::Active || self.standby(dest.0))
                     && self.rtx_candidates().iter().all(|&c| c != dest))
@@ -240,12 +241,14 @@ impl<O: Observer> Association<O> {
             let first_on_orig = self.first_outstanding_on(orig, i, false);
             let first_on_dest = self.first_outstanding_on(dest, i, true);
             self.paths[orig].out.marked -= self.snd.chunks[i].size();
+            let seq = self.paths[dest].quic.take_seq();
             let c = &mut self.snd.chunks[i];
             self.snd.on_path.remove(orig, tsn, c.tx_count);
             c.path = dest;
             c.rtx = None;
             c.tx_count += 1;
             c.sent_at = now;
+            c.path_seq = seq;
             self.snd.on_path.add(dest, tsn, c.tx_count);
             c.in_flight = true;
             c.missing = 0;
@@ -273,12 +276,17 @@ impl<O: Observer> Association<O> {
                 p.cuc.rtx_pseudo_cum = Some(tsn);
                 p.cuc.find_rtx_pseudo = false;
             }
-            if first_on_dest && p.timers.t3().is_some() {
-                p.timers.set_t3(Some(now + p.rtt.rto()));
-            }
-            let o = &mut self.paths[orig];
-            if first_on_orig && o.out.flight > 0 && orig != dest {
-                o.timers.set_t3(Some(now + o.rtt.rto()));
+            if quic {
+                // The probe timeout runs from each path's latest transmission.
+                self.quic_arm_pto(orig);
+            } else {
+                if first_on_dest && p.timers.t3().is_some() {
+                    p.timers.set_t3(Some(now + p.rtt.rto()));
+                }
+                let o = &mut self.paths[orig];
+                if first_on_orig && o.out.flight > 0 && orig != dest {
+                    o.timers.set_t3(Some(now + o.rtt.rto()));
+                }
             }
             self.on_data_sent(now, dest, size);
             if !ns2 {
@@ -332,10 +340,12 @@ impl<O: Observer> Association<O> {
             return None;
         }
         let tsn = self.new_chunk_at(at, max);
+        let seq = self.paths[path].quic.take_seq();
         let c = &mut self.snd.chunks[(tsn - self.snd.cum_ack - 1) as usize];
         c.path = path;
         c.tx_count = 1;
         c.sent_at = now;
+        c.path_seq = seq;
         c.in_flight = true;
         let (len, ssn, payload) = (c.len, c.ssn, c.payload.clone());
         self.snd.on_path.add(path, tsn, 1);
@@ -397,6 +407,7 @@ impl<O: Observer> Association<O> {
                 fast_done: false,
                 reinjected: false,
                 sent_at: Time::ZERO,
+                path_seq: 0,
                 rtx: None,
             });
             debug_assert!(skip == 0 || self.snd.has_queued(), "position past the data");
@@ -448,6 +459,9 @@ impl<O: Observer> Association<O> {
         }
         if self.cfg.idle_cwnd_decay && p.timers.decay_at().is_none() {
             p.timers.set_decay_at(Some(now + rto));
+        }
+        if self.quic() {
+            self.quic_arm_pto(path);
         }
         self.arm_tlp(now, path, false);
         self.reinject_on_send(now);
@@ -527,8 +541,14 @@ impl<O: Observer> Association<O> {
         let pick = best[rand::Rng::gen_range(&mut self.rng, 0..best.len())];
         let unit = self.cfg.cwnd_unit();
         let p = &mut self.paths[pick];
-        p.timers.set_t3(None);
         p.timers.set_hb_pending(None);
+        if self.cfg.recovery == crate::config::Recovery::Quic {
+            // A probe timeout changes no window (RFC 9002 §6.2), and picoquic sends on
+            // the least-retransmitting paths when all are: the probe timer runs on.
+            self.set_state(now, PathId(pick), PathState::Active);
+            return true;
+        }
+        p.timers.set_t3(None);
         p.cc.set_cwnd(unit);
         self.set_state(now, PathId(pick), PathState::Active);
         self.cwnd_event(now, PathId(pick));

@@ -20,6 +20,8 @@ pub(super) struct TxChunk {
     pub(super) tx_count: u32,
     /// When its latest transmission left (RACK's send time).
     pub(super) sent_at: Time,
+    /// Its latest transmission's number on its path (QUIC's packet number).
+    pub(super) path_seq: u64,
     /// Gap-acknowledged (our receiver never reneges, so this is final).
     pub(super) acked: bool,
     /// Counted in its path's flight.
@@ -307,6 +309,7 @@ mod tests {
                 fast_done: false,
                 reinjected: false,
                 sent_at: Time::ZERO,
+                path_seq: 0,
                 rtx: None,
                 offset: 0,
             });

@@ -110,7 +110,11 @@ impl<O: Observer> Association<O> {
             let id = PathId(i);
             if self.paths[i].rack.timer.is_some_and(|t| t <= now) {
                 self.paths[i].rack.timer = None;
-                self.rack_detect(now);
+                if self.quic() {
+                    self.quic_detect(now);
+                } else {
+                    self.rack_detect(now);
+                }
             }
             if self.paths[i].rack.tlp_at.is_some_and(|t| t <= now) {
                 self.paths[i].rack.tlp_at = None;
@@ -118,7 +122,11 @@ impl<O: Observer> Association<O> {
             }
             if self.paths[i].timers.t3().is_some_and(|t| t <= now) {
                 self.paths[i].timers.set_t3(None);
-                self.on_t3_expiry(now, id);
+                if self.quic() {
+                    self.on_pto(now, id);
+                } else {
+                    self.on_t3_expiry(now, id);
+                }
             }
             if self.paths[i]
                 .timers
@@ -138,7 +146,7 @@ impl<O: Observer> Association<O> {
         self.new_opportunity();
     }
 
-    fn count_error(&mut self, now: Time, id: PathId) {
+    pub(super) fn count_error(&mut self, now: Time, id: PathId) {
         if !self.paths[id].carries_data() {
             return; // an address being verified, or gone: not a path failure
         }

@@ -4,11 +4,15 @@
 
 mod pacer;
 mod parts;
+mod quic;
 mod rack;
 mod window;
 
 pub(crate) use pacer::RevSender;
 pub(crate) use parts::{Cuc, LossStats, Outstanding, Recovery, Sending, Stale, Timers};
+pub(crate) use quic::{
+    backed_off, loss_delay, persistent_congestion_span, pto_period, QuicLoss, Verdict,
+};
 pub(crate) use rack::{pto_at, Rack, ReoWndMult};
 pub(crate) use window::Window;
 
@@ -92,6 +96,8 @@ pub(crate) struct Path {
     pub(crate) recovery: Recovery,
     /// RACK-TLP's state (used with `recovery = "rack-tlp"`).
     pub(crate) rack: Rack,
+    /// QUIC's loss detection state (used with `recovery = "quic"`).
+    pub(crate) quic: QuicLoss,
     pub(crate) cuc: Cuc,
     pub(crate) losses: LossStats,
     pub(crate) timers: Timers,
@@ -122,6 +128,7 @@ impl Path {
             out: Outstanding::default(),
             recovery: Recovery::default(),
             rack: Rack::default(),
+            quic: QuicLoss::default(),
             cuc: Cuc::default(),
             losses: LossStats::default(),
             timers: Timers::default(),

@@ -278,3 +278,16 @@ impl Pair {
         }
     }
 }
+
+/// The longest time after `from` without a byte delivered to the application.
+pub fn longest_gap(p: &Pair, from: Time) -> Duration {
+    let mut last = from;
+    let mut gap = Duration::ZERO;
+    for (t, e) in &p.b.observer().events {
+        if *t >= from && matches!(e, Event::Delivered { .. }) {
+            gap = gap.max(*t - last);
+            last = *t;
+        }
+    }
+    gap
+}

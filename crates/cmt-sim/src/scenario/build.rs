@@ -318,18 +318,21 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
         Some("cmt-rev") => ("cmt-rev", "rtx-cwnd", "receiver", true),
         Some("mptcp-rec") => ("mptcp-rec", "rtx-cwnd", "receiver", true),
         Some("linux-mptcp") => ("linux-mptcp", "rtx-same", "linux-cubic", false),
+        Some("picoquic-rr") => ("picoquic-rr", "rtx-asap", "reno", false),
         Some(o) => {
             return Err(BuildError::new(
                 "association.preset".into(),
                 format!(
                     "unknown preset `{o}` (known: db-cmt, a-cmt, cmt-qa, cmt-rev, mptcp-rec, \
-                     linux-mptcp)"
+                     linux-mptcp, picoquic-rr)"
                 ),
             ))
         }
     };
-    if a.preset.as_deref() == Some("linux-mptcp") {
-        linux_mptcp_defaults(a, config);
+    match a.preset.as_deref() {
+        Some("linux-mptcp") => linux_mptcp_defaults(a, config),
+        Some("picoquic-rr") => picoquic_defaults(a, config),
+        _ => {}
     }
     if a.receiver_rates.unwrap_or(p_rev) {
         config.rev = Some(
@@ -390,6 +393,42 @@ fn linux_mptcp_defaults(a: &super::AssociationSpec, config: &mut Config) {
     }
     if a.sack_delay.is_none() {
         config.sack_delay = ms(40);
+    }
+}
+
+/// What picoquic runs besides its path selection and New Reno, for every key the
+/// scenario leaves out (decisions D38, D43, D54): QUIC's loss recovery per path (RFC
+/// 9002, multipath QUIC's per-path probe timeouts), the peer's `max_ack_delay` of
+/// 25 ms as its delayed-ack time and RTO.Min (heartbeats and idle decay), the 1 s
+/// initial probe timeout of `kInitialRtt`, an initial window and burst limit of 10
+/// packets, and a path that timed out demoted until acknowledged again (CMT-PF after
+/// one timeout: picoquic takes no data to a path with retransmissions pending while
+/// another has none).
+fn picoquic_defaults(a: &super::AssociationSpec, config: &mut Config) {
+    let ms = Duration::from_millis;
+    if a.recovery.is_none() {
+        config.recovery = cmt_core::Recovery::Quic;
+    }
+    if a.rto_min.is_none() {
+        config.rto_min = ms(25);
+    }
+    if a.rto_initial.is_none() {
+        config.rto_initial = ms(1_000);
+    }
+    if a.initial_window.is_none() {
+        config.initial_window = Some(10);
+    }
+    if a.max_burst.is_none() {
+        config.max_burst = 10;
+    }
+    if a.sack_delay.is_none() {
+        config.sack_delay = ms(25);
+    }
+    if a.pf.is_none() {
+        config.pf_enabled = true;
+    }
+    if a.pfmr.is_none() {
+        config.pfmr = 0;
     }
 }
 

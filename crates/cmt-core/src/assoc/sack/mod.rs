@@ -45,6 +45,9 @@ pub(super) struct AckScratch {
     pub(super) losses: Vec<(usize, u64)>,
     /// RACK-TLP detects loss: deliveries update each path's RACK state.
     rack: bool,
+    /// QUIC detects loss: deliveries give its per-path largest acknowledged and its
+    /// round-trip samples instead of RFC 9260's one timed chunk per round trip.
+    quic: bool,
     /// A buffer for a SACK's gap blocks as TSN ranges.
     runs: Vec<(u64, u64)>,
     /// A buffer for the DATA chunk bytes of each of `runs`.
@@ -81,6 +84,9 @@ pub(super) struct PathAck {
     earliest: Option<Option<u64>>,
     /// The earliest TSN of the path was acked: restart its T3 (rule R3).
     restart_t3: bool,
+    /// QUIC: the transmission with the highest number newly acked on the path, when
+    /// it was sent, and whether it was the chunk's only one (a round-trip sample).
+    pub(super) top: Option<(u64, Time, bool)>,
 }
 
 /// The stretches of `lo ..= hi` outside `covered` (ranges sorted by start), in order.
@@ -131,6 +137,7 @@ impl AckScratch {
                 flight_before: p.out.flight,
                 earliest: (p.out.flight == 0).then_some(None),
                 restart_t3: false,
+                top: None,
             };
         }
     }
@@ -157,6 +164,7 @@ impl<O: Observer> Association<O> {
         let mut s = self.scratch.take().unwrap_or_default();
         s.reset(&self.paths, cum);
         s.rack = self.rack();
+        s.quic = self.quic();
         let mut rtts = std::mem::take(&mut s.rtts);
         rtts.clear();
         let advanced = cum > self.snd.cum_ack;
@@ -177,6 +185,9 @@ impl<O: Observer> Association<O> {
             self.rtt_sample(now, path, crate::time::Duration::from_nanos(ns));
         }
         s.rtts = rtts;
+        if s.quic {
+            self.quic_on_acks(now, &s);
+        }
         if newly_any {
             self.assoc_errors = 0;
         }
@@ -186,15 +197,23 @@ impl<O: Observer> Association<O> {
         if self.rack() {
             self.rack_on_sack(now, &s, &sack.dup_tsns);
         }
+        if s.quic {
+            self.quic_detect(now);
+        }
         self.update_peer_rwnd(sack.a_rwnd, reported);
         for (i, p) in self.paths.iter_mut().enumerate() {
-            if p.out.flight == 0 {
+            if s.quic {
+                // The probe timeout: from the path's latest transmission (below).
+            } else if p.out.flight == 0 {
                 p.timers.set_t3(None);
             } else if p.state == PathState::Removed {
                 // Its timer is the removal's grace (`remove_path`): acks do not move it.
             } else if s.path[i].restart_t3 || p.timers.t3().is_none() {
                 p.timers.set_t3(Some(now + p.rtt.rto()));
             }
+        }
+        if s.quic {
+            (0..self.paths.len()).for_each(|d| self.quic_arm_pto(PathId(d)));
         }
         self.scratch = Some(s);
         self.reinject_on_sack(now, advanced);

@@ -1,6 +1,7 @@
 //! The book-keeping of one chunk acknowledged for the first time: its path's newly
-//! acked bytes, SFR's and CUC's marks, RACK's delivery and the RTT sample (RFC 9260
-//! §6.3.1 with Karn's rule; CMT's SFR and CUC, Iyengar et al., ToN 2006).
+//! acked bytes, SFR's and CUC's marks, RACK's delivery, QUIC's largest acknowledged and
+//! the RTT sample (RFC 9260 §6.3.1 with Karn's rule; CMT's SFR and CUC, Iyengar et al.,
+//! ToN 2006; RFC 9002 §5.1).
 
 use super::super::send_queue::TxChunk;
 use super::AckScratch;
@@ -49,6 +50,15 @@ pub(super) fn newly_acked(
     if p.cuc.rtx_pseudo_cum == Some(tsn) {
         a.new_pseudo = true;
         p.cuc.find_rtx_pseudo = true;
+    }
+    if s.quic {
+        // The latest transmission counts as the one acknowledged (a QUIC probe is a new
+        // packet); Karn's rule as ever for the round trip: an ack of a resent chunk may
+        // be of either copy, so it gives no sample.
+        if a.top.is_none_or(|(seq, _, _)| c.path_seq > seq) {
+            a.top = Some((c.path_seq, c.sent_at, c.tx_count == 1));
+        }
+        return;
     }
     if let Some((probe, sent)) = p.sending.rtt_probe {
         if probe == tsn && c.tx_count == 1 {
