@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A minimal Linux kernel MPTCP sender/receiver (socket protocol 262) for the
-side-by-side benchmark: `mptcp.py recv ADDR PORT [OUT]` / `mptcp.py send ADDR PORT FILE`
-(with OUT, the receiver also writes what it reads to that file as it reads it)."""
+side-by-side benchmark: `mptcp.py recv ADDR PORT [OUT]` / `mptcp.py send ADDR PORT FILE [CC]`
+(with OUT, the receiver also writes what it reads to that file as it reads it; with CC,
+the sender's congestion control, e.g. `cubic`, whatever the system's default — a host's
+`net.ipv4.tcp_congestion_control` is inherited by every namespace and may be `bbr`)."""
 import socket, sys, time, hashlib
 
 IPPROTO_MPTCP = 262
@@ -28,6 +30,8 @@ def main():
     else:
         data = open(sys.argv[4], "rb").read()
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+        if len(sys.argv) > 5:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, sys.argv[5].encode())
         s.connect((addr, port))
         t0 = time.time(); s.sendall(data); s.shutdown(socket.SHUT_WR)
         s.recv(1)

@@ -36,6 +36,10 @@ S, R = "cmtvkS", "cmtvkR"
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.environ.get("CMTLAB", os.path.join(HERE, "../../target/release/cmtlab"))
 MPTCP_PY = os.path.join(HERE, "mptcp.py")
+# The kernel sender's congestion control: Linux's default, CUBIC, whatever this host's
+# `net.ipv4.tcp_congestion_control` says (namespaces inherit it; it may be bbr). The
+# preset runs CUBIC as Linux does.
+KERNEL_CC = os.environ.get("KERNEL_CC", "cubic")
 
 # (name, rates, drop per mille per path)
 CASES = [
@@ -116,7 +120,8 @@ def run_kernel(data):
     rx = subprocess.Popen(["ip", "netns", "exec", R, "python3", MPTCP_PY, "recv", "10.1.0.2",
                            "5201"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.5)
-    sh("ip", "netns", "exec", S, "python3", MPTCP_PY, "send", "10.1.0.2", "5201", data)
+    sh("ip", "netns", "exec", S, "python3", MPTCP_PY, "send", "10.1.0.2", "5201", data,
+       KERNEL_CC)
     out, _ = rx.communicate(timeout=130)
     # "mptcp received: N bytes in T s = G Mbit/s, sha256 H"
     words = out.split()
@@ -166,7 +171,8 @@ def failover_run(stack, data, want, cut_after=2.0):
         rx = subprocess.Popen(["ip", "netns", "exec", R, "python3", MPTCP_PY, "recv",
                                "10.1.0.2", "5201", out], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
-        tx_cmd = ["ip", "netns", "exec", S, "python3", MPTCP_PY, "send", "10.1.0.2", "5201", data]
+        tx_cmd = ["ip", "netns", "exec", S, "python3", MPTCP_PY, "send", "10.1.0.2", "5201", data,
+                  KERNEL_CC]
     else:
         extra = {"preset": ["--preset", "linux-mptcp"], "no reinjection": NO_REINJECT,
                  "preset, 256 KB rbuf": ["--preset", "linux-mptcp", "--rbuf", "256KB"],
