@@ -41,6 +41,8 @@ ip -n $S mptcp endpoint add 10.2.0.1 dev s2 subflow
 ip -n $R mptcp endpoint add 10.2.0.2 dev r2 signal
 ip netns exec $R python3 "$(dirname "$0")/mptcp.py" recv 10.1.0.2 5201 > /tmp/netns-mptcp-recv.log &
 sleep 0.5
-ip netns exec $S python3 "$(dirname "$0")/mptcp.py" send 10.1.0.2 5201 /tmp/netns-bench.bin | sed "s/^/  /"
+# CUBIC, Linux's default, whatever this host's sysctl says (KERNEL_CC to change it).
+ip netns exec $S python3 "$(dirname "$0")/mptcp.py" send 10.1.0.2 5201 /tmp/netns-bench.bin \
+  "${KERNEL_CC:-cubic}" | sed "s/^/  /"
 wait
 cat /tmp/netns-mptcp-recv.log | sed "s/^/  /"

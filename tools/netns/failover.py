@@ -349,6 +349,10 @@ def mptcp_send(path):
     data = open(path, "rb").read()
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Linux's default congestion control, whatever this host's sysctl says (namespaces
+    # inherit it; it may be bbr).
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION,
+                 os.environ.get("KERNEL_CC", "cubic").encode())
     s.bind(("10.1.0.1", SPORT))
     s.connect(("10.1.0.2", 5201))
     s.sendall(data)
