@@ -135,11 +135,6 @@ impl<O: Observer> Association<O> {
         let Some(first_rtt) = p.quic.first_rtt_at else {
             return false;
         };
-        lost.sort_unstable_by_key(|l| l.0);
-        let (lo, hi) = match (lost.first(), lost.last()) {
-            (Some(a), Some(b)) if b.1.saturating_since(a.1) > Duration::ZERO => (a.0, b.0),
-            _ => return false,
-        };
         let period = pto_period(
             p.rtt.srtt(),
             p.rtt.rttvar(),
@@ -147,6 +142,14 @@ impl<O: Observer> Association<O> {
             self.cfg.rto_initial,
         );
         let span = persistent_congestion_span(period);
+        // Cheap test first: the losses must span that long at all.
+        let sent = lost.iter().map(|l| l.1).filter(|&t| t >= first_rtt);
+        let (min, max) = sent.fold((Time::MAX, Time::ZERO), |(a, b), t| (a.min(t), b.max(t)));
+        if max.saturating_since(min) <= span {
+            return false;
+        }
+        lost.sort_unstable_by_key(|l| l.0);
+        let (lo, hi) = (lost[0].0, lost[lost.len() - 1].0);
         // Transmissions between them that break a run: acknowledged, or still in flight.
         let mut breaks: Vec<u64> = self
             .snd
