@@ -103,6 +103,8 @@ impl<O: Observer> Association<O> {
                     Verdict::Unknown => {}
                 }
             }
+            // One loss timer per path: RACK's reordering timer's slot, which QUIC's
+            // recovery leaves unused otherwise.
             self.paths[d].rack.timer = timer;
             for &(_, _, i, _) in &here {
                 let c = &mut self.snd.chunks[i];
