@@ -50,17 +50,22 @@ impl<O: Observer> Association<O> {
         }
     }
 
-    /// The probe timeout of `path` now: RFC 9002 §6.2.1's period with the peer's
-    /// delayed-ack time as `max_ack_delay`, doubled per expiry, at most RTO.Max.
-    pub(super) fn pto_duration(&self, path: PathId) -> Duration {
-        let p = &self.paths[path];
-        let period = pto_period(
-            p.rtt.srtt(),
-            p.rtt.rttvar(),
+    /// RFC 9002 §6.2.1's probe period of `path` before back-off, with the peer's
+    /// delayed-ack time as `max_ack_delay`.
+    fn pto_base(&self, path: PathId) -> Duration {
+        let rtt = &self.paths[path].rtt;
+        pto_period(
+            rtt.srtt(),
+            rtt.rttvar(),
             self.cfg.sack_delay,
             self.cfg.rto_initial,
-        );
-        backed_off(period, p.quic.pto_count, self.cfg.rto_max)
+        )
+    }
+
+    /// The probe timeout of `path` now: its period doubled per expiry, at most RTO.Max.
+    pub(super) fn pto_duration(&self, path: PathId) -> Duration {
+        let count = self.paths[path].quic.pto_count;
+        backed_off(self.pto_base(path), count, self.cfg.rto_max)
     }
 
     /// Arms `path`'s probe timeout (in the T3-rtx slot) from its latest transmission
@@ -137,13 +142,7 @@ impl<O: Observer> Association<O> {
         let Some(first_rtt) = p.quic.first_rtt_at else {
             return false;
         };
-        let period = pto_period(
-            p.rtt.srtt(),
-            p.rtt.rttvar(),
-            self.cfg.sack_delay,
-            self.cfg.rto_initial,
-        );
-        let span = persistent_congestion_span(period);
+        let span = persistent_congestion_span(self.pto_base(path));
         // Cheap test first: the losses must span that long at all.
         let sent = lost.iter().map(|l| l.1).filter(|&t| t >= first_rtt);
         let (min, max) = sent.fold((Time::MAX, Time::ZERO), |(a, b), t| (a.min(t), b.max(t)));

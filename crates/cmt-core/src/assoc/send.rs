@@ -539,10 +539,10 @@ impl<O: Observer> Association<O> {
             .filter(|&i| self.paths[i].timers.pf_since == latest)
             .collect();
         let pick = best[rand::Rng::gen_range(&mut self.rng, 0..best.len())];
-        let unit = self.cfg.cwnd_unit();
+        let (unit, quic) = (self.cfg.cwnd_unit(), self.quic());
         let p = &mut self.paths[pick];
         p.timers.set_hb_pending(None);
-        if self.cfg.recovery == crate::config::Recovery::Quic {
+        if quic {
             // A probe timeout changes no window (RFC 9002 §6.2), and picoquic sends on
             // the least-retransmitting paths when all are: the probe timer runs on.
             self.set_state(now, PathId(pick), PathState::Active);

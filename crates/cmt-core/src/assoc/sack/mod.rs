@@ -203,8 +203,9 @@ impl<O: Observer> Association<O> {
         self.update_peer_rwnd(sack.a_rwnd, reported);
         for (i, p) in self.paths.iter_mut().enumerate() {
             if s.quic {
-                // The probe timeout: from the path's latest transmission (below).
-            } else if p.out.flight == 0 {
+                break; // the probe timeout runs from each path's latest transmission
+            }
+            if p.out.flight == 0 {
                 p.timers.set_t3(None);
             } else if p.state == PathState::Removed {
                 // Its timer is the removal's grace (`remove_path`): acks do not move it.
