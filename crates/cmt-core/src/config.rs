@@ -142,6 +142,12 @@ pub struct Config {
     pub recovery: Recovery,
     /// Whether a stalled path's data is sent again on another ([`Reinject`]).
     pub reinject: Reinject,
+    /// Proportional Rate Reduction (RFC 9937, as Linux runs it per TCP connection): a
+    /// window reduction for a loss or an ECN mark spreads over the round trip that
+    /// follows — each ack lets out a share of what it delivered — instead of cutting
+    /// the window at once. Not with `Recovery::Quic` (RFC 9002 cuts at once) nor a
+    /// rate-based controller (BBR sets its own window in recovery).
+    pub prr: bool,
 }
 
 /// How the sender detects lost DATA (docs/algorithms.md §1.12).
@@ -257,6 +263,7 @@ impl Default for Config {
             ecn: false,
             recovery: Recovery::Sctp,
             reinject: Reinject::Off,
+            prr: false,
         }
     }
 }
@@ -365,6 +372,9 @@ impl Config {
         }
         if self.sack_freq == 0 {
             return Err("sack_freq must be at least 1".into());
+        }
+        if self.prr && self.recovery == Recovery::Quic {
+            return Err("prr applies to recovery \"sctp\" or \"rack-tlp\", not \"quic\"".into());
         }
         if !(1..=2).contains(&self.pf_cwnd_mtus) {
             return Err("pf_cwnd_mtus must be 1 or 2".into());

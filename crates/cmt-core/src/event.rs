@@ -93,6 +93,9 @@ pub enum Event {
         cwnd: u64,
         /// New ssthresh, bytes.
         ssthresh: u64,
+        /// A step of a window reduction already under way (Proportional Rate
+        /// Reduction's per-ack window and its end), not a reduction of its own.
+        in_reduction: bool,
     },
     /// Bytes held in the receive buffer changed (receiver side).
     RbufOccupancy {

@@ -75,6 +75,7 @@ fn the_window_is_cut_on_the_path_that_lost_the_chunk_only() {
             path,
             cwnd: c,
             ssthresh,
+            ..
         } = e
         {
             if *c < cwnd[path.0] && *te == t {

@@ -334,8 +334,13 @@ impl Recorder {
                 self.paths[path.0].timeouts += 1;
             }
             Event::CongestionMarked { path, .. } => self.paths[path.0].ecn_cuts += 1,
-            Event::CwndChanged { path, cwnd, .. } => {
-                if cwnd < self.cwnd[path.0] {
+            Event::CwndChanged {
+                path,
+                cwnd,
+                in_reduction,
+                ..
+            } => {
+                if cwnd < self.cwnd[path.0] && !in_reduction {
                     self.paths[path.0].cwnd_reductions += 1;
                 }
                 self.cwnd[path.0] = cwnd;

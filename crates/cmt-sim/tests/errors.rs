@@ -209,9 +209,9 @@ fn the_linux_mptcp_preset_is_upstreams_scheduler_subflow_retransmission_and_linu
         (b.scheduler.name(), b.rtx.name(), b.cc.name()),
         ("linux-mptcp", "rtx-same", "linux-cubic")
     );
-    // … with Linux's loss detection and timers (decisions D43, D52) …
+    // … with Linux's loss detection, PRR and timers (decisions D43, D52, D55) …
     let c = &b.config;
-    assert_eq!(c.recovery, cmt_core::Recovery::RackTlp);
+    assert_eq!((c.recovery, c.prr), (cmt_core::Recovery::RackTlp, true));
     assert_eq!(
         (
             c.rto_min,
@@ -232,11 +232,13 @@ fn the_linux_mptcp_preset_is_upstreams_scheduler_subflow_retransmission_and_linu
             "association.preset=\"linux-mptcp\"".into(),
             "association.recovery=\"sctp\"".into(),
             "association.rto_min=\"1s\"".into(),
+            "association.prr=false".into(),
         ],
     )
     .unwrap();
     assert_eq!(own.config.recovery, cmt_core::Recovery::Sctp);
     assert_eq!(own.config.rto_min, ms(1_000));
+    assert!(!own.config.prr);
     // `cubic` with Linux's flavour is the same controller, and says so.
     let b = load_str(
         BASE,
@@ -288,6 +290,21 @@ fn the_picoquic_preset_is_its_path_selection_any_path_retransmission_reno_and_qu
     .unwrap();
     assert_eq!(own.config.recovery, cmt_core::Recovery::Sctp);
     assert!(!own.config.pf_enabled);
+    assert!(!b.config.prr, "QUIC cuts its window at once");
+    // PRR spreads a cut that QUIC's recovery makes at once: refused, by name.
+    let e = load_str(
+        BASE,
+        "t",
+        None,
+        &[
+            "association.preset=\"picoquic-rr\"".into(),
+            "association.prr=true".into(),
+        ],
+    )
+    .err()
+    .expect("prr with quic is refused")
+    .to_string();
+    assert!(e.contains("association") && e.contains("prr"), "{e}");
 }
 
 #[test]

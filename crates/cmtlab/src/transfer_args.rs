@@ -11,13 +11,14 @@ pub struct AlgArgs {
     /// What a deployed stack runs, all at once: `linux-mptcp` is upstream Linux MPTCP's
     /// scheduler, each subflow resending its own data, CUBIC as Linux runs it and
     /// RACK-TLP loss detection (with the default `--rto-min`, Linux's 0.2 s) and its
-    /// reinjection of a stalled subflow's data on another; `picoquic-rr` is picoquic's
+    /// reinjection of a stalled subflow's data on another, with Proportional Rate
+    /// Reduction of each window cut; `picoquic-rr` is picoquic's
     /// path selection, lost data sent on whichever path sends next, New Reno and QUIC's
     /// loss recovery with its per-path probe timeouts. Not with `--scheduler`, `--rtx`,
-    /// `--cc`, `--recovery` or `--reinject`.
+    /// `--cc`, `--recovery`, `--reinject` or `--prr`.
     #[arg(long, value_name = "linux-mptcp|picoquic-rr",
           value_parser = ["linux-mptcp", "picoquic-rr"],
-          conflicts_with_all = ["scheduler", "rtx", "cc", "recovery", "reinject"])]
+          conflicts_with_all = ["scheduler", "rtx", "cc", "recovery", "reinject", "prr"])]
     pub(crate) preset: Option<String>,
     /// Scheduler (as in scenario files).
     #[arg(long, default_value = "round-robin")]
@@ -39,6 +40,11 @@ pub struct AlgArgs {
     /// copied to another).
     #[arg(long, default_value = "off", value_name = "off|linux")]
     reinject: cmt_core::Reinject,
+    /// Proportional Rate Reduction (RFC 9937, as Linux runs it): a path's window cut
+    /// for a loss comes down over the next round trip, each ack letting out a share of
+    /// what it delivered, instead of at once. Not with `--recovery quic`.
+    #[arg(long)]
+    prr: bool,
     /// Receive buffer: bytes, or a size with its unit as in scenario files ("4MB",
     /// "256KB"; binary prefixes).
     #[arg(long, default_value = "4MB", value_parser = parse_rbuf)]
@@ -117,6 +123,7 @@ pub(crate) struct Algorithms {
     pub(crate) cc: String,
     pub(crate) recovery: cmt_core::Recovery,
     pub(crate) reinject: cmt_core::Reinject,
+    pub(crate) prr: bool,
 }
 
 impl AlgArgs {
@@ -130,6 +137,7 @@ impl AlgArgs {
                 cc: "reno".into(),
                 recovery: cmt_core::Recovery::Quic,
                 reinject: cmt_core::Reinject::Off,
+                prr: false,
             },
             Some(_linux_mptcp) => Algorithms {
                 scheduler: "linux-mptcp".into(),
@@ -137,6 +145,7 @@ impl AlgArgs {
                 cc: "linux-cubic".into(),
                 recovery: cmt_core::Recovery::RackTlp,
                 reinject: cmt_core::Reinject::Linux,
+                prr: true,
             },
             None => Algorithms {
                 scheduler: self.scheduler.clone(),
@@ -144,6 +153,7 @@ impl AlgArgs {
                 cc: self.cc.clone(),
                 recovery: self.recovery,
                 reinject: self.reinject,
+                prr: self.prr,
             },
         }
     }
@@ -187,12 +197,16 @@ pub(crate) fn options(a: &AlgArgs) -> Result<Options, String> {
         None => None,
     };
     let algs = a.algorithms();
+    if algs.prr && algs.recovery == cmt_core::Recovery::Quic {
+        return Err("--prr: not with --recovery quic (RFC 9002 cuts the window at once)".into());
+    }
     Ok(Options {
         scheduler: algs.scheduler,
         rtx: algs.rtx,
         cc: algs.cc,
         recovery: algs.recovery,
         reinject: algs.reinject,
+        prr: algs.prr,
         rbuf: a.rbuf,
         timeout_s: a.timeout,
         outage_tolerance_s: a.outage_tolerance,

@@ -137,6 +137,9 @@ impl<O: Observer> Association<O> {
             if matches!(p.sending.rtt_probe, Some((t, _)) if t == tsn) {
                 p.sending.rtt_probe = None;
             }
+            if let Some(prr) = &mut p.recovery.prr {
+                prr.lost_since_ack = true;
+            }
             if self.quic() {
                 let sent_at = self.snd.chunks[i].sent_at;
                 self.quic_cut(now, orig, sent_at);
@@ -168,9 +171,12 @@ impl<O: Observer> Association<O> {
         }
     }
 
-    /// The fast-retransmit window reduction of one path.
+    /// The fast-retransmit window reduction of one path; with PRR, the start of a
+    /// reduction spread over the next round trip.
     pub(super) fn fast_rtx_cut(&mut self, now: Time, path: PathId) {
+        let prr = self.prr_applies(path);
         let p = &mut self.paths[path];
+        let prior = p.cc.cwnd();
         let loss = LossSignal {
             now,
             mtu: self.cfg.cwnd_unit(),
@@ -181,6 +187,9 @@ impl<O: Observer> Association<O> {
         };
         p.cc.on_fast_retransmit(&loss);
         p.recovery.loss_event();
+        if prr {
+            self.prr_start(path, prior);
+        }
         self.cwnd_event(now, path);
     }
 

@@ -12,6 +12,7 @@ mod liveness;
 mod loss;
 mod on_path;
 mod outputs;
+mod prr;
 mod quic;
 mod rack;
 mod reconfig;
@@ -540,11 +541,17 @@ impl<O: Observer> Association<O> {
     }
 
     fn cwnd_event(&mut self, now: Time, id: PathId) {
+        self.window_event(now, id, false);
+    }
+
+    /// The window of `id` changed; `in_reduction`: as a step of a reduction under way.
+    fn window_event(&mut self, now: Time, id: PathId, in_reduction: bool) {
         let cc = &self.paths[id].cc;
         let ev = Event::CwndChanged {
             path: id,
             cwnd: cc.cwnd(),
             ssthresh: cc.ssthresh(),
+            in_reduction,
         };
         self.obs.event(now, &ev);
     }

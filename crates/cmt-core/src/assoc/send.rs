@@ -453,6 +453,9 @@ impl<O: Observer> Association<O> {
         let p = &mut self.paths[path];
         p.paced_send(now, size, mtu);
         p.out.flight += size;
+        if let Some(prr) = &mut p.recovery.prr {
+            prr.on_sent(size);
+        }
         p.sending.last_data_sent = Some(now);
         if p.timers.t3().is_none() {
             p.timers.set_t3(Some(now + rto));

@@ -198,6 +198,7 @@ impl<O: Observer> Association<O> {
         };
         p.cc.on_timeout(&loss);
         p.recovery.loss_event();
+        p.recovery.prr = None; // a timeout ends any reduction: the window is one packet
         if !ns2 {
             // ns-2 (`Timeout`) leaves the fast-retransmit recover point alone.
             p.recovery.recover = Some(self.snd.next_tsn - 1);

@@ -4,12 +4,14 @@
 
 mod pacer;
 mod parts;
+mod prr;
 mod quic;
 mod rack;
 mod window;
 
 pub(crate) use pacer::RevSender;
 pub(crate) use parts::{Cuc, LossStats, Outstanding, Recovery, Sending, Stale, Timers};
+pub(crate) use prr::Prr;
 pub(crate) use quic::{
     backed_off, loss_delay, persistent_congestion_span, pto_period, QuicLoss, Verdict,
 };

@@ -28,6 +28,9 @@ pub(crate) struct Recovery {
     pub(crate) acked_since_loss: u64,
     /// Bytes acked between its last two congestion events.
     pub(crate) acked_prev_interval: u64,
+    /// The Proportional Rate Reduction in progress (with `prr`), from a cut until
+    /// every chunk the path had sent by then is acknowledged.
+    pub(crate) prr: Option<super::Prr>,
 }
 
 impl Recovery {

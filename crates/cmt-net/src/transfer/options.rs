@@ -46,6 +46,9 @@ pub struct Options {
     /// Whether a stalled path's data is also sent on another: upstream Linux MPTCP's
     /// reinjection, or none (docs/algorithms.md §1.13).
     pub reinject: cmt_core::Reinject,
+    /// Proportional Rate Reduction of each window cut (RFC 9937, as Linux runs it;
+    /// docs/algorithms.md §1.15).
+    pub prr: bool,
     /// Outage tolerance (seconds): either end gives up on an established association
     /// only when nothing has come from the peer, on any path, for this long (or the
     /// peer aborts) — however many paths there are. Meanwhile every path that stopped
@@ -239,6 +242,7 @@ impl Default for Options {
             ecn: false,
             recovery: cmt_core::Recovery::Sctp,
             reinject: cmt_core::Reinject::Off,
+            prr: false,
             outage_tolerance_s: 300.0,
             rto_min_s: 0.2,
             interfaces: Vec::new(),

@@ -277,6 +277,7 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
             None => d.reinject,
             Some(r) => field("association.reinject", r.parse())?,
         },
+        prr: a.prr.unwrap_or(d.prr),
     })
 }
 
@@ -362,10 +363,11 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
 }
 
 /// What upstream Linux MPTCP runs besides its scheduler and CUBIC, for every key the
-/// scenario leaves out (decisions D43, D52, D53): RACK-TLP loss detection per subflow,
-/// its reinjection of a stalled subflow's data on another, Linux's
-/// TCP timers (RTO.Min 200 ms, RTO.Initial 1 s, RTO.Max 120 s; `tcp.h`), an initial
-/// window of 10 (RFC 6928), no burst limit and 40 ms delayed acks. CMT's DAC stays on:
+/// scenario leaves out (decisions D43, D52, D53, D55): RACK-TLP loss detection per
+/// subflow, its reinjection of a stalled subflow's data on another, Proportional Rate
+/// Reduction of each window cut (RFC 9937), Linux's TCP timers (RTO.Min 200 ms,
+/// RTO.Initial 1 s, RTO.Max 120 s; `tcp.h`), an initial window of 10 (RFC 6928), no
+/// burst limit and 40 ms delayed acks. CMT's DAC stays on:
 /// each MPTCP subflow has its own in-order sequence space and so delays its acks while
 /// the other subflows' data arrives, which is what DAC gives one TSN space.
 fn linux_mptcp_defaults(a: &super::AssociationSpec, config: &mut Config) {
@@ -376,6 +378,7 @@ fn linux_mptcp_defaults(a: &super::AssociationSpec, config: &mut Config) {
     if a.reinject.is_none() {
         config.reinject = cmt_core::Reinject::Linux;
     }
+    config.prr = a.prr.unwrap_or(true);
     if a.rto_min.is_none() {
         config.rto_min = ms(200);
     }

@@ -277,6 +277,8 @@ pub struct AssociationSpec {
     /// Reinjection (default "off"; "linux": upstream Linux MPTCP's, data held up on one
     /// path sent again on an idle or healthy other).
     pub reinject: Option<String>,
+    /// Proportional Rate Reduction of each window cut (default false; RFC 9937).
+    pub prr: Option<bool>,
     /// Heartbeats on idle paths (default true).
     pub heartbeats: Option<bool>,
     /// HB.interval (default "30s").

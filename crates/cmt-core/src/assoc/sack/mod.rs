@@ -25,7 +25,9 @@ use crate::tsn::unwrap_tsn;
 use crate::view::{PathId, PathState};
 
 mod newly;
+mod uncovered;
 use newly::newly_acked;
+pub(super) use uncovered::uncovered;
 
 /// Gap blocks from which a SACK's blocks are remembered with their bytes, for the next
 /// SACK to skip those it repeats.
@@ -59,7 +61,7 @@ pub(super) struct AckScratch {
 /// What one SACK did to one path.
 #[derive(Default)]
 pub(super) struct PathAck {
-    newly_bytes: u64,
+    pub(super) newly_bytes: u64,
     /// Newly acked bytes that count toward partial_bytes_acked.
     pba_bytes: u64,
     /// Some chunk last sent on the path was newly acked (SFR).
@@ -83,41 +85,10 @@ pub(super) struct PathAck {
     /// then nothing of the path's has changed, so it is what it was before the SACK.
     earliest: Option<Option<u64>>,
     /// The earliest TSN of the path was acked: restart its T3 (rule R3).
-    restart_t3: bool,
+    pub(super) restart_t3: bool,
     /// QUIC: the transmission with the highest number newly acked on the path, when
     /// it was sent, and whether it was the chunk's only one (a round-trip sample).
     pub(super) top: Option<(u64, Time, bool)>,
-}
-
-/// The stretches of `lo ..= hi` outside `covered` (ranges sorted by start), in order.
-pub(super) fn uncovered(
-    lo: u64,
-    hi: u64,
-    covered: &[(u64, u64)],
-) -> impl Iterator<Item = (u64, u64)> + '_ {
-    let mut rest = covered.iter().peekable();
-    let mut from = lo;
-    std::iter::from_fn(move || {
-        while from <= hi {
-            match rest.peek() {
-                Some(&&(s, e)) if s <= from => {
-                    from = from.max(e + 1);
-                    rest.next();
-                }
-                Some(&&(s, _)) if s <= hi => {
-                    let part = (from, s - 1);
-                    from = s;
-                    return Some(part);
-                }
-                _ => {
-                    let part = (from, hi);
-                    from = hi + 1;
-                    return Some(part);
-                }
-            }
-        }
-        None
-    })
 }
 
 impl AckScratch {
@@ -199,6 +170,9 @@ impl<O: Observer> Association<O> {
         }
         if s.quic {
             self.quic_detect(now);
+        }
+        if self.cfg.prr {
+            self.prr_on_sack(now, &s);
         }
         self.update_peer_rwnd(sack.a_rwnd, reported);
         for (i, p) in self.paths.iter_mut().enumerate() {
@@ -555,6 +529,9 @@ impl<O: Observer> Association<O> {
             if s.path[i].newly_bytes == 0 || !(progress || self.paths[i].cc.is_rate_based()) {
                 continue;
             }
+            if self.paths[i].recovery.prr.is_some() {
+                continue; // PRR sets the window until the reduction ends
+            }
             let p = &mut self.paths[i];
             let before = (p.cc.cwnd(), p.cc.ssthresh());
             let ack = AckSignal {
@@ -571,27 +548,5 @@ impl<O: Observer> Association<O> {
                 self.cwnd_event(now, PathId(i));
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::uncovered;
-
-    #[test]
-    fn uncovered_stretches_of_a_block() {
-        let cov = [(10, 12), (15, 15), (20, 30)];
-        let parts = |lo, hi| uncovered(lo, hi, &cov).collect::<Vec<_>>();
-        assert_eq!(parts(10, 12), []);
-        assert_eq!(parts(8, 16), [(8, 9), (13, 14), (16, 16)]);
-        assert_eq!(parts(13, 40), [(13, 14), (16, 19), (31, 40)]);
-        assert_eq!(parts(1, 5), [(1, 5)]);
-        assert_eq!(parts(25, 35), [(31, 35)]);
-        // Overlapping cover (a bogus SACK's blocks) only hides what it covers.
-        let odd = [(5, 20), (8, 9)];
-        assert_eq!(
-            uncovered(1, 25, &odd).collect::<Vec<_>>(),
-            [(1, 4), (21, 25)]
-        );
     }
 }

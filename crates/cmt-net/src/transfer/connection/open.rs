@@ -140,6 +140,7 @@ fn association(
         ecn: o.ecn,
         recovery: o.recovery,
         reinject: o.reinject,
+        prr: o.prr,
         ..Config::default()
     };
     let algs = Algorithms {
