@@ -8,7 +8,8 @@
 //! * With PRR each SACK of two packets lets one out (Reno's β = ½), so the longest
 //!   silence is a few SACK intervals; over the round trip after the loss it sends the
 //!   share `ssthresh / prior window` of what is delivered, within a few packets.
-//! * After the reduction the window is the controller's target, then grows as Reno.
+//! * After the reduction the window is the controller's target, then grows as Reno
+//!   again (it cannot while a reduction lasts).
 
 mod common;
 
@@ -160,5 +161,12 @@ fn with_prr_each_sack_lets_out_its_share_and_the_window_ends_at_the_target() {
     assert!(
         (ssthresh..=ssthresh + 3 * CHUNK as u64).contains(&after),
         "window {after}, target {ssthresh}"
+    );
+    // … and growth resumed once it ended (none happens during a reduction): Reno's
+    // one packet per round trip, at least two over the five round trips after.
+    let later = cwnd_at(&p, at + srtt * 8);
+    assert!(
+        later >= after + 2 * CHUNK as u64,
+        "window {later} five round trips after {after}: growth did not resume"
     );
 }

@@ -212,6 +212,20 @@ fn bad_scenarios_exit_2_with_one_line_and_no_panic() {
         (
             vec![
                 "send",
+                "-",
+                "--local",
+                "127.0.0.1:0",
+                "--remote",
+                "127.0.0.1:9",
+                "--recovery",
+                "quic",
+                "--prr",
+            ],
+            "--prr: not with --recovery quic",
+        ),
+        (
+            vec![
+                "send",
                 dir.to_str().unwrap(),
                 "--local",
                 "127.0.0.1:0",
