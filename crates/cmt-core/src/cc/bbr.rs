@@ -408,6 +408,7 @@ mod tests {
                     mtu: MTU,
                     srtt: Some(RTT),
                     min_rtt: Some(RTT),
+                    newest_sent: None,
                 };
                 b.on_ack(&ack, &[]);
                 flight -= acked;

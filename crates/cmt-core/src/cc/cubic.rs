@@ -12,8 +12,12 @@
 //!
 //! `flavour = "linux"` (decision D36) follows Linux's `tcp_cubic.c` where it departs
 //! from the RFC: the target is taken one *minimum* RTT ahead (`delay_min`), the
-//! Reno-friendly `α` never switches to 1, and a timeout forgets `W_max` (`bictcp_reset`).
+//! Reno-friendly `α` never switches to 1, a timeout forgets `W_max` (`bictcp_reset`),
+//! and with no `W_max` (no loss yet) the window grows at least 5 % per round trip.
+//! `hystart = true` ends slow start as Linux does by default, with [`HyStart`]
+//! (decision D56); `linux-cubic` has it on.
 
+use super::hystart::HyStart;
 use super::{AckSignal, CcFactory, CcInit, CcPathView, CongestionControl, LossSignal, Reno};
 use crate::params::{ParamError, Params};
 use crate::time::{Duration, Time};
@@ -33,18 +37,19 @@ pub enum CubicFlavour {
     Linux,
 }
 
-/// Factory for [`Cubic`]; parameters `flavour` (`"rfc9438"`, default, or `"linux"`) and
-/// `fast_convergence` (default true).
+/// Factory for [`Cubic`]; parameters `flavour` (`"rfc9438"`, default, or `"linux"`),
+/// `fast_convergence` (default true) and `hystart` (default false).
 #[derive(Clone, Debug)]
 pub struct CubicFactory {
     flavour: CubicFlavour,
     fast_convergence: bool,
+    hystart: bool,
 }
 
 impl CubicFactory {
     /// Reads and validates parameters.
     pub fn from_params(params: &Params) -> Result<Self, ParamError> {
-        params.expect_only("cubic", &["flavour", "fast_convergence"])?;
+        params.expect_only("cubic", &["flavour", "fast_convergence", "hystart"])?;
         let flavour = match params.text("flavour", "rfc9438")? {
             "rfc9438" => CubicFlavour::Rfc9438,
             "linux" => CubicFlavour::Linux,
@@ -58,16 +63,18 @@ impl CubicFactory {
         Ok(CubicFactory {
             flavour,
             fast_convergence,
+            hystart: params.flag("hystart", false)?,
         })
     }
 
-    /// Linux's CUBIC, as upstream MPTCP runs it on each subflow (`linux-cubic`);
-    /// parameter `fast_convergence` (default true).
+    /// Linux's CUBIC, as upstream MPTCP runs it on each subflow (`linux-cubic`), HyStart
+    /// included; parameters `fast_convergence` and `hystart` (both default true).
     pub fn linux_from_params(params: &Params) -> Result<Self, ParamError> {
-        params.expect_only("linux-cubic", &["fast_convergence"])?;
+        params.expect_only("linux-cubic", &["fast_convergence", "hystart"])?;
         Ok(CubicFactory {
             flavour: CubicFlavour::Linux,
             fast_convergence: params.flag("fast_convergence", true)?,
+            hystart: params.flag("hystart", true)?,
         })
     }
 }
@@ -80,7 +87,11 @@ impl CcFactory for CubicFactory {
         }
     }
     fn build(&self, _path: PathId, init: &CcInit) -> Box<dyn CongestionControl> {
-        Box::new(Cubic::new(init, self.flavour, self.fast_convergence))
+        let mut c = Cubic::new(init, self.flavour, self.fast_convergence);
+        if self.hystart {
+            c.hystart = Some(HyStart::default());
+        }
+        Box::new(c)
     }
 }
 
@@ -110,6 +121,8 @@ pub struct Cubic {
     /// Reno-friendly estimate, segments.
     w_est: f64,
     epoch: Option<Epoch>,
+    /// Linux's slow-start exit, when on.
+    hystart: Option<HyStart>,
 }
 
 impl Cubic {
@@ -124,6 +137,7 @@ impl Cubic {
             prior: 0.0,
             w_est: 0.0,
             epoch: None,
+            hystart: None,
         }
     }
 
@@ -175,18 +189,57 @@ impl Cubic {
             3.0 * (1.0 - BETA) / (1.0 + BETA)
         };
         self.w_est += alpha * acked / cwnd;
-        let next = if Self::w_cubic(&e, t) < self.w_est {
+        let mut next = if Self::w_cubic(&e, t) < self.w_est {
             self.w_est
         } else {
             // Concave and convex regions (§4.4, §4.5).
             let target = Self::w_cubic(&e, t + rtt).clamp(cwnd, 1.5 * cwnd);
             cwnd + (target - cwnd) / cwnd * acked
         };
+        if self.flavour == CubicFlavour::Linux && self.w_max == 0.0 {
+            // No loss yet (or none since a timeout): Linux grows at least 5 % per round
+            // trip while the path's capacity is unknown (`ca->cnt` ≤ 20).
+            next = next.max(cwnd + 0.05 * acked);
+        }
         // At most one segment more per SACK, as every window here grows (RFC 4960 byte
         // counting).
         let cap = (self.reno.cwnd() + ack.mtu) as f64;
         self.cwnd = (next * seg).min(self.cwnd + seg).min(cap).max(self.cwnd);
         self.reno.set_cwnd_keep_pba(self.cwnd as u64);
+    }
+
+    /// HyStart's part of an ack (`cubictcp_acked`): the round trip of the newest chunk
+    /// acknowledged lowers the minimum (not in the first second of an epoch, as Linux
+    /// discards samples right after a recovery), and in slow start may end it: ssthresh
+    /// becomes the window. True when it ended slow start with this ack.
+    fn hystart_ends_slow_start(&mut self, ack: &AckSignal) -> bool {
+        let (Some(h), Some(sent)) = (&mut self.hystart, ack.newest_sent) else {
+            return false;
+        };
+        let fresh_epoch = self
+            .epoch
+            .is_some_and(|e| ack.now.saturating_since(e.start) < Duration::from_secs(1));
+        if fresh_epoch {
+            return false;
+        }
+        h.note_delay(ack.now.saturating_since(sent));
+        let (cwnd, ssthresh) = (self.reno.cwnd(), self.reno.ssthresh());
+        if cwnd >= ssthresh || ack.bytes_acked == 0 {
+            return false;
+        }
+        // Linux's `sk_pacing_rate`: 200 % of cwnd per SRTT below half of ssthresh.
+        let ratio = if cwnd < ssthresh / 2 { 2.0 } else { 1.2 };
+        let pacing = ack
+            .srtt
+            .filter(|s| *s > Duration::ZERO)
+            .map(|s| ratio * cwnd.max(ack.flight_before) as f64 / s.as_secs_f64());
+        if h.on_ack(ack.now, sent, cwnd / ack.mtu.max(1), pacing)
+            .is_none()
+        {
+            return false;
+        }
+        self.reno.set_state(cwnd, cwnd);
+        true
     }
 
     /// A congestion event (§4.6, §4.7): the new `W_max`, `cwnd_prior` and ssthresh.
@@ -213,7 +266,14 @@ impl CongestionControl for Cubic {
     }
 
     fn on_ack(&mut self, ack: &AckSignal, all: &[CcPathView]) {
-        if self.reno.cwnd() <= self.reno.ssthresh() {
+        if self.hystart_ends_slow_start(ack) {
+            return;
+        }
+        let (cwnd, ssthresh) = (self.reno.cwnd(), self.reno.ssthresh());
+        let exited = self.hystart.as_ref().is_some_and(|h| h.found().is_some());
+        // Linux's slow start is `cwnd < ssthresh`; RFC 9260's `cwnd <= ssthresh` would
+        // grow once more past HyStart's exit at ssthresh = cwnd.
+        if cwnd < ssthresh || (cwnd == ssthresh && !exited) {
             self.reno.on_ack(ack, all);
             self.cwnd = self.reno.cwnd() as f64;
         } else if ack.bytes_acked > 0 && ack.flight_before >= self.reno.cwnd() {
@@ -229,6 +289,9 @@ impl CongestionControl for Cubic {
 
     fn on_timeout(&mut self, loss: &LossSignal) {
         let ssthresh = self.reduce(loss);
+        if let Some(h) = &mut self.hystart {
+            h.on_timeout();
+        }
         if self.flavour == CubicFlavour::Linux {
             // bictcp_reset: the next epoch starts from the window it finds.
             self.w_max = 0.0;
@@ -277,6 +340,7 @@ mod tests {
             mtu: MTU,
             srtt: Some(Duration::from_millis(100)),
             min_rtt: Some(Duration::from_millis(100)),
+            newest_sent: None,
         }
     }
     fn loss() -> LossSignal {
@@ -370,5 +434,81 @@ mod tests {
             assert_eq!(c.ssthresh(), 70 * MTU);
             assert_eq!(c.w_max, w_max, "{flavour:?}");
         }
+    }
+
+    #[test]
+    fn before_any_loss_linux_grows_at_least_five_percent_per_round_trip() {
+        // Congestion avoidance with no W_max (the test's ssthresh is one MTU): the curve
+        // from K = 0 adds 0.4·t³ segments, far less than Linux's floor of cwnd/20 per
+        // round trip (`ca->cnt` ≤ 20). The RFC has no floor: W_est adds α = 1 per round.
+        let mut linux = cubic(CubicFlavour::Linux, 100);
+        let w = rounds(&mut linux, 0.0, 1.0);
+        for pair in w.windows(2) {
+            let g = pair[1] / pair[0];
+            assert!(
+                (1.049..1.056).contains(&g),
+                "growth {g:.4} per round: {w:?}"
+            );
+        }
+        let mut rfc = cubic(CubicFlavour::Rfc9438, 100);
+        let w = rounds(&mut rfc, 0.0, 1.0);
+        assert!(w[9] < 112.0, "RFC 9438: about one segment per round: {w:?}");
+    }
+
+    /// A path of 40 ms whose acks arrive 1 ms apart (a pipe of 40 packets, one ack
+    /// each): slow start from 10 segments, acks of `MTU` each carrying the round trip of
+    /// the chunk they acknowledge. Returns the window and ssthresh after `acks` acks.
+    fn slow_start_on_a_pipe(c: &mut Cubic, acks: usize) -> (u64, u64) {
+        let mut sent = std::collections::VecDeque::new();
+        for k in 0..10 {
+            sent.push_back(Time::ZERO + Duration::from_micros(k));
+        }
+        let mut now = Time::ZERO + Duration::from_millis(40);
+        for _ in 0..acks {
+            let sent_at = sent.pop_front().expect("a chunk in flight");
+            let flight = (sent.len() as u64 + 1) * MTU;
+            let mut a = ack(0.0, MTU, flight);
+            a.now = now.max(sent_at + Duration::from_millis(40));
+            a.newest_sent = Some(sent_at);
+            a.srtt = Some(Duration::from_millis(40));
+            a.min_rtt = Some(Duration::from_millis(40));
+            now = a.now + Duration::from_millis(1);
+            c.on_ack(&a, &[]);
+            while (sent.len() as u64) * MTU < c.cwnd() {
+                sent.push_back(a.now);
+            }
+        }
+        (c.cwnd(), c.ssthresh())
+    }
+
+    #[test]
+    fn hystart_ends_slow_start_when_the_acks_of_a_round_fill_half_the_round_trip() {
+        let linux = |hystart: bool| {
+            let mut c = cubic(CubicFlavour::Linux, 10);
+            c.reno.set_state(10 * MTU, u64::MAX / 2);
+            if hystart {
+                c.hystart = Some(HyStart::default());
+            }
+            c
+        };
+        // Acks 1 ms apart, one per packet: slow start doubles the window each round
+        // (10, 20, 40 …). A round's acks form one train (no gap over 2 ms) only once the
+        // pipe is full, and the train passes 20 ms (half of 40) after 20 of them: the
+        // round of 20 ends short, so it is the round that starts at 40, 20–40 acks in
+        // (the round is found one ack late). The window then is 40 plus one per ack.
+        let mut c = linux(true);
+        let (cwnd, ssthresh) = slow_start_on_a_pipe(&mut c, 200);
+        assert_eq!(
+            c.hystart.as_ref().and_then(|h| h.found()),
+            Some(super::super::hystart::Exit::AckTrain)
+        );
+        let exit = ssthresh / MTU;
+        assert!((60..=80).contains(&exit), "exit at {exit} segments");
+        // From there CUBIC, not slow start: at most 5 % and a bit per round trip.
+        assert!(cwnd < ssthresh * 3 / 2, "{cwnd} after exit at {ssthresh}");
+        // Without HyStart, slow start goes on: the window passes the pipe.
+        let mut c = linux(false);
+        let (cwnd, _) = slow_start_on_a_pipe(&mut c, 200);
+        assert!(cwnd >= 100 * MTU, "{}", cwnd / MTU);
     }
 }

@@ -170,6 +170,7 @@ mod tests {
             mtu: MTU,
             srtt: Some(Duration::from_millis(srtt_ms)),
             min_rtt: Some(Duration::from_millis(min_ms)),
+            newest_sent: None,
         };
         c.on_ack(&ack, &[]);
     }
@@ -211,6 +212,7 @@ mod tests {
             mtu: MTU,
             srtt: Some(Duration::from_millis(120)),
             min_rtt: Some(Duration::from_millis(100)),
+            newest_sent: None,
         };
         c.on_ack(&ack, &[]);
         assert_eq!(c.cwnd(), 31_500);

@@ -31,6 +31,7 @@ mod bbr;
 mod cmt_qa;
 mod cubic;
 mod db_cmt;
+mod hystart;
 mod lia;
 mod olia;
 mod rate_sample;
@@ -44,6 +45,7 @@ pub use bbr::{Bbr, BbrFactory, Mode as BbrMode};
 pub use cmt_qa::{is_wireless_loss, CmtQaCc, CmtQaCcFactory};
 pub use cubic::{Cubic, CubicFactory, CubicFlavour};
 pub use db_cmt::{DbCmtCc, DbCmtCcFactory};
+pub use hystart::{Exit as HyStartExit, HyStart};
 pub use lia::{lia_alpha, Lia, LiaFactory};
 pub use olia::{olia_epsilon, olia_increase, Olia, OliaFactory};
 pub use rate_sample::{RateSample, RateSampler};
@@ -75,6 +77,10 @@ pub struct AckSignal {
     pub srtt: Option<Duration>,
     /// Minimum RTT of the path.
     pub min_rtt: Option<Duration>,
+    /// When the most recently sent of the chunks this SACK newly acknowledged on the
+    /// path left, among those sent once (Karn's rule): `now` minus it is the ack's round
+    /// trip (Linux's `ca_rtt_us`).
+    pub newest_sent: Option<Time>,
 }
 
 /// Snapshot of every path's window, for coupled controllers (LIA, OLIA, BALIA).

@@ -211,6 +211,7 @@ mod tests {
                 mtu: 1000,
                 srtt: Some(Duration::from_millis(100)),
                 min_rtt: Some(Duration::from_millis(100)),
+                newest_sent: None,
             };
             o.on_ack(&ack, &all);
         }

@@ -107,6 +107,7 @@ mod tests {
             mtu: 1500,
             srtt: Some(Duration::from_millis(50)),
             min_rtt: None,
+            newest_sent: None,
         };
         c.on_ack(&ack, &[]);
         assert_eq!(c.cwnd(), 5880);

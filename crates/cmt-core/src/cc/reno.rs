@@ -181,6 +181,7 @@ mod tests {
             mtu: MTU,
             srtt: None,
             min_rtt: None,
+            newest_sent: None,
         }
     }
     fn loss() -> LossSignal {

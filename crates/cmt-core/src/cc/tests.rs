@@ -70,6 +70,7 @@ proptest! {
                             mtu: MTU,
                             srtt: Some(Duration::from_millis(srtt_ms)),
                             min_rtt: Some(Duration::from_millis(min_ms)),
+                            newest_sent: None,
                         };
                         cc.on_ack(&ack, &all);
                         // Growth per ack is bounded: at most one MTU (byte counting) — or,

@@ -152,6 +152,7 @@ mod tests {
                     mtu: 1500,
                     srtt,
                     min_rtt: srtt,
+                    newest_sent: None,
                 };
                 w.on_ack(&ack, &all);
                 check(&w, "an ack");

@@ -362,8 +362,9 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
     Ok((scheduler, rtx, cc))
 }
 
-/// What upstream Linux MPTCP runs besides its scheduler and CUBIC, for every key the
-/// scenario leaves out (decisions D43, D52, D53, D55): RACK-TLP loss detection per
+/// What upstream Linux MPTCP runs besides its scheduler and CUBIC (`linux-cubic`, with
+/// HyStart: decision D56), for every key the scenario leaves out (decisions D43, D52,
+/// D53, D55): RACK-TLP loss detection per
 /// subflow, its reinjection of a stalled subflow's data on another, Proportional Rate
 /// Reduction of each window cut (RFC 9937), Linux's TCP timers (RTO.Min 200 ms,
 /// RTO.Initial 1 s, RTO.Max 120 s; `tcp.h`), an initial window of 10 (RFC 6928), no

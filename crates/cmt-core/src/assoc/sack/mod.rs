@@ -89,6 +89,9 @@ pub(super) struct PathAck {
     /// QUIC: the transmission with the highest number newly acked on the path, when
     /// it was sent, and whether it was the chunk's only one (a round-trip sample).
     pub(super) top: Option<(u64, Time, bool)>,
+    /// The latest send time among chunks sent once that were newly acked (HyStart's
+    /// round trip of the ack).
+    pub(super) newest_sent: Option<Time>,
 }
 
 impl AckScratch {
@@ -109,6 +112,7 @@ impl AckScratch {
                 earliest: (p.out.flight == 0).then_some(None),
                 restart_t3: false,
                 top: None,
+                newest_sent: None,
             };
         }
     }
@@ -542,6 +546,7 @@ impl<O: Observer> Association<O> {
                 mtu: self.cfg.cwnd_unit(),
                 srtt: p.rtt.srtt(),
                 min_rtt: p.rtt.min_rtt(),
+                newest_sent: s.path[i].newest_sent,
             };
             p.cc.on_ack(&ack, &s.cc_views);
             if (p.cc.cwnd(), p.cc.ssthresh()) != before {

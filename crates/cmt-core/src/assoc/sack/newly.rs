@@ -38,6 +38,9 @@ pub(super) fn newly_acked(
     if a.earliest == Some(Some(tsn)) {
         a.restart_t3 = true;
     }
+    if c.tx_count == 1 && a.newest_sent.is_none_or(|t| c.sent_at > t) {
+        a.newest_sent = Some(c.sent_at);
+    }
     let p = &mut paths[d];
     if s.rack {
         p.rack.on_delivered(now, c.sent_at, tsn, c.tx_count > 1);
