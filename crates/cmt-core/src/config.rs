@@ -142,6 +142,9 @@ pub struct Config {
     pub recovery: Recovery,
     /// Whether a stalled path's data is sent again on another ([`Reinject`]).
     pub reinject: Reinject,
+    /// How much new data may be outstanding past the cumulative ack, besides the
+    /// peer's window ([`SendBuffer`]).
+    pub send_buffer: SendBuffer,
     /// Proportional Rate Reduction (RFC 9937, as Linux runs it per TCP connection): a
     /// window reduction for a loss or an ECN mark spreads over the round trip that
     /// follows — each ack lets out a share of what it delivered — instead of cutting
@@ -228,6 +231,37 @@ impl std::str::FromStr for Reinject {
     }
 }
 
+/// The sender's own bound on data sent and not cumulatively acknowledged
+/// (docs/algorithms.md §1.16).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SendBuffer {
+    /// No bound but the peer's receive window (an SCTP sender's model).
+    #[default]
+    Off,
+    /// Linux MPTCP's connection-level send buffer: data leaves the buffer only when
+    /// the cumulative DATA_ACK passes it, and the buffer is the sum of the subflows'
+    /// buffers, each autotuned to twice its largest window in kernel memory
+    /// (`tcp_sndbuf_expand`, `__mptcp_sync_sndbuf`; decision D57).
+    Linux,
+}
+
+impl SendBuffer {
+    /// Its name in scenario files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SendBuffer::Off => "off",
+            SendBuffer::Linux => "linux",
+        }
+    }
+}
+
+impl std::str::FromStr for SendBuffer {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        by_name(&[SendBuffer::Off, SendBuffer::Linux], SendBuffer::name, s)
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -263,6 +297,7 @@ impl Default for Config {
             ecn: false,
             recovery: Recovery::Sctp,
             reinject: Reinject::Off,
+            send_buffer: SendBuffer::Off,
             prr: false,
         }
     }

@@ -39,6 +39,7 @@ pub mod fuzzing;
 pub mod packet;
 pub mod params;
 pub(crate) mod path;
+pub mod preset;
 pub mod registry;
 pub mod rev;
 pub mod rtt;
@@ -52,7 +53,7 @@ pub mod view;
 pub mod wire;
 
 pub use assoc::{Algorithms, AssocInit, AssocStats, Association, Closing, Transmit};
-pub use config::{Compat, Config, MaxBurstMode, Recovery, Reinject};
+pub use config::{Compat, Config, MaxBurstMode, Recovery, Reinject, SendBuffer};
 pub use event::{Event, Observer, SendKind};
 pub use packet::{Chunk, Packet, Payload};
 pub use params::{ParamError, ParamValue, Params};

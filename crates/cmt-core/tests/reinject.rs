@@ -18,7 +18,7 @@
 mod common;
 
 use cmt_core::config::Reinject;
-use cmt_core::{Config, Duration, Event, PathId, Payload, SendKind, Time};
+use cmt_core::{Config, Duration, Event, Payload, SendKind, Time};
 use common::{longest_gap, Faults, Pair};
 
 fn secs(s: f64) -> Time {
@@ -57,18 +57,7 @@ fn outage_until(reinject: Reinject, back: f64) -> Pair {
 }
 
 fn sends(p: &Pair, path: usize, kind: SendKind, from: Time) -> Vec<Time> {
-    p.a.observer()
-        .events
-        .iter()
-        .filter_map(|(t, e)| match e {
-            Event::DataSent {
-                path: PathId(i),
-                kind: k,
-                ..
-            } if *i == path && *k == kind && *t >= from => Some(*t),
-            _ => None,
-        })
-        .collect()
+    common::sends(p, path, kind, from, Time::MAX)
 }
 
 #[test]

@@ -12,13 +12,14 @@ pub struct AlgArgs {
     /// scheduler, each subflow resending its own data, CUBIC as Linux runs it and
     /// RACK-TLP loss detection (with the default `--rto-min`, Linux's 0.2 s) and its
     /// reinjection of a stalled subflow's data on another, with Proportional Rate
-    /// Reduction of each window cut; `picoquic-rr` is picoquic's
+    /// Reduction of each window cut and its connection-level send buffer; `picoquic-rr`
+    /// is picoquic's
     /// path selection, lost data sent on whichever path sends next, New Reno and QUIC's
     /// loss recovery with its per-path probe timeouts. Not with `--scheduler`, `--rtx`,
-    /// `--cc`, `--recovery`, `--reinject` or `--prr`.
+    /// `--cc`, `--recovery`, `--reinject`, `--send-buffer` or `--prr`.
     #[arg(long, value_name = "linux-mptcp|picoquic-rr",
           value_parser = ["linux-mptcp", "picoquic-rr"],
-          conflicts_with_all = ["scheduler", "rtx", "cc", "recovery", "reinject", "prr"])]
+          conflicts_with_all = ["scheduler", "rtx", "cc", "recovery", "reinject", "send_buffer", "prr"])]
     pub(crate) preset: Option<String>,
     /// Scheduler (as in scenario files).
     #[arg(long, default_value = "round-robin")]
@@ -40,6 +41,12 @@ pub struct AlgArgs {
     /// copied to another).
     #[arg(long, default_value = "off", value_name = "off|linux")]
     reinject: cmt_core::Reinject,
+    /// The sender's own buffer: `off` (only the receiver's window bounds what is
+    /// outstanding) or `linux` (Linux MPTCP's connection-level send buffer: data sent
+    /// and not cumulatively acknowledged stays within the sum of the paths' buffers,
+    /// each twice its largest window in kernel memory).
+    #[arg(long, default_value = "off", value_name = "off|linux")]
+    send_buffer: cmt_core::SendBuffer,
     /// Proportional Rate Reduction (RFC 9937, as Linux runs it): a path's window cut
     /// for a loss comes down over the next round trip, each ack letting out a share of
     /// what it delivered, instead of at once. Not with `--recovery quic`.
@@ -123,6 +130,7 @@ pub(crate) struct Algorithms {
     pub(crate) cc: String,
     pub(crate) recovery: cmt_core::Recovery,
     pub(crate) reinject: cmt_core::Reinject,
+    pub(crate) send_buffer: cmt_core::SendBuffer,
     pub(crate) prr: bool,
 }
 
@@ -137,6 +145,7 @@ impl AlgArgs {
                 cc: "reno".into(),
                 recovery: cmt_core::Recovery::Quic,
                 reinject: cmt_core::Reinject::Off,
+                send_buffer: cmt_core::SendBuffer::Off,
                 prr: false,
             },
             Some(_linux_mptcp) => Algorithms {
@@ -145,6 +154,7 @@ impl AlgArgs {
                 cc: "linux-cubic".into(),
                 recovery: cmt_core::Recovery::RackTlp,
                 reinject: cmt_core::Reinject::Linux,
+                send_buffer: cmt_core::SendBuffer::Linux,
                 prr: true,
             },
             None => Algorithms {
@@ -153,6 +163,7 @@ impl AlgArgs {
                 cc: self.cc.clone(),
                 recovery: self.recovery,
                 reinject: self.reinject,
+                send_buffer: self.send_buffer,
                 prr: self.prr,
             },
         }
@@ -201,11 +212,13 @@ pub(crate) fn options(a: &AlgArgs) -> Result<Options, String> {
         return Err("--prr: not with --recovery quic (RFC 9002 cuts the window at once)".into());
     }
     Ok(Options {
+        preset: a.preset.clone(),
         scheduler: algs.scheduler,
         rtx: algs.rtx,
         cc: algs.cc,
         recovery: algs.recovery,
         reinject: algs.reinject,
+        send_buffer: algs.send_buffer,
         prr: algs.prr,
         rbuf: a.rbuf,
         timeout_s: a.timeout,

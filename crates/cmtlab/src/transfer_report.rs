@@ -21,6 +21,7 @@ pub(crate) fn summary_json(
         "cc": algs.cc,
         "recovery": algs.recovery.name(),
         "reinject": algs.reinject.name(),
+        "send_buffer": algs.send_buffer.name(),
         "prr": algs.prr,
         "rbuf": a.rbuf,
         "goodput_mbps": r.goodput_mbps(),

@@ -40,12 +40,29 @@ impl<O: Observer> Association<O> {
     }
 
     /// `view` as schedulers and policies see it: a path held in reserve shows
-    /// [`PathState::Standby`] and cannot send.
+    /// [`PathState::Standby`] and cannot send; under RACK-TLP a path whose timeout has
+    /// not been answered yet takes no new data ([`Self::in_tcp_loss`]).
     pub(super) fn reserve(&self, mut view: PathView) -> PathView {
         if self.standby(view.id.0) {
             view.state = PathState::Standby;
             view.can_send = false;
         }
+        if self.in_tcp_loss(view.id.0) {
+            view.can_send = false;
+        }
         view
+    }
+
+    /// TCP's Loss state, kept under RACK-TLP (decision D52 (8)): after a path's
+    /// retransmission timeout, nothing new goes to it until one of its own chunks is
+    /// acknowledged there (its error count cleared). A Linux subflow enters Loss with a
+    /// window of one packet and its retransmitted head in flight, so it sends nothing
+    /// new until an ack comes on it (`tcp_enter_loss`); here the acknowledgement of a
+    /// copy another path carried would otherwise free the window of a path that has
+    /// said nothing since its timeout.
+    pub(super) fn in_tcp_loss(&self, i: usize) -> bool {
+        self.cfg.recovery == crate::config::Recovery::RackTlp
+            && self.paths[i].losses.error_count > 0
+            && self.paths[i].losses.last_timeout.is_some()
     }
 }

@@ -22,6 +22,7 @@ mod renege;
 mod rtx_dest;
 mod sack;
 mod send;
+mod send_buffer;
 mod send_queue;
 mod shutdown;
 mod timers;

@@ -323,6 +323,9 @@ impl<O: Observer> Association<O> {
             return None;
         }
         self.set_blocked(now, false);
+        if !self.send_buffer_room(len as u64) {
+            return None;
+        }
         self.refresh_views_for_new_data(reuse);
         let ctx = sched_context(&self.views, &self.snd, self.rounds.adverts, now, (len, max));
         let available = ctx.chunks_available;
@@ -457,6 +460,7 @@ impl<O: Observer> Association<O> {
             prr.on_sent(size);
         }
         p.sending.last_data_sent = Some(now);
+        p.sending.largest_cwnd = p.sending.largest_cwnd.max(p.cc.cwnd());
         if p.timers.t3().is_none() {
             p.timers.set_t3(Some(now + rto));
         }

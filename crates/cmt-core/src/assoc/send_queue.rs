@@ -158,6 +158,11 @@ impl SendState {
         self.queued_bytes().saturating_add(self.chunk_bytes)
     }
 
+    /// User bytes in chunks given a TSN and not cumulatively acknowledged.
+    pub(super) fn chunk_bytes(&self) -> u64 {
+        self.chunk_bytes
+    }
+
     /// Appends a chunk that was just given the next TSN.
     pub(super) fn push_chunk(&mut self, c: TxChunk) {
         self.chunk_bytes += c.len as u64;

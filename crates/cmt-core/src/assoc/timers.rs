@@ -209,6 +209,10 @@ impl<O: Observer> Association<O> {
         self.cwnd_event(now, id);
         self.count_error(now, id);
         self.mark_in_flight(now, id, true);
+        if self.in_tcp_loss(id.0) && self.paths[id].timers.hb_pending().is_none() {
+            let rto = self.paths[id].rtt.rto();
+            self.paths[id].timers.set_hb_due(Some(now + rto));
+        }
     }
 
     /// Copies on path `id` are given up (their originals are retransmitted if lost);
@@ -248,6 +252,17 @@ impl<O: Observer> Association<O> {
         {
             self.paths[id].timers.set_hb_due(None);
             return;
+        }
+        // A path in TCP's Loss state is probed once it holds nothing of its own (its
+        // chunks acknowledged through copies elsewhere), as TCP's next timeout would
+        // resend its head; until then it retransmits its own (`in_tcp_loss`).
+        if self.in_tcp_loss(id.0) {
+            if p.out.flight > 0 || p.out.marked > 0 {
+                let rto = p.rtt.rto();
+                self.paths[id].timers.set_hb_due(Some(now + rto));
+                return;
+            }
+            return self.send_heartbeat(now, id);
         }
         // An ACTIVE path that carried data recently is not idle: look again later
         // (a stale one is probed now: `reinject`).
@@ -293,7 +308,7 @@ impl<O: Observer> Association<O> {
         let p = &self.paths[id];
         let due = match p.state {
             PathState::Removed => None,
-            PathState::Active if !p.stale.is_stale(p.heard) => {
+            PathState::Active if !p.stale.is_stale(p.heard) && !self.in_tcp_loss(id.0) => {
                 Some(now + hb_period(&self.cfg, p, &mut self.rng))
             }
             // PF, INACTIVE, unconfirmed and stale paths are probed every (backed-off)

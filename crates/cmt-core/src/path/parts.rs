@@ -184,6 +184,9 @@ pub(crate) struct Sending {
     pub(crate) burst_used: u32,
     /// Last time data was sent on this path.
     pub(crate) last_data_sent: Option<Time>,
+    /// The largest congestion window data was sent under (bytes): what Linux sizes a
+    /// subflow's send buffer by (`send_buffer = "linux"`).
+    pub(crate) largest_cwnd: u64,
 }
 
 /// Linux MPTCP's view of a subflow making no progress (`mptcp_pm_subflow_chk_stale`),

@@ -10,7 +10,9 @@ use cmt_core::cc::RenoFactory;
 use cmt_core::rtx::RtxCwndFactory;
 use cmt_core::rtx::RtxFactory;
 use cmt_core::sched::{RoundRobinFactory, SchedulerFactory};
-use cmt_core::{Algorithms, AssocInit, Association, Config, Duration, Event, Packet, PathId, Time};
+use cmt_core::{
+    Algorithms, AssocInit, Association, Config, Duration, Event, Packet, PathId, SendKind, Time,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -290,4 +292,20 @@ pub fn longest_gap(p: &Pair, from: Time) -> Duration {
         }
     }
     gap
+}
+
+/// When the sender sent DATA of `kind` on `path` in `[from, to)`.
+pub fn sends(p: &Pair, path: usize, kind: SendKind, from: Time, to: Time) -> Vec<Time> {
+    p.a.observer()
+        .events
+        .iter()
+        .filter_map(|(t, e)| match e {
+            Event::DataSent {
+                path: PathId(i),
+                kind: k,
+                ..
+            } if *i == path && *k == kind && *t >= from && *t < to => Some(*t),
+            _ => None,
+        })
+        .collect()
 }

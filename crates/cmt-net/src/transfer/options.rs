@@ -17,6 +17,10 @@ use super::report::PathCount;
 /// ([`outputs`](Self::outputs)).
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// A deployed stack's settings besides its algorithms (`linux-mptcp`,
+    /// `picoquic-rr`: its timers, initial window, burst limit, delayed-ack time;
+    /// [`cmt_core::preset::apply`]), all but RTO.Min, which stays `rto_min_s`.
+    pub preset: Option<String>,
     /// Scheduler name (as in scenario files).
     pub scheduler: String,
     /// Retransmission policy name.
@@ -46,6 +50,9 @@ pub struct Options {
     /// Whether a stalled path's data is also sent on another: upstream Linux MPTCP's
     /// reinjection, or none (docs/algorithms.md §1.13).
     pub reinject: cmt_core::Reinject,
+    /// The sender's own bound on data outstanding: none, or Linux MPTCP's
+    /// connection-level send buffer (docs/algorithms.md §1.16).
+    pub send_buffer: cmt_core::SendBuffer,
     /// Proportional Rate Reduction of each window cut (RFC 9937, as Linux runs it;
     /// docs/algorithms.md §1.15).
     pub prr: bool,
@@ -241,7 +248,9 @@ impl Default for Options {
             receiver_rates: false,
             ecn: false,
             recovery: cmt_core::Recovery::Sctp,
+            preset: None,
             reinject: cmt_core::Reinject::Off,
+            send_buffer: cmt_core::SendBuffer::Off,
             prr: false,
             outage_tolerance_s: 300.0,
             rto_min_s: 0.2,

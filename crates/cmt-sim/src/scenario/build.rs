@@ -1,6 +1,7 @@
 //! Validation and conversion of a parsed [`Scenario`] into the values the simulator uses.
 
 use cmt_core::cc::{self, CcFactory};
+use cmt_core::preset;
 use cmt_core::rtx::{self, RtxFactory};
 use cmt_core::sched::{self, SchedulerFactory};
 use cmt_core::{Compat, Config, Duration, MaxBurstMode, Params};
@@ -277,6 +278,10 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
             None => d.reinject,
             Some(r) => field("association.reinject", r.parse())?,
         },
+        send_buffer: match a.send_buffer.as_deref() {
+            None => d.send_buffer,
+            Some(r) => field("association.send_buffer", r.parse())?,
+        },
         prr: a.prr.unwrap_or(d.prr),
     })
 }
@@ -330,10 +335,10 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
             ))
         }
     };
-    match a.preset.as_deref() {
-        Some("linux-mptcp") => linux_mptcp_defaults(a, config),
-        Some("picoquic-rr") => picoquic_defaults(a, config),
-        _ => {}
+    if let Some(name) = a.preset.as_deref() {
+        // What the deployed stacks run besides their algorithms (decisions D43, D52–D55,
+        // D57), for every key the scenario leaves out.
+        preset::apply(name, config, |k| given(a, k));
     }
     if a.receiver_rates.unwrap_or(p_rev) {
         config.rev = Some(
@@ -362,77 +367,22 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
     Ok((scheduler, rtx, cc))
 }
 
-/// What upstream Linux MPTCP runs besides its scheduler and CUBIC (`linux-cubic`, with
-/// HyStart: decision D56), for every key the scenario leaves out (decisions D43, D52,
-/// D53, D55): RACK-TLP loss detection per
-/// subflow, its reinjection of a stalled subflow's data on another, Proportional Rate
-/// Reduction of each window cut (RFC 9937), Linux's TCP timers (RTO.Min 200 ms,
-/// RTO.Initial 1 s, RTO.Max 120 s; `tcp.h`), an initial window of 10 (RFC 6928), no
-/// burst limit and 40 ms delayed acks. CMT's DAC stays on:
-/// each MPTCP subflow has its own in-order sequence space and so delays its acks while
-/// the other subflows' data arrives, which is what DAC gives one TSN space.
-fn linux_mptcp_defaults(a: &super::AssociationSpec, config: &mut Config) {
-    let ms = Duration::from_millis;
-    if a.recovery.is_none() {
-        config.recovery = cmt_core::Recovery::RackTlp;
-    }
-    if a.reinject.is_none() {
-        config.reinject = cmt_core::Reinject::Linux;
-    }
-    config.prr = a.prr.unwrap_or(true);
-    if a.rto_min.is_none() {
-        config.rto_min = ms(200);
-    }
-    if a.rto_initial.is_none() {
-        config.rto_initial = ms(1_000);
-    }
-    if a.rto_max.is_none() {
-        config.rto_max = ms(120_000);
-    }
-    if a.initial_window.is_none() {
-        config.initial_window = Some(10);
-    }
-    if a.max_burst.is_none() {
-        config.max_burst = 0;
-    }
-    if a.sack_delay.is_none() {
-        config.sack_delay = ms(40);
-    }
-}
-
-/// What picoquic runs besides its path selection and New Reno, for every key the
-/// scenario leaves out (decisions D38, D43, D54): QUIC's loss recovery per path (RFC
-/// 9002, multipath QUIC's per-path probe timeouts), the peer's `max_ack_delay` of
-/// 25 ms as its delayed-ack time and RTO.Min (heartbeats and idle decay), the 1 s
-/// initial probe timeout of `kInitialRtt`, an initial window and burst limit of 10
-/// packets, and a path that timed out demoted until acknowledged again (CMT-PF after
-/// one timeout: picoquic takes no data to a path with retransmissions pending while
-/// another has none).
-fn picoquic_defaults(a: &super::AssociationSpec, config: &mut Config) {
-    let ms = Duration::from_millis;
-    if a.recovery.is_none() {
-        config.recovery = cmt_core::Recovery::Quic;
-    }
-    if a.rto_min.is_none() {
-        config.rto_min = ms(25);
-    }
-    if a.rto_initial.is_none() {
-        config.rto_initial = ms(1_000);
-    }
-    if a.initial_window.is_none() {
-        config.initial_window = Some(10);
-    }
-    if a.max_burst.is_none() {
-        config.max_burst = 10;
-    }
-    if a.sack_delay.is_none() {
-        config.sack_delay = ms(25);
-    }
-    if a.pf.is_none() {
-        config.pf_enabled = true;
-    }
-    if a.pfmr.is_none() {
-        config.pfmr = 0;
+/// Which of the keys a preset may give the scenario set itself.
+fn given(a: &super::AssociationSpec, key: preset::Key) -> bool {
+    use preset::Key;
+    match key {
+        Key::Recovery => a.recovery.is_some(),
+        Key::Reinject => a.reinject.is_some(),
+        Key::SendBuffer => a.send_buffer.is_some(),
+        Key::Prr => a.prr.is_some(),
+        Key::RtoMin => a.rto_min.is_some(),
+        Key::RtoInitial => a.rto_initial.is_some(),
+        Key::RtoMax => a.rto_max.is_some(),
+        Key::InitialWindow => a.initial_window.is_some(),
+        Key::MaxBurst => a.max_burst.is_some(),
+        Key::SackDelay => a.sack_delay.is_some(),
+        Key::Pf => a.pf.is_some(),
+        Key::Pfmr => a.pfmr.is_some(),
     }
 }
 

@@ -277,6 +277,9 @@ pub struct AssociationSpec {
     /// Reinjection (default "off"; "linux": upstream Linux MPTCP's, data held up on one
     /// path sent again on an idle or healthy other).
     pub reinject: Option<String>,
+    /// The sender's own buffer (default "off": only the peer's window bounds what is
+    /// outstanding; "linux": Linux MPTCP's autotuned connection-level send buffer).
+    pub send_buffer: Option<String>,
     /// Proportional Rate Reduction of each window cut (default false; RFC 9937).
     pub prr: Option<bool>,
     /// Heartbeats on idle paths (default true).

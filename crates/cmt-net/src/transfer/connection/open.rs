@@ -121,7 +121,7 @@ fn association(
         name => name,
     };
     let cc = cc::by_name(cc_name, &p).map_err(|e| e.0)?;
-    let cfg = Config {
+    let mut cfg = Config {
         mtu: o.mtu,
         ip_header_len: overhead,
         rbuf: o.rbuf,
@@ -140,9 +140,14 @@ fn association(
         ecn: o.ecn,
         recovery: o.recovery,
         reinject: o.reinject,
+        send_buffer: o.send_buffer,
         prr: o.prr,
         ..Config::default()
     };
+    if let Some(name) = &o.preset {
+        // The runtime keeps its own RTO.Min (`--rto-min`).
+        cmt_core::preset::apply(name, &mut cfg, |k| k == cmt_core::preset::Key::RtoMin);
+    }
     let algs = Algorithms {
         scheduler: sched.build(paths),
         rtx: rtx.build(),

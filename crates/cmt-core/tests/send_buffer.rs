@@ -1,0 +1,159 @@
+//! Linux MPTCP's connection-level send buffer (`Config::send_buffer =
+//! SendBuffer::Linux`) and TCP's Loss state under RACK-TLP, on the in-memory pair: two
+//! 10 ms paths of 20 Mbit/s, 4 MB receive window, RTO.Min 200 ms, retransmissions on
+//! the path that lost (RTX-SAME), Linux's reinjection, path 1 dead from 5 s.
+//!
+//! The model the bounds come from. The buffer is `tcp_wmem[0]` (4,096 bytes) plus, per
+//! path, twice its largest window in packets (at least 10) times the kernel memory of
+//! one packet (2,304 bytes for a 1,452-byte chunk). New data goes out only while what
+//! is sent and not cumulatively acknowledged fits it; the cumulative ack stops at the
+//! first chunk lost with path 1, so from the cut on path 0 can send at most the buffer
+//! as new data, and then goes idle until the hole is filled — by a copy from
+//! reinjection, which Linux sends only on an idle path. Slow start ends at 30 kB and
+//! the cut comes 1.5 s in, so congestion avoidance has grown each window by at most one
+//! packet per round trip (at least 20 ms): under 100 packets, a buffer under 1 MB.
+//! Without it the 4 MB window lets path 0 send over a megabyte past the hole.
+
+mod common;
+
+use cmt_core::config::{Recovery, Reinject, SendBuffer};
+use cmt_core::{Config, Duration, Event, PathId, Payload, SendKind, Time};
+use common::{sends, Faults, Pair};
+
+fn secs(s: f64) -> Time {
+    Time::ZERO + Duration::from_secs_f64(s)
+}
+
+fn cfg(send_buffer: SendBuffer, recovery: Recovery) -> Config {
+    Config {
+        reinject: Reinject::Linux,
+        send_buffer,
+        recovery,
+        rbuf: 4 << 20,
+        rto_min: Duration::from_millis(200),
+        rto_initial: Duration::from_secs(1),
+        initial_ssthresh: Some(30_000),
+        ..Config::default()
+    }
+}
+
+/// A backlogged transfer; path 1 down from `cut` s until `back` s; 12 s in all.
+fn outage(cfg: Config, cut: f64, back: f64) -> Pair {
+    let link = Faults {
+        rate_bps: 20_000_000,
+        ..Faults::clean(10)
+    };
+    let faults = vec![link.clone(), link];
+    let mut p = Pair::named(cfg, "round-robin", "rtx-same", faults, 11);
+    p.a.write(Payload::Synthetic(u32::MAX));
+    let drain = |p: &mut Pair| {
+        while p.b.read().is_some() {}
+        false
+    };
+    p.drive(secs(cut), drain);
+    p.down[1] = true;
+    p.drive(secs(back), drain);
+    p.down[1] = false;
+    p.drive(secs(12.0), drain);
+    p
+}
+
+fn timeouts(p: &Pair, path: usize) -> Vec<Time> {
+    p.a.observer()
+        .events
+        .iter()
+        .filter_map(|(t, e)| match e {
+            Event::Timeout {
+                path: PathId(i), ..
+            } if *i == path => Some(*t),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The largest window each path had before `to`, bytes.
+fn largest_cwnd(p: &Pair, to: Time) -> [u64; 2] {
+    let mut w = [0u64; 2];
+    for (t, e) in &p.a.observer().events {
+        if let Event::CwndChanged { path, cwnd, .. } = e {
+            if *t < to {
+                w[path.0] = w[path.0].max(*cwnd);
+            }
+        }
+    }
+    w
+}
+
+/// User bytes of new data path 0 sent in `[from, to)`.
+fn new_bytes(p: &Pair, from: Time, to: Time) -> u64 {
+    p.a.observer()
+        .events
+        .iter()
+        .filter_map(|(t, e)| match e {
+            Event::DataSent {
+                path: PathId(0),
+                kind: SendKind::New,
+                bytes,
+                ..
+            } if *t >= from && *t < to => Some(*bytes as u64),
+            _ => None,
+        })
+        .sum()
+}
+
+#[test]
+fn with_linuxs_send_buffer_the_surviving_path_sends_at_most_the_buffer_past_the_hole() {
+    let with = outage(cfg(SendBuffer::Linux, Recovery::RackTlp), 1.5, 12.0);
+    let first_copy = sends(&with, 0, SendKind::Copy, secs(1.5), secs(12.0))[0];
+    let w = largest_cwnd(&with, first_copy);
+    let buffer = 4096 + w.iter().map(|c| 2 * (c / 1500).max(10) * 2304).sum::<u64>();
+    let past = new_bytes(&with, secs(1.5), first_copy);
+    println!("largest windows {w:?}, buffer {buffer}, new bytes past the cut {past}, first copy {first_copy}");
+    assert!(buffer < 1 << 20, "windows near the Mathis bound: {w:?}");
+    assert!(past <= buffer, "{past} bytes past the cut, buffer {buffer}");
+    // The first copy comes while path 0 is idle: no new data in the 50 ms (over two
+    // round trips) before it.
+    let before = sends(
+        &with,
+        0,
+        SendKind::New,
+        first_copy - Duration::from_millis(50),
+        first_copy,
+    );
+    assert!(
+        before.is_empty(),
+        "path 0 idle before the first copy at {first_copy}"
+    );
+    // Without the buffer the receive window alone bounds it: far more goes past the
+    // hole, over a megabyte, before the first copy.
+    let without = outage(cfg(SendBuffer::Off, Recovery::RackTlp), 1.5, 12.0);
+    let first_copy = sends(&without, 0, SendKind::Copy, secs(1.5), secs(12.0))[0];
+    let past_off = new_bytes(&without, secs(1.5), first_copy);
+    println!("without: {past_off} bytes past the cut, first copy {first_copy}");
+    assert!(past_off > 1 << 20, "{past_off} bytes without the buffer");
+}
+
+#[test]
+fn under_rack_tlp_a_path_takes_no_new_data_from_its_timeout_until_it_answers() {
+    // Path 1 down from 1.5 to 5 s, with the send buffer, so path 0 idles and the copies
+    // of path 1's chunks are acknowledged early. TCP's Loss state: nothing new on path
+    // 1 from its first timeout until a probe or retransmission of its own is
+    // acknowledged after its return — the copies' acknowledgements must not free its
+    // window — and then it carries new data again.
+    let p = outage(cfg(SendBuffer::Linux, Recovery::RackTlp), 1.5, 5.0);
+    let first = timeouts(&p, 1)[0];
+    assert!(
+        first > secs(1.5) && first < secs(2.0),
+        "first timeout at {first}"
+    );
+    let during = sends(&p, 1, SendKind::New, first, secs(5.0));
+    assert!(
+        during.is_empty(),
+        "new data on path 1 while it was down: {during:?}"
+    );
+    let after = sends(&p, 1, SendKind::New, secs(5.0), secs(12.0));
+    assert!(
+        !after.is_empty(),
+        "path 1 carries new data again after its return"
+    );
+}
