@@ -1,7 +1,7 @@
 //! What a deployed stack runs besides its scheduler, retransmission policy and
 //! congestion control: the settings a preset gives an association for every key the
 //! user leaves out. One table for the simulator's scenarios and the runtime's
-//! `--preset`, so that a preset means the same thing in both (docs/algorithms.md §6,
+//! `--preset`, so that a preset means the same thing in both (docs/algorithms.md §9.4–§9.5,
 //! decisions D43, D52–D55, D57).
 
 use crate::config::{Config, Recovery, Reinject, SendBuffer};
