@@ -241,7 +241,9 @@ pub enum SendBuffer {
     /// Linux MPTCP's connection-level send buffer: data leaves the buffer only when
     /// the cumulative DATA_ACK passes it, and the buffer is the sum of the subflows'
     /// buffers, each autotuned to twice its largest window in kernel memory
-    /// (`tcp_sndbuf_expand`, `__mptcp_sync_sndbuf`; decision D57).
+    /// (`tcp_sndbuf_expand`, `__mptcp_sync_sndbuf`; decision D57); and each path's
+    /// write queue, which takes new data while that path's buffer has room and sends
+    /// it as its window opens (`__mptcp_push_pending`; decision D58).
     Linux,
 }
 

@@ -44,6 +44,9 @@ pub struct PathView {
     /// Bytes in flight (sent, not acked, not marked for retransmission), counted as DATA
     /// chunk bytes (16-byte header and padding included).
     pub flight: u64,
+    /// Bytes given to the path and not sent yet: its share of Linux MPTCP's subflow
+    /// write queues (`send_buffer = "linux"`); 0 otherwise.
+    pub queued: u64,
     /// Smoothed RTT (None before the first sample).
     pub srtt: Option<Duration>,
     /// RTT variation.
@@ -88,6 +91,7 @@ impl PathView {
             cwnd: 4380,
             ssthresh: 65536,
             flight: 0,
+            queued: 0,
             srtt: None,
             rttvar: Duration::ZERO,
             min_rtt: None,

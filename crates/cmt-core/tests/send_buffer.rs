@@ -18,7 +18,7 @@ mod common;
 
 use cmt_core::config::{Recovery, Reinject, SendBuffer};
 use cmt_core::{Config, Duration, Event, PathId, Payload, SendKind, Time};
-use common::{sends, Faults, Pair};
+use common::{data_sent, sends, Faults, Pair};
 
 fn secs(s: f64) -> Time {
     Time::ZERO + Duration::from_secs_f64(s)
@@ -155,5 +155,93 @@ fn under_rack_tlp_a_path_takes_no_new_data_from_its_timeout_until_it_answers() {
     assert!(
         !after.is_empty(),
         "path 1 carries new data again after its return"
+    );
+}
+
+/// Two paths, 20 and 2 Mbit/s, 10 ms each, upstream Linux's scheduler, 2 s of a
+/// backlogged transfer.
+fn fast_and_slow(send_buffer: SendBuffer) -> Pair {
+    let fast = Faults {
+        rate_bps: 20_000_000,
+        ..Faults::clean(10)
+    };
+    let slow = Faults {
+        rate_bps: 2_000_000,
+        ..Faults::clean(10)
+    };
+    let mut p = Pair::named(
+        cfg(send_buffer, Recovery::RackTlp),
+        "linux-mptcp",
+        "rtx-same",
+        vec![fast, slow],
+        5,
+    );
+    p.a.write(Payload::Synthetic(u32::MAX));
+    p.drive(secs(2.0), |p| {
+        while p.b.read().is_some() {}
+        false
+    });
+    p
+}
+
+#[test]
+fn with_linuxs_write_queues_a_slow_path_holds_its_place_in_the_stream_up_to_its_buffer() {
+    // Linux moves data into a subflow's queue while the subflow's buffer (twice its
+    // largest window, at least 10 packets, at 2,304 bytes a packet) has room, and the
+    // data has its sequence number from then on. So the slow path sends chunks whose
+    // TSNs are below ones the fast path already sent, in its own queue's order; and
+    // the chunks waiting in its queue at any moment (later sent on it, with TSNs below
+    // the highest sent by then) stay within that buffer, counted in DATA chunk bytes
+    // (1,468 for a full chunk). Without the queues a chunk gets its TSN as it leaves:
+    // new TSNs go out in order.
+    let p = fast_and_slow(SendBuffer::Linux);
+    let sent = data_sent(&p, SendKind::New);
+    let slow: Vec<(Time, u64)> = sent
+        .iter()
+        .filter(|s| s.1 == 1)
+        .map(|s| (s.0, s.2))
+        .collect();
+    assert!(
+        slow.len() > 100,
+        "the slow path carried data: {}",
+        slow.len()
+    );
+    assert!(
+        slow.windows(2).all(|w| w[0].1 < w[1].1),
+        "the slow path's queue keeps its order"
+    );
+    let mut highest = 0u64;
+    let (mut behind, mut peak_waiting) = (0usize, 0usize);
+    for (k, &(t, path, tsn)) in sent.iter().enumerate() {
+        if path == 1 {
+            behind += usize::from(tsn < highest);
+            // Chunks the slow path sends later whose TSNs are below the highest
+            // sent so far: given to its queue already.
+            let waiting = sent[k..]
+                .iter()
+                .filter(|s| s.1 == 1 && s.2 < highest && s.2 != tsn)
+                .count();
+            let w = largest_cwnd(&p, t + Duration::from_nanos(1))[1];
+            let buffer = 2 * (w / 1500).max(10) * 2304;
+            assert!(
+                waiting as u64 * 1468 <= buffer,
+                "at {t}: {waiting} chunks waiting on the slow path, its buffer {buffer} B"
+            );
+            peak_waiting = peak_waiting.max(waiting);
+        }
+        highest = highest.max(tsn);
+    }
+    println!(
+        "{behind} of {} slow-path chunks behind the fast path, up to {peak_waiting} waiting",
+        slow.len()
+    );
+    assert!(
+        behind > slow.len() / 2,
+        "most slow-path chunks had their place before newer ones left on the fast path: {behind}"
+    );
+    let off = data_sent(&fast_and_slow(SendBuffer::Off), SendKind::New);
+    assert!(
+        off.windows(2).all(|w| w[0].2 < w[1].2),
+        "without the queues new TSNs leave in order"
     );
 }

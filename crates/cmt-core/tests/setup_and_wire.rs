@@ -206,6 +206,35 @@ fn a_sack_for_data_never_sent_is_a_protocol_violation_answered_with_abort() {
 }
 
 #[test]
+fn a_sack_for_data_waiting_in_a_write_queue_is_a_protocol_violation_too() {
+    // With Linux's write queues a chunk has its TSN while it waits unsent; a SACK
+    // that acknowledges it cumulatively acknowledges data never sent.
+    let cfg = Config {
+        send_buffer: cmt_core::SendBuffer::Linux,
+        ..Config::default()
+    };
+    let (ia, _) = cmt_core::AssocInit::pair(3, cfg.rbuf, cfg.rbuf);
+    let mut a = endpoint(&cfg, 1, ia.clone());
+    a.write(Payload::Bytes(Bytes::from(vec![7u8; 100_000])));
+    let t = Time::from_nanos(1);
+    let sent = std::iter::from_fn(|| a.poll_transmit(t))
+        .filter(|x| x.packet.has_data())
+        .count() as u32;
+    assert!(sent > 0 && a.unsent_bytes() < 100_000 - 1452 * sent as u64);
+    // One TSN past the last sent: given to a queued chunk, never sent.
+    let lie = Packet {
+        vtag: ia.local_vtag,
+        chunks: vec![Chunk::Sack(cmt_core::packet::SackChunk {
+            cum_tsn: ia.initial_tsn.wrapping_add(sent),
+            a_rwnd: 65536,
+            ..Default::default()
+        })],
+    };
+    a.handle_packet(t, PathId(0), lie);
+    assert!(a.is_failed(), "{sent} chunks sent, the SACK acked one more");
+}
+
+#[test]
 fn with_path_confirmation_a_second_path_carries_data_only_after_its_heartbeat_is_answered() {
     let cfg = Config {
         confirm_paths: true,

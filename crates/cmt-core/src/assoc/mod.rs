@@ -25,9 +25,11 @@ mod send;
 mod send_buffer;
 mod send_queue;
 mod shutdown;
+mod subflow_queue;
 mod timers;
 mod tsn_bits;
 mod tsn_runs;
+mod write_queues;
 
 pub use outputs::{AssocStats, Transmit};
 pub use reconfig::AddrRequest;
@@ -557,9 +559,12 @@ impl<O: Observer> Association<O> {
         self.obs.event(now, &ev);
     }
 
-    /// A cumulative ack beyond the last TSN sent: the peer is confused or lying.
+    /// A cumulative ack beyond the last TSN sent, or covering a TSN given to a chunk
+    /// not sent yet (reserved, or waiting in a path's write queue): the peer is
+    /// confused or lying.
     fn acks_unsent_data(&self, cum_tsn: u32) -> bool {
-        crate::tsn::unwrap_tsn(self.snd.cum_ack, cum_tsn) >= self.snd.next_tsn
+        let cum = crate::tsn::unwrap_tsn(self.snd.cum_ack, cum_tsn);
+        cum >= self.snd.next_tsn || self.snd.reserved.first().is_some_and(|&r| cum >= r)
     }
 
     /// Highest TSN received in order.

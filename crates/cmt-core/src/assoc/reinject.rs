@@ -12,8 +12,10 @@
 //!   non-stale path with nothing outstanding (a backup one only while no path has
 //!   made progress for more than one period) gets a copy of the oldest
 //!   unacknowledged data: the chunks of one data fragment, at most 32 KiB (Linux
-//!   carves its fragments from 32 KiB pages). Paths with data outstanding have their
-//!   stale count looked at instead.
+//!   carves its fragments from 32 KiB pages). With write queues (`send_buffer =
+//!   "linux"`) chunks of that fragment still waiting in another path's queue are taken
+//!   out of it and given again instead (decision D58 (4)). Paths with data outstanding
+//!   or queued have their stale count looked at instead.
 //! - *Stale paths* (`mptcp_pm_subflow_chk_stale`, `mptcp_pm_subflows_chk_stale`):
 //!   a path whose count of periods without hearing from the peer exceeds
 //!   `stale_loss_cnt` (4), while another active path's count is below 3, is marked
@@ -102,8 +104,11 @@ impl<O: Observer> Association<O> {
             return;
         }
         if let Some(dest) = self.retrans_path() {
+            // The oldest data not acknowledged, up to one fragment: copies of what
+            // other paths sent, and, with write queues, what waits in another path's
+            // queue (Linux's connection-level queue holds both; decision D58 (4)).
             let mut bytes = 0;
-            let head = self.unacked_where(
+            let head = self.unacked_or_queued_where(
                 |c| c.path != dest,
                 |c| {
                     let first = bytes == 0;
@@ -111,13 +116,17 @@ impl<O: Observer> Association<O> {
                     first || bytes <= FRAGMENT
                 },
             );
-            self.queue_copies(dest, head);
+            let (sent, queued): (Vec<u64>, Vec<u64>) = head
+                .into_iter()
+                .partition(|&t| self.snd.chunks[self.snd.index(t)].tx_count > 0);
+            self.queue_copies(dest, sent);
+            self.release_queued(&queued);
         }
         self.reinject_at = Some(now + self.reinject_period(now));
     }
 
     /// `mptcp_subflow_get_retrans`: the first ACTIVE, non-stale path with nothing
-    /// outstanding; a backup one only if no busy path progressed for over a period.
+    /// outstanding or queued; a backup one only if no busy path progressed for over a period.
     /// Busy paths have their stale count looked at.
     fn retrans_path(&mut self) -> Option<PathId> {
         let (mut pick, mut backup, mut min_stale) = (None, None, u8::MAX);
@@ -129,7 +138,9 @@ impl<O: Observer> Association<O> {
             if p.stale.is_stale(p.heard) {
                 continue;
             }
-            if p.out.flight > 0 || p.out.marked > 0 {
+            // Nothing outstanding, and with write queues nothing waiting either
+            // (`tcp_rtx_and_write_queues_empty`).
+            if p.out.flight > 0 || p.out.marked > 0 || self.snd.subflows.bytes(i) > 0 {
                 self.check_stale(PathId(i));
                 min_stale = min_stale.min(self.paths[i].stale.count);
                 continue;
@@ -181,13 +192,31 @@ impl<O: Observer> Association<O> {
     pub(super) fn unacked_where(
         &self,
         which: impl Fn(&TxChunk) -> bool,
+        more: impl FnMut(&TxChunk) -> bool,
+    ) -> Vec<u64> {
+        self.chunks_where(|c| c.tx_count > 0, which, more)
+    }
+
+    /// As [`Self::unacked_where`], with the chunks waiting in a path's write queue too.
+    fn unacked_or_queued_where(
+        &self,
+        which: impl Fn(&TxChunk) -> bool,
+        more: impl FnMut(&TxChunk) -> bool,
+    ) -> Vec<u64> {
+        self.chunks_where(|c| c.tx_count > 0 || c.committed, which, more)
+    }
+
+    fn chunks_where(
+        &self,
+        held: impl Fn(&TxChunk) -> bool,
+        which: impl Fn(&TxChunk) -> bool,
         mut more: impl FnMut(&TxChunk) -> bool,
     ) -> Vec<u64> {
         self.snd
             .chunks
             .iter()
             .zip(self.snd.cum_ack + 1..)
-            .filter(|(c, _)| !c.acked && c.tx_count > 0 && which(c))
+            .filter(|(c, _)| !c.acked && held(c) && which(c))
             .take_while(|(c, _)| more(c))
             .map(|(_, tsn)| tsn)
             .collect()

@@ -7,35 +7,13 @@
 
 use super::Lifecycle;
 
-use super::send_queue::{SendState, TxChunk};
+use super::send_queue::{sched_context, TxChunk};
 use super::{Association, Transmit};
 use crate::event::{Event, Observer, SendKind};
 use crate::packet::{data_chunk_len, hold_to_wire, Chunk, DataChunk, DataFlags, Packet, Payload};
-use crate::sched::SchedContext;
 use crate::time::Time;
 use crate::tsn::wire_tsn;
-use crate::view::{PathId, PathState, PathView};
-
-/// What the scheduler sees for a chunk of `len` bytes.
-fn sched_context<'a>(
-    views: &'a [PathView],
-    snd: &SendState,
-    adverts: u64,
-    now: Time,
-    (len, max): (u32, u32),
-) -> SchedContext<'a> {
-    SchedContext {
-        now,
-        paths: views,
-        peer_rwnd: snd.peer_rwnd,
-        chunk_len: len,
-        queued_bytes: snd.queued_bytes(),
-        chunks_available: snd.chunks_available(max),
-        reserved: snd.reserved.len(),
-        peer_awnd: snd.peer_awnd,
-        adverts,
-    }
-}
+use crate::view::{PathId, PathState};
 
 impl<O: Observer> Association<O> {
     /// Bytes written by the application and not sent yet (`u64::MAX` for a backlogged
@@ -310,6 +288,9 @@ impl<O: Observer> Association<O> {
             self.set_blocked(now, false);
             return None;
         }
+        if self.subflow_queues() {
+            return self.poll_queued_data(now);
+        }
         let max = self.cfg.max_payload();
         let len = self.snd.next_len(max);
         // With nothing in flight one chunk may go whatever the window (a zero window
@@ -343,6 +324,16 @@ impl<O: Observer> Association<O> {
             return None;
         }
         let tsn = self.new_chunk_at(at, max);
+        let t = self.send_new_chunk(now, path, tsn);
+        self.sched
+            .on_sent(path, tsn, self.snd.chunks[self.snd.index(tsn)].len);
+        // Only this path's state changed since the views were made.
+        self.views_but = Some((now, path));
+        Some(t)
+    }
+
+    /// Sends chunk `tsn` (given a TSN, never sent) on `path` as new data.
+    pub(super) fn send_new_chunk(&mut self, now: Time, path: PathId, tsn: u64) -> Transmit {
         let seq = self.paths[path].quic.take_seq();
         let c = &mut self.snd.chunks[(tsn - self.snd.cum_ack - 1) as usize];
         c.path = path;
@@ -364,7 +355,6 @@ impl<O: Observer> Association<O> {
         let size = data_chunk_len(len as usize) as u64;
         self.on_data_sent(now, path, size);
         self.snd.peer_rwnd = self.snd.peer_rwnd.saturating_sub(size);
-        self.sched.on_sent(path, tsn, len);
         let ev = Event::DataSent {
             path,
             tsn,
@@ -372,16 +362,14 @@ impl<O: Observer> Association<O> {
             kind: SendKind::New,
         };
         self.obs.event(now, &ev);
-        // Only this path's state changed since the views were made.
-        self.views_but = Some((now, path));
-        Some(self.data_transmit(path, tsn, ssn, payload))
+        self.data_transmit(path, tsn, ssn, payload)
     }
 
     /// The TSN of the chunk at position `at` of the send queue (reserved chunks first,
     /// then queued data), giving TSNs to the chunks before it (the caller checked that
     /// the position holds a chunk). The chunk is left unsent (`tx_count` 0) for the
     /// caller.
-    fn new_chunk_at(&mut self, at: usize, max: u32) -> u64 {
+    pub(super) fn new_chunk_at(&mut self, at: usize, max: u32) -> u64 {
         let reserved = self.snd.reserved.len();
         if at < reserved {
             let tsn = *self.snd.reserved.iter().nth(at).expect("at < reserved");
@@ -409,6 +397,7 @@ impl<O: Observer> Association<O> {
                 missing: 0,
                 fast_done: false,
                 reinjected: false,
+                committed: false,
                 sent_at: Time::ZERO,
                 path_seq: 0,
                 rtx: None,
@@ -508,7 +497,7 @@ impl<O: Observer> Association<O> {
         self.data_packet(path, packet)
     }
 
-    fn set_blocked(&mut self, now: Time, blocked: bool) {
+    pub(super) fn set_blocked(&mut self, now: Time, blocked: bool) {
         if self.snd.blocked != blocked {
             self.snd.blocked = blocked;
             self.obs.event(now, &Event::RwndBlocked { blocked });

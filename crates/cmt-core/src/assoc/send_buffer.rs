@@ -57,18 +57,21 @@ impl<O: Observer> Association<O> {
     /// The connection's buffer: `tcp_wmem[0]` and, for every path that carries data,
     /// twice its largest window so far (at least 10 packets) in kernel memory.
     pub(crate) fn linux_send_buffer(&self) -> u64 {
-        let mtu = self.cfg.mtu as u64;
-        let per_packet = per_packet_truesize(self.cfg.max_payload() as u64);
         let subflows: u64 = self
             .paths
             .iter()
             .filter(|p| p.carries_data())
-            .map(|p| {
-                let segs = (p.sending.largest_cwnd / mtu).max(MIN_SEGS);
-                (2 * segs * per_packet).min(TCP_WMEM_MAX)
-            })
+            .map(|p| self.subflow_buffer(p))
             .sum();
         TCP_WMEM_MIN + subflows
+    }
+
+    /// A subflow's buffer (`tcp_sndbuf_expand`): twice its largest window so far, at
+    /// least 10 packets, in kernel memory, at most `tcp_wmem[2]`.
+    pub(super) fn subflow_buffer(&self, p: &crate::path::Path) -> u64 {
+        let per_packet = per_packet_truesize(self.cfg.max_payload() as u64);
+        let segs = (p.sending.largest_cwnd / self.cfg.mtu as u64).max(MIN_SEGS);
+        (2 * segs * per_packet).min(TCP_WMEM_MAX)
     }
 }
 

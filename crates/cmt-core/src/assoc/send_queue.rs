@@ -5,10 +5,12 @@ use std::collections::{BTreeSet, VecDeque};
 
 use crate::event::SendKind;
 use crate::packet::{data_chunk_len, Payload};
+use crate::sched::SchedContext;
 use crate::time::Time;
-use crate::view::PathId;
+use crate::view::{PathId, PathView};
 
 use super::on_path::OnPath;
+use super::write_queues::SubflowQueues;
 
 /// A chunk sent and not yet cumulatively acknowledged.
 pub(super) struct TxChunk {
@@ -32,6 +34,9 @@ pub(super) struct TxChunk {
     /// Copied to another path by reinjection: its acknowledgement is ambiguous and
     /// credits no path (neither window growth nor liveness).
     pub(super) reinjected: bool,
+    /// Not sent yet and waiting in the write queue of `path` (Linux MPTCP's subflow
+    /// queues, [`SubflowQueues`]).
+    pub(super) committed: bool,
     /// Marked for retransmission: why, and the chosen destination.
     pub(super) rtx: Option<(SendKind, PathId)>,
     /// DATA chunk bytes of every chunk given a TSN before this one: the bytes of a run
@@ -43,6 +48,27 @@ impl TxChunk {
     /// Bytes this chunk counts in flight and in cwnd arithmetic (DATA chunk length).
     pub(super) fn size(&self) -> u64 {
         data_chunk_len(self.len as usize) as u64
+    }
+}
+
+/// What the scheduler sees for a chunk of `len` bytes.
+pub(super) fn sched_context<'a>(
+    views: &'a [PathView],
+    snd: &SendState,
+    adverts: u64,
+    now: Time,
+    (len, max): (u32, u32),
+) -> SchedContext<'a> {
+    SchedContext {
+        now,
+        paths: views,
+        peer_rwnd: snd.peer_rwnd,
+        chunk_len: len,
+        queued_bytes: snd.queued_bytes(),
+        chunks_available: snd.chunks_available(max),
+        reserved: snd.reserved.len(),
+        peer_awnd: snd.peer_awnd,
+        adverts,
     }
 }
 
@@ -68,6 +94,8 @@ pub(super) struct SendState {
     /// TSNs given to chunks that are not sent yet (a path took a chunk further down the
     /// queue, `Scheduler::select_at`); they head the send queue.
     pub(super) reserved: BTreeSet<u64>,
+    /// Reserved TSNs given to a path's write queue (`send_buffer = "linux"`).
+    pub(super) subflows: SubflowQueues,
     /// Copies the scheduler asked for, `(tsn, path)`, in request order.
     pub(super) copy_queue: VecDeque<(u64, PathId)>,
     /// The sent, unacknowledged chunks of `chunks` by the path of their latest
@@ -110,6 +138,7 @@ impl SendState {
             chunk_bytes: 0,
             rtx_marked: BTreeSet::new(),
             reserved: BTreeSet::new(),
+            subflows: SubflowQueues::default(),
             copy_queue: VecDeque::new(),
             on_path: OnPath::new(num_paths),
             assigned_bytes: 0,
@@ -313,6 +342,7 @@ mod tests {
                 missing: 0,
                 fast_done: false,
                 reinjected: false,
+                committed: false,
                 sent_at: Time::ZERO,
                 path_seq: 0,
                 rtx: None,

@@ -187,6 +187,7 @@ impl Path {
             cwnd,
             ssthresh: self.cc.ssthresh(),
             flight: self.out.flight,
+            queued: 0,
             srtt: self.rtt.srtt(),
             rttvar: self.rtt.rttvar(),
             min_rtt: self.rtt.min_rtt(),

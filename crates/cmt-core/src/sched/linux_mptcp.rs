@@ -15,9 +15,11 @@
 //! `tcp_update_pacing_rate`: `ratio·max(cwnd, flight)/SRTT`, ratio 2 while cwnd is
 //! below half of ssthresh and 1.2 after.
 //!
-//! Reconstruction (decision D37): queued bytes are the path's bytes in flight (this
-//! core hands a chunk to a path only when it sends it, so a subflow's socket queue is
-//! what it has in flight); a subflow "cannot take data" when its window is full; the
+//! Reconstruction (decision D37): queued bytes are the path's bytes in flight and, with
+//! Linux's subflow write queues (`send_buffer = "linux"`), those waiting in its queue
+//! (without them this core hands a chunk to a path only when it sends it, so a
+//! subflow's socket queue is what it has in flight); a subflow "cannot take data" when
+//! its window is full (with the write queues: when its buffer is); the
 //! kernel's stale subflows (no progress for 4 retransmission intervals) are this core's
 //! potentially failed and inactive paths, which the views already mark; a path without
 //! an RTT sample lingers 0 s (Linux's pacing rate is unbounded before the first sample)
@@ -79,7 +81,7 @@ impl LinuxMptcp {
                     if *avg == 0.0 {
                         *avg = now;
                     }
-                    p.flight as f64 / *avg
+                    (p.flight + p.queued) as f64 / *avg
                 }
                 None => 0.0,
             };
@@ -112,7 +114,7 @@ impl Scheduler for LinuxMptcp {
         let burst = SEND_BURST.min(ctx.peer_rwnd);
         if burst > 0 {
             if let (Some(avg), Some(now)) = (self.avg_pacing.get_mut(best.0), pacing_rate(v)) {
-                let queued = v.flight as f64;
+                let queued = (v.flight + v.queued) as f64;
                 *avg = (*avg * queued + now * burst as f64) / (burst as f64 + queued);
             }
             self.burst = burst;

@@ -296,6 +296,15 @@ pub fn longest_gap(p: &Pair, from: Time) -> Duration {
 
 /// When the sender sent DATA of `kind` on `path` in `[from, to)`.
 pub fn sends(p: &Pair, path: usize, kind: SendKind, from: Time, to: Time) -> Vec<Time> {
+    data_sent(p, kind)
+        .into_iter()
+        .filter(|&(t, i, _)| i == path && t >= from && t < to)
+        .map(|(t, _, _)| t)
+        .collect()
+}
+
+/// The sender's DATA of `kind`, `(time, path, tsn)`, in sending order.
+pub fn data_sent(p: &Pair, kind: SendKind) -> Vec<(Time, usize, u64)> {
     p.a.observer()
         .events
         .iter()
@@ -303,8 +312,9 @@ pub fn sends(p: &Pair, path: usize, kind: SendKind, from: Time, to: Time) -> Vec
             Event::DataSent {
                 path: PathId(i),
                 kind: k,
+                tsn,
                 ..
-            } if *i == path && *k == kind && *t >= from && *t < to => Some(*t),
+            } if *k == kind => Some((*t, *i, *tsn)),
             _ => None,
         })
         .collect()
