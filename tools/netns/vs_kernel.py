@@ -3,11 +3,11 @@
 the same tbf-shaped paths between two private network namespaces, with and without
 random loss.
 
-    sudo tools/netns/vs_kernel.py [--mb 20] [--runs 2]     (root; iproute2, nftables; a release build)
+    sudo tools/netns/vs_kernel.py [--mb 20] [--runs 2]     (root; iproute2, nftables, ethtool; a release build)
 
 Each case builds 2 or 3 veth paths (rates in the table; tbf both ways, 50 ms of queue;
 this kernel has no netem, so no delay), optionally drops a share of the sender's
-outgoing packets on some paths at random (nftables `numgen random`, TCP and UDP alike),
+data packets on some paths at random, where they arrive (nftables `numgen random`, TCP and UDP alike),
 and moves the same file with:
 
   preset     `cmtlab send/recv --preset linux-mptcp` (upstream's scheduler, rtx-same,
@@ -72,6 +72,12 @@ def setup(rates, drops):
         sh("ip", "-n", R, "addr", "add", f"10.{i}.0.2/24", "dev", f"r{i}")
         for ns, dev in ((S, f"s{i}"), (R, f"r{i}")):
             sh("ip", "-n", ns, "link", "set", dev, "up")
+            # The kernel's TCP hands the stack packets of up to 64 KB (it always builds
+            # GSO packets); with offload off they are cut into segments before they
+            # cross the veth, so the loss rule (on arrival, below) meets one segment
+            # per packet, as it meets one of cmtlab's datagrams.
+            sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off",
+               "gro", "off")
             sh("ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf",
                "rate", rates[i - 1], "burst", "32kbit", "latency", "50ms")
     for ns in (S, R):
@@ -83,14 +89,17 @@ def setup(rates, drops):
     for i in range(2, n + 1):
         sh("ip", "-n", S, "mptcp", "endpoint", "add", f"10.{i}.0.1", "dev", f"s{i}", "subflow")
         sh("ip", "-n", R, "mptcp", "endpoint", "add", f"10.{i}.0.2", "dev", f"r{i}", "signal")
+    # Random loss of the data direction, applied where each packet arrives at the
+    # receiver's namespace: a drop at the sender's output would meet the kernel's 64 KB
+    # GSO packets (one loss per up to 44 segments) but cmtlab's single datagrams.
     rules = "".join(
-        f" oifname \"s{i + 1}\" meta l4proto {{ tcp, udp }} numgen random mod 1000 < {d} drop;"
+        f" iifname \"r{i + 1}\" meta l4proto {{ tcp, udp }} numgen random mod 1000 < {d} drop;"
         for i, d in enumerate(drops) if d > 0
     )
     if rules:
-        table = ("table ip vkloss {\n chain out { type filter hook postrouting priority filter;"
+        table = ("table ip vkloss {\n chain in { type filter hook prerouting priority filter;"
                  f"{rules} }}\n}}\n")
-        sh("ip", "netns", "exec", S, "nft", "-f", "-", input=table)
+        sh("ip", "netns", "exec", R, "nft", "-f", "-", input=table)
 
 
 def tx_bytes(n):
