@@ -126,8 +126,8 @@ impl<O: Observer> Association<O> {
     }
 
     /// `mptcp_subflow_get_retrans`: the first ACTIVE, non-stale path with nothing
-    /// outstanding or queued; a backup one only if no busy path progressed for over a period.
-    /// Busy paths have their stale count looked at.
+    /// outstanding or queued; a backup one only if no busy path progressed for over a
+    /// period. Busy paths have their stale count looked at.
     fn retrans_path(&mut self) -> Option<PathId> {
         let (mut pick, mut backup, mut min_stale) = (None, None, u8::MAX);
         for i in 0..self.paths.len() {

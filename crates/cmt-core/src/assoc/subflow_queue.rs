@@ -22,9 +22,8 @@
 //! data from it as from what was sent (`Association::release_queued`); a path that is
 //! no longer ACTIVE, or is held in reserve, gives its whole queue back. Chunks given
 //! back go first to whichever path takes data next. The queue's memory is counted in
-//! DATA chunk bytes:
-//! Linux's queued packets are large (segmentation offload), so their memory is about
-//! their payload (`ss -tm`: 105,384 bytes charged for 100,136 held).
+//! DATA chunk bytes: Linux's queued packets are large (segmentation offload), so their
+//! memory is about their payload (`ss -tm`: 105,384 bytes charged for 100,136 held).
 
 use super::{Association, Transmit};
 use crate::config::SendBuffer;
@@ -49,8 +48,8 @@ impl<O: Observer> Association<O> {
         self.send_from_queues(now)
     }
 
-    /// A path's send buffer: twice its largest window (at least 10 packets) in kernel
-    /// memory, at most `tcp_wmem[2]`.
+    /// Whether path `i`'s bytes in flight and queued are below its send buffer
+    /// (`sk_stream_memory_free`).
     fn path_buffer_room(&self, i: usize) -> bool {
         let p = &self.paths[i];
         p.out.flight + self.snd.subflows.bytes(i) < self.subflow_buffer(p)
