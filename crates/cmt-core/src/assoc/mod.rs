@@ -495,15 +495,15 @@ impl<O: Observer> Association<O> {
     fn refresh_views(&mut self) {
         let mut views = std::mem::take(&mut self.views);
         views.clear();
-        let (max_burst, now, mtu) = (self.burst_limit, self.now, self.cfg.mtu as u64);
-        let hold = self.hold_marked();
-        views.extend(
-            self.paths
-                .iter()
-                .enumerate()
-                .map(|(i, p)| self.reserve(p.view(PathId(i), max_burst, now, mtu, hold))),
-        );
+        views.extend((0..self.paths.len()).map(|i| self.path_view(i)));
         self.views = views;
+    }
+
+    /// Path `i` as schedulers and policies see it now ([`Self::reserve`] applied).
+    fn path_view(&self, i: usize) -> PathView {
+        let (max_burst, mtu) = (self.burst_limit, self.cfg.mtu as u64);
+        let view = self.paths[i].view(PathId(i), max_burst, self.now, mtu, self.hold_marked());
+        self.reserve(view)
     }
 
     /// The views for a scheduling decision: only the path that just sent is looked at
@@ -512,9 +512,8 @@ impl<O: Observer> Association<O> {
         let Some((at, id)) = reuse.filter(|&(at, _)| at == self.now) else {
             return self.refresh_views();
         };
-        let (max_burst, mtu) = (self.burst_limit, self.cfg.mtu as u64);
-        let view = self.paths[id].view(id, max_burst, at, mtu, self.hold_marked());
-        self.views[id.0] = self.reserve(view);
+        debug_assert_eq!(at, self.now);
+        self.views[id.0] = self.path_view(id.0);
         #[cfg(debug_assertions)]
         {
             let kept = self.views.clone();

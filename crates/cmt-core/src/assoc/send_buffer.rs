@@ -36,7 +36,7 @@ const SKB_OVERHEAD: u64 = 256;
 
 /// Kernel memory Linux charges a subflow per packet of `payload` bytes
 /// (`tcp_sndbuf_expand`'s `per_mss`): 2,304 bytes for a 1,448-byte segment.
-pub(crate) fn per_packet_truesize(payload: u64) -> u64 {
+fn per_packet_truesize(payload: u64) -> u64 {
     (payload + HEAD_OVERHEAD).next_power_of_two() + SKB_OVERHEAD
 }
 
@@ -56,7 +56,7 @@ impl<O: Observer> Association<O> {
 
     /// The connection's buffer: `tcp_wmem[0]` and, for every path that carries data,
     /// twice its largest window so far (at least 10 packets) in kernel memory.
-    pub(crate) fn linux_send_buffer(&self) -> u64 {
+    fn linux_send_buffer(&self) -> u64 {
         let subflows: u64 = self
             .paths
             .iter()

@@ -30,7 +30,7 @@ use crate::config::SendBuffer;
 use crate::event::Observer;
 use crate::packet::data_chunk_len;
 use crate::time::Time;
-use crate::view::{PathId, PathState};
+use crate::view::{PathId, PathState, PathView};
 
 impl<O: Observer> Association<O> {
     /// Whether new data goes through per-path write queues.
@@ -43,7 +43,7 @@ impl<O: Observer> Association<O> {
     /// oldest queued chunk whose path's window is open is sent.
     pub(super) fn poll_queued_data(&mut self, now: Time) -> Option<Transmit> {
         self.views_but = None;
-        self.release_stuck_queues(now);
+        self.release_stuck_queues();
         self.fill_queues(now);
         self.send_from_queues(now)
     }
@@ -55,14 +55,12 @@ impl<O: Observer> Association<O> {
         p.out.flight + self.snd.subflows.bytes(i) < self.subflow_buffer(p)
     }
 
-    fn release_stuck_queues(&mut self, now: Time) {
-        let (max_burst, mtu, hold) = (self.burst_limit, self.cfg.mtu as u64, self.hold_marked());
+    fn release_stuck_queues(&mut self) {
         for i in 0..self.snd.subflows.queues.len() {
             if self.snd.subflows.queues[i].is_empty() {
                 continue;
             }
-            let view = self.reserve(self.paths[i].view(PathId(i), max_burst, now, mtu, hold));
-            if view.state == PathState::Active {
+            if self.path_view(i).state == PathState::Active {
                 continue;
             }
             let queue = std::mem::take(&mut self.snd.subflows.queues[i]);
@@ -106,7 +104,11 @@ impl<O: Observer> Association<O> {
     /// has room. Bounded: each round queues one chunk, and buffers are finite.
     fn fill_queues(&mut self, now: Time) {
         let max = self.cfg.max_payload();
-        let (max_burst, mtu, hold) = (self.burst_limit, self.cfg.mtu as u64, self.hold_marked());
+        // Nothing is sent while queues fill: only the path given a chunk changes.
+        let mut views = std::mem::take(&mut self.views);
+        views.clear();
+        views.extend((0..self.paths.len()).map(|i| self.queue_view(i)));
+        self.views = views;
         loop {
             let released = self.first_released();
             if released.is_none() && !self.snd.has_queued() {
@@ -126,17 +128,6 @@ impl<O: Observer> Association<O> {
             {
                 return;
             }
-            let mut views = std::mem::take(&mut self.views);
-            views.clear();
-            for i in 0..self.paths.len() {
-                let mut v = self.reserve(self.paths[i].view(PathId(i), max_burst, now, mtu, hold));
-                v.queued = self.snd.subflows.bytes(i);
-                v.can_send = v.state == PathState::Active
-                    && !self.in_tcp_loss(i)
-                    && self.path_buffer_room(i);
-                views.push(v);
-            }
-            self.views = views;
             let ctx = super::send_queue::sched_context(
                 &self.views,
                 &self.snd,
@@ -170,8 +161,19 @@ impl<O: Observer> Association<O> {
             c.path = path;
             let size = c.size();
             self.snd.subflows.push(path.0, tsn, size);
+            self.views[path.0] = self.queue_view(path.0);
             self.sched.on_sent(path, tsn, len);
         }
+    }
+
+    /// Path `i` as the scheduler sees it while queues fill: its queued bytes, and able
+    /// to take data while it is ACTIVE, not in TCP's Loss state and its buffer has room.
+    fn queue_view(&self, i: usize) -> PathView {
+        let mut v = self.path_view(i);
+        v.queued = self.snd.subflows.bytes(i);
+        v.can_send =
+            v.state == PathState::Active && !self.in_tcp_loss(i) && self.path_buffer_room(i);
+        v
     }
 
     /// The first reserved chunk in no path's queue, while some are known.
@@ -194,15 +196,13 @@ impl<O: Observer> Association<O> {
 
     /// Sends the oldest queued chunk among the paths whose windows let them send now.
     fn send_from_queues(&mut self, now: Time) -> Option<Transmit> {
-        let (max_burst, mtu, hold) = (self.burst_limit, self.cfg.mtu as u64, self.hold_marked());
         loop {
             let mut best: Option<(u64, usize)> = None;
             for i in 0..self.snd.subflows.queues.len() {
                 let Some(head) = self.snd.subflows.head(i) else {
                     continue;
                 };
-                let v = self.reserve(self.paths[i].view(PathId(i), max_burst, now, mtu, hold));
-                if v.can_send && best.is_none_or(|(t, _)| head < t) {
+                if self.path_view(i).can_send && best.is_none_or(|(t, _)| head < t) {
                     best = Some((head, i));
                 }
             }
