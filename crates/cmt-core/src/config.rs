@@ -151,6 +151,12 @@ pub struct Config {
     /// the window at once. Not with `Recovery::Quic` (RFC 9002 cuts at once) nor a
     /// rate-based controller (BBR sets its own window in recovery).
     pub prr: bool,
+    /// SACK at once, despite DAC, a DATA chunk that fills the hole at the front of the
+    /// sequence: the next in order, with data held out of order behind it. TCP
+    /// acknowledges at once a segment that fills a gap (RFC 5681 §4.2); with DAC alone
+    /// that SACK waits for the delayed-ack timer while a sender bounded by its send
+    /// buffer waits for it (docs/algorithms.md §1.16, decision D59).
+    pub ack_filled_holes: bool,
 }
 
 /// How the sender detects lost DATA (docs/algorithms.md §1.12).
@@ -301,6 +307,7 @@ impl Default for Config {
             reinject: Reinject::Off,
             send_buffer: SendBuffer::Off,
             prr: false,
+            ack_filled_holes: false,
         }
     }
 }

@@ -34,6 +34,8 @@ pub enum Key {
     Pf,
     /// `pfmr`: its threshold.
     Pfmr,
+    /// `ack_filled_holes`: a SACK at once for a chunk that fills the front hole.
+    AckFilledHoles,
 }
 
 /// Gives `config` preset `name`'s settings, except those `given` says the user set.
@@ -46,7 +48,8 @@ pub enum Key {
 ///   window of 10 (RFC 6928), no burst limit and 40 ms delayed acks (`TCP_DELACK_MIN`).
 ///   CMT's DAC stays on: each MPTCP subflow has its own in-order sequence space and so
 ///   delays its acks while the other subflows' data arrives, which is what DAC gives
-///   one TSN space.
+///   one TSN space. A chunk that fills the hole at the front of the sequence is SACKed
+///   at once, as TCP acks a segment that fills a gap (`ack_filled_holes`).
 /// - `picoquic-rr`, picoquic: QUIC's loss recovery per path (RFC 9002, multipath
 ///   QUIC's per-path probe timeouts), the peer's `max_ack_delay` of 25 ms as its
 ///   delayed-ack time and RTO.Min (heartbeats and idle decay), the 1 s initial probe
@@ -73,6 +76,7 @@ pub fn apply(name: &str, config: &mut Config, given: impl Fn(Key) -> bool) {
             set(Key::InitialWindow, &mut |c| c.initial_window = Some(10));
             set(Key::MaxBurst, &mut |c| c.max_burst = 0);
             set(Key::SackDelay, &mut |c| c.sack_delay = ms(40));
+            set(Key::AckFilledHoles, &mut |c| c.ack_filled_holes = true);
         }
         "picoquic-rr" => {
             set(Key::Recovery, &mut |c| c.recovery = Recovery::Quic);
@@ -103,6 +107,7 @@ mod tests {
         assert_eq!(c.recovery, Recovery::RackTlp);
         assert_eq!(c.send_buffer, SendBuffer::Linux);
         assert_eq!((c.initial_window, c.max_burst), (Some(10), 0));
+        assert!(c.ack_filled_holes);
         let mut p = Config::default();
         apply("picoquic-rr", &mut p, |_| false);
         assert_eq!((p.recovery, p.max_burst, p.pfmr), (Recovery::Quic, 10, 0));

@@ -31,6 +31,11 @@ impl Rx {
 
     /// DATA with TSN `first + k` arrives at `ms`; returns the SACK sent right away, if any.
     fn data(&mut self, k: u32, ms: u64) -> Option<SackChunk> {
+        self.data_on(0, k, ms)
+    }
+
+    /// As [`Rx::data`], on path `path`.
+    fn data_on(&mut self, path: usize, k: u32, ms: u64) -> Option<SackChunk> {
         let chunk = DataChunk {
             tsn: self.first_tsn.wrapping_add(k),
             sid: 0,
@@ -42,7 +47,7 @@ impl Rx {
         let now = Time::ZERO + Duration::from_millis(ms);
         self.assoc.handle_packet(
             now,
-            PathId(0),
+            PathId(path),
             Packet {
                 vtag: self.vtag,
                 chunks: vec![Chunk::Data(chunk)],
@@ -135,6 +140,38 @@ fn with_dac_gaps_keep_the_delay_and_the_sack_counts_packets() {
         .handle_timeout(Time::ZERO + Duration::from_millis(202));
     let s = rx.sack(Time::ZERO + Duration::from_millis(202)).unwrap();
     assert_eq!(s.flags & 0x3, 1, "one DATA packet since the previous SACK");
+}
+
+#[test]
+fn with_filled_hole_acks_a_chunk_that_releases_held_data_is_sacked_at_once() {
+    // The slow path 0 carries the connection's oldest chunk; the fast path 1 has
+    // brought the two after it. With DAC alone the chunk that releases them waits for
+    // the delayed-SACK timer, while a sender bounded by its send buffer waits for
+    // exactly that SACK; a TCP subflow acks a segment that fills a gap at once.
+    for filled in [false, true] {
+        let mut rx = Rx::new(Config {
+            ack_filled_holes: filled,
+            ..Config::default()
+        });
+        assert!(rx.data_on(1, 1, 0).is_none(), "DAC: the gap stays quiet");
+        rx.data_on(1, 2, 1).expect("every second packet");
+        let s = rx.data_on(0, 0, 5);
+        if filled {
+            assert_eq!(rx.cum(&s.expect("at once")), 2, "0 released 1 and 2");
+            // An in-order chunk with nothing held behind it keeps the delay …
+            assert!(rx.data_on(0, 3, 6).is_none());
+            rx.data_on(1, 5, 7).expect("every second packet");
+            // … and the next hole's filling, the first packet since a SACK, does not.
+            let s = rx.data_on(0, 4, 8).expect("4 releases 5");
+            assert_eq!(rx.cum(&s), 5);
+        } else {
+            assert!(s.is_none(), "DAC keeps the delay");
+            assert_eq!(
+                rx.assoc.poll_timeout(),
+                Some(Time::ZERO + Duration::from_millis(205))
+            );
+        }
+    }
 }
 
 #[test]

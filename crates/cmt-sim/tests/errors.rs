@@ -223,6 +223,10 @@ fn the_linux_mptcp_preset_is_upstreams_scheduler_subflow_retransmission_and_linu
         (ms(200), ms(1_000), ms(120_000), Some(10), 0)
     );
     assert_eq!((c.sack_delay, c.dac), (ms(40), true));
+    assert!(
+        c.ack_filled_holes,
+        "a subflow acks a segment that fills a gap (D59)"
+    );
     // … unless the scenario says otherwise.
     let own = load_str(
         BASE,
@@ -233,12 +237,14 @@ fn the_linux_mptcp_preset_is_upstreams_scheduler_subflow_retransmission_and_linu
             "association.recovery=\"sctp\"".into(),
             "association.rto_min=\"1s\"".into(),
             "association.prr=false".into(),
+            "association.ack_filled_holes=false".into(),
         ],
     )
     .unwrap();
     assert_eq!(own.config.recovery, cmt_core::Recovery::Sctp);
     assert_eq!(own.config.rto_min, ms(1_000));
     assert!(!own.config.prr);
+    assert!(!own.config.ack_filled_holes);
     // `cubic` with Linux's flavour is the same controller, and says so.
     let b = load_str(
         BASE,

@@ -170,6 +170,12 @@ impl<O: Observer> Association<O> {
         }
         if tsn == r.cum + 1 {
             r.cum = tsn;
+            // A chunk that fills the hole at the front, releasing data held behind
+            // it, is SACKed at once despite DAC when asked (RFC 5681 §4.2, decision
+            // D59): a sender bounded by its send buffer waits for this SACK.
+            if self.cfg.ack_filled_holes && r.ooo.contains(tsn + 1) {
+                r.immediate_in_packet = true;
+            }
             if r.keep_delivered {
                 r.unread = r.unread.saturating_add(bytes);
                 r.delivered.push_back(d.payload);

@@ -283,6 +283,7 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
             Some(r) => field("association.send_buffer", r.parse())?,
         },
         prr: a.prr.unwrap_or(d.prr),
+        ack_filled_holes: a.ack_filled_holes.unwrap_or(d.ack_filled_holes),
     })
 }
 
@@ -383,6 +384,7 @@ fn given(a: &super::AssociationSpec, key: preset::Key) -> bool {
         Key::SackDelay => a.sack_delay.is_some(),
         Key::Pf => a.pf.is_some(),
         Key::Pfmr => a.pfmr.is_some(),
+        Key::AckFilledHoles => a.ack_filled_holes.is_some(),
     }
 }
 

@@ -282,6 +282,10 @@ pub struct AssociationSpec {
     pub send_buffer: Option<String>,
     /// Proportional Rate Reduction of each window cut (default false; RFC 9937).
     pub prr: Option<bool>,
+    /// The receiver SACKs at once, despite DAC, a chunk that fills the hole at the front
+    /// of the sequence, as TCP acks a segment that fills a gap (default false; the
+    /// `linux-mptcp` preset sets it).
+    pub ack_filled_holes: Option<bool>,
     /// Heartbeats on idle paths (default true).
     pub heartbeats: Option<bool>,
     /// HB.interval (default "30s").
