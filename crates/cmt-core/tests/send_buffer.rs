@@ -39,12 +39,17 @@ fn cfg(send_buffer: SendBuffer, recovery: Recovery) -> Config {
 
 /// A backlogged transfer; path 1 down from `cut` s until `back` s; 12 s in all.
 fn outage(cfg: Config, cut: f64, back: f64) -> Pair {
+    outage_with(cfg, "rtx-same", cut, back)
+}
+
+/// As [`outage`], with retransmission policy `rtx`.
+fn outage_with(cfg: Config, rtx: &str, cut: f64, back: f64) -> Pair {
     let link = Faults {
         rate_bps: 20_000_000,
         ..Faults::clean(10)
     };
     let faults = vec![link.clone(), link];
-    let mut p = Pair::named(cfg, "round-robin", "rtx-same", faults, 11);
+    let mut p = Pair::named(cfg, "round-robin", rtx, faults, 11);
     p.a.write(Payload::Synthetic(u32::MAX));
     let drain = |p: &mut Pair| {
         while p.b.read().is_some() {}
@@ -139,7 +144,8 @@ fn under_rack_tlp_a_path_takes_no_new_data_from_its_timeout_until_it_answers() {
     // of path 1's chunks are acknowledged early. TCP's Loss state: nothing new on path
     // 1 from its first timeout until a probe or retransmission of its own is
     // acknowledged after its return — the copies' acknowledgements must not free its
-    // window — and then it carries new data again.
+    // window — and then it carries new data again. This test passes without the rule
+    // too (other mechanisms keep new data off path 1 here); the next one isolates it.
     let p = outage(cfg(SendBuffer::Linux, Recovery::RackTlp), 1.5, 5.0);
     let first = timeouts(&p, 1)[0];
     assert!(
@@ -155,6 +161,39 @@ fn under_rack_tlp_a_path_takes_no_new_data_from_its_timeout_until_it_answers() {
     assert!(
         !after.is_empty(),
         "path 1 carries new data again after its return"
+    );
+}
+
+#[test]
+fn the_loss_state_alone_keeps_new_data_off_a_path_whose_chunks_were_resent_elsewhere() {
+    // Without reinjection or the send buffer, and with lost chunks resent on the other
+    // path (RTX-CWND), path 1's timeout moves everything it held to path 0; once those
+    // are acknowledged its flight is empty and its window (one packet) open. Only the
+    // Loss state keeps new data off it until it answers: without the rule, round-robin
+    // gives it new data that is lost again, timeout after timeout.
+    let mut c = cfg(SendBuffer::Off, Recovery::RackTlp);
+    c.reinject = Reinject::Off;
+    let p = outage_with(c.clone(), "rtx-cwnd", 1.5, 5.0);
+    let first = timeouts(&p, 1)[0];
+    assert!(first > secs(1.5) && first < secs(2.0), "timeout at {first}");
+    let during = sends(&p, 1, SendKind::New, first, secs(5.0));
+    assert!(
+        during.is_empty(),
+        "new data on path 1 while down: {during:?}"
+    );
+    let after = sends(&p, 1, SendKind::New, secs(5.0), secs(12.0));
+    assert!(
+        !after.is_empty(),
+        "path 1 carries new data after its return"
+    );
+    // RFC 9260's recovery keeps no Loss state: there the same outage does put new
+    // data on path 1 after its timeout (what the rule exists to stop).
+    c.recovery = Recovery::Sctp;
+    let sctp = outage_with(c, "rtx-cwnd", 1.5, 5.0);
+    let first = timeouts(&sctp, 1)[0];
+    assert!(
+        !sends(&sctp, 1, SendKind::New, first, secs(5.0)).is_empty(),
+        "without the Loss state the dead path is given new data"
     );
 }
 
