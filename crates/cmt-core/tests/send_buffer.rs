@@ -147,17 +147,23 @@ fn under_rack_tlp_a_path_takes_no_new_data_from_its_timeout_until_it_answers() {
     // window — and then it carries new data again. This test passes without the rule
     // too (other mechanisms keep new data off path 1 here); the next one isolates it.
     let p = outage(cfg(SendBuffer::Linux, Recovery::RackTlp), 1.5, 5.0);
-    let first = timeouts(&p, 1)[0];
+    assert_silent_while_down(&p);
+}
+
+/// Path 1, down from 1.5 to 5 s, timed out within half a second, took no new data from
+/// its first timeout until it came back, and carried new data again after.
+fn assert_silent_while_down(p: &Pair) {
+    let first = timeouts(p, 1)[0];
     assert!(
         first > secs(1.5) && first < secs(2.0),
         "first timeout at {first}"
     );
-    let during = sends(&p, 1, SendKind::New, first, secs(5.0));
+    let during = sends(p, 1, SendKind::New, first, secs(5.0));
     assert!(
         during.is_empty(),
         "new data on path 1 while it was down: {during:?}"
     );
-    let after = sends(&p, 1, SendKind::New, secs(5.0), secs(12.0));
+    let after = sends(p, 1, SendKind::New, secs(5.0), secs(12.0));
     assert!(
         !after.is_empty(),
         "path 1 carries new data again after its return"
@@ -173,19 +179,7 @@ fn the_loss_state_alone_keeps_new_data_off_a_path_whose_chunks_were_resent_elsew
     // gives it new data that is lost again, timeout after timeout.
     let mut c = cfg(SendBuffer::Off, Recovery::RackTlp);
     c.reinject = Reinject::Off;
-    let p = outage_with(c.clone(), "rtx-cwnd", 1.5, 5.0);
-    let first = timeouts(&p, 1)[0];
-    assert!(first > secs(1.5) && first < secs(2.0), "timeout at {first}");
-    let during = sends(&p, 1, SendKind::New, first, secs(5.0));
-    assert!(
-        during.is_empty(),
-        "new data on path 1 while down: {during:?}"
-    );
-    let after = sends(&p, 1, SendKind::New, secs(5.0), secs(12.0));
-    assert!(
-        !after.is_empty(),
-        "path 1 carries new data after its return"
-    );
+    assert_silent_while_down(&outage_with(c.clone(), "rtx-cwnd", 1.5, 5.0));
     // RFC 9260's recovery keeps no Loss state: there the same outage does put new
     // data on path 1 after its timeout (what the rule exists to stop).
     c.recovery = Recovery::Sctp;
