@@ -335,7 +335,8 @@ impl<O: Observer> Association<O> {
     /// Sends chunk `tsn` (given a TSN, never sent) on `path` as new data.
     pub(super) fn send_new_chunk(&mut self, now: Time, path: PathId, tsn: u64) -> Transmit {
         let seq = self.paths[path].quic.take_seq();
-        let c = &mut self.snd.chunks[(tsn - self.snd.cum_ack - 1) as usize];
+        let at = self.snd.index(tsn);
+        let c = &mut self.snd.chunks[at];
         c.path = path;
         c.tx_count = 1;
         c.sent_at = now;

@@ -63,9 +63,7 @@ impl<O: Observer> Association<O> {
             if self.path_view(i).state == PathState::Active {
                 continue;
             }
-            let queue = std::mem::take(&mut self.snd.subflows.queues[i]);
-            self.snd.subflows.bytes[i] = 0;
-            for (tsn, _) in queue {
+            for (tsn, _) in self.snd.subflows.take(i) {
                 if let Some(c) = self.queued_chunk(tsn, i) {
                     c.committed = false;
                     self.snd.subflows.released += 1;
@@ -103,6 +101,9 @@ impl<O: Observer> Association<O> {
     /// whose buffers have room (`__mptcp_push_pending`), while the connection's buffer
     /// has room. Bounded: each round queues one chunk, and buffers are finite.
     fn fill_queues(&mut self, now: Time) {
+        if self.snd.subflows.released == 0 && !self.snd.has_queued() {
+            return; // nothing to give: no views to build
+        }
         let max = self.cfg.max_payload();
         // Nothing is sent while queues fill: only the path given a chunk changes.
         let mut views = std::mem::take(&mut self.views);
@@ -184,7 +185,7 @@ impl<O: Observer> Association<O> {
         let cum = self.snd.cum_ack;
         let found = self.snd.reserved.iter().copied().find(|&t| {
             t > cum && {
-                let c = &self.snd.chunks[(t - cum - 1) as usize];
+                let c = &self.snd.chunks[self.snd.index(t)];
                 !c.committed && c.tx_count == 0 && !c.acked
             }
         });

@@ -44,6 +44,12 @@ impl SubflowQueues {
         self.bytes[i] += size;
     }
 
+    /// Empties path `i`'s queue, returning what it held.
+    pub(super) fn take(&mut self, i: usize) -> VecDeque<(u64, u64)> {
+        self.bytes[i] = 0;
+        std::mem::take(&mut self.queues[i])
+    }
+
     /// Takes `tsn` out of path `i`'s queue.
     pub(super) fn remove(&mut self, i: usize, tsn: u64) {
         if let Some(k) = self.queues[i].iter().position(|&(t, _)| t == tsn) {
