@@ -18,17 +18,22 @@ and moves the same file with:
 
 Measured per run: goodput (file size over the receiving application's transfer time)
 and each path's share of the bytes the sender put on the wire (its interfaces' tx
-counters, the same for both stacks). Prints a Markdown table; BENCHMARKS.md has the
+counters, the same for both stacks). The stacks alternate (each round runs each once)
+and `--runs` rounds pair them: the table gives each stack's paired difference from the
+kernel, the mean of the per-round ratios − 1 with its 95 % Student t half-width.
+`--case K` runs only the K-th case. Prints a Markdown table; BENCHMARKS.md has the
 last one.
 
     sudo tools/netns/vs_kernel.py --failover [--mb 30] [--runs 3]
 
 instead cuts path 2 of 20 + 10 Mbit/s for good (nftables drops everything on it, both
 ways) 2 s after the first byte reaches the receiving application, and measures the
-*stall*: the longest time after the cut in which the received file did not grow (its
-size sampled every 5 ms, the same way for both stacks: each writes what it reads as
-it reads it). Stacks: the preset, the preset's algorithms without reinjection
-(`--reinject off`), both again with a 256 KB receive buffer, and the kernel.
+*stall*: for the kernel, the longest time after the cut in which the received file
+did not grow (its size sampled every 5 ms; its reader writes each read unbuffered); for
+cmtlab, which writes through a 1 MiB buffer, the longest time between two in-order
+deliveries in its receiver's trace. Stacks, alternated round by round: the preset, the
+preset's algorithms without reinjection (`--reinject off`), both again with a 256 KB
+receive buffer, and the kernel; each mean is also given as a multiple of the kernel's.
 """
 import csv
 import argparse, glob, hashlib, json, os, subprocess, sys, threading, time
@@ -45,10 +50,29 @@ KERNEL_CC = os.environ.get("KERNEL_CC", "cubic")
 # (name, rates, drop per mille per path)
 CASES = [
     ("2 paths, no loss", ["20mbit", "10mbit"], [0, 0]),
-    ("2 paths, 1 % loss on path 1", ["20mbit", "10mbit"], [10, 0]),
+    ("2 paths, 1 % loss on each", ["20mbit", "10mbit"], [10, 10]),
     ("3 paths, no loss", ["50mbit", "20mbit", "5mbit"], [0, 0, 0]),
     ("3 paths, 0.5 % loss on each", ["50mbit", "20mbit", "5mbit"], [5, 5, 5]),
 ]
+
+
+# Two-sided 95 % Student t quantiles by degrees of freedom (1.96 beyond the table).
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+       9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131,
+       16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042}
+
+
+def paired(a, b):
+    """Mean of the per-pair relative differences a/b − 1 and its 95 % t half-width
+    (NaN with fewer than two pairs)."""
+    d = [x / y - 1 for x, y in zip(a, b)]
+    n = len(d)
+    if n < 2:
+        return (d[0] if d else float("nan")), float("nan")
+    m = sum(d) / n
+    sd = (sum((x - m) ** 2 for x in d) / (n - 1)) ** 0.5
+    t = T95.get(n - 1) or next((T95[k] for k in sorted(T95) if k >= n - 1), 1.96)
+    return m, t * sd / n ** 0.5
 
 
 def sh(*args, check=True, **kw):
@@ -233,24 +257,30 @@ def delivery_stall(trace):
 
 
 def failover(args, data):
-    print("| stack | stall after the cut (s), each run | mean | transfer (s), mean |")
-    print("|---|---|---|---|")
     want = hashlib.sha256(open(data, "rb").read()).hexdigest()
+    stacks = ("preset", "no reinjection", "preset, 256 KB rbuf", "no reinjection, 256 KB rbuf",
+              "kernel")
+    stalls = {s: [] for s in stacks}
+    times = {s: [] for s in stacks}
     setup(["20mbit", "10mbit"], [0, 0])
     try:
-        for stack in ("preset", "no reinjection", "preset, 256 KB rbuf",
-                      "no reinjection, 256 KB rbuf", "kernel"):
-            stalls, times = [], []
-            for _ in range(args.runs):
+        # One run of every stack per round, so that a drift of the machine meets them all.
+        for _ in range(args.runs):
+            for stack in stacks:
                 stall, took, whole = failover_run(stack, data, want)
                 if not whole:
                     raise RuntimeError(f"{stack}: the file did not arrive whole")
-                stalls.append(stall)
-                times.append(took)
-            print(f"| {stack} | {', '.join(f'{x:.2f}' for x in stalls)} | "
-                  f"{sum(stalls) / len(stalls):.2f} | {sum(times) / len(times):.1f} |", flush=True)
+                stalls[stack].append(stall)
+                times[stack].append(took)
     finally:
         teardown()
+    mean = lambda v: sum(v) / len(v)
+    print("| stack | stall after the cut (s), each run | mean | of the kernel's | transfer (s), mean |")
+    print("|---|---|---|---|---|")
+    for stack in stacks:
+        print(f"| {stack} | {', '.join(f'{x:.2f}' for x in stalls[stack])} | "
+              f"{mean(stalls[stack]):.2f} | {mean(stalls[stack]) / mean(stalls['kernel']):.2f} × | "
+              f"{mean(times[stack]):.1f} |")
 
 
 def main():
@@ -258,6 +288,8 @@ def main():
     ap.add_argument("--mb", type=int, default=None)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--failover", action="store_true")
+    ap.add_argument("--case", type=int, default=0,
+                    help=f"run only case K (1–{len(CASES)}) of the table; all by default")
     args = ap.parse_args()
     args.mb = args.mb or (30 if args.failover else 20)
     data = "/tmp/vk.bin"
@@ -266,23 +298,32 @@ def main():
     if args.failover:
         return failover(args, data)
     want = hashlib.sha256(open(data, "rb").read()).hexdigest()
-    print("| case | stack | goodput (Mbit/s), each run | mean | path shares (%), mean |")
-    print("|---|---|---|---|---|")
+    print("| case | stack | goodput (Mbit/s), each run | mean | path shares (%), mean "
+          "| − kernel, paired (95 % t CI) |")
+    print("|---|---|---|---|---|---|")
+    stacks = ("preset", "kernel", "cmtlab")
     try:
-        for name, rates, drops in CASES:
+        for name, rates, drops in CASES[args.case - 1:args.case] if args.case else CASES:
             setup(rates, drops)
-            for stack in ("preset", "kernel", "cmtlab"):
-                gs, shares = [], []
-                for _ in range(args.runs):
+            gs = {s: [] for s in stacks}
+            shares = {s: [] for s in stacks}
+            # Alternated: each round runs every stack once, and the rounds pair them.
+            for _ in range(args.runs):
+                for stack in stacks:
                     g, sh_, sha = measure(stack, len(rates), data)
                     if sha != want:
                         raise RuntimeError(f"{stack}: the file differs")
-                    gs.append(g)
-                    shares.append(sh_)
-                mean_sh = [100 * sum(s[i] for s in shares) / len(shares) for i in range(len(rates))]
+                    gs[stack].append(g)
+                    shares[stack].append(sh_)
+            for stack in stacks:
+                v = gs[stack]
+                mean_sh = [100 * sum(s[i] for s in shares[stack]) / len(v)
+                           for i in range(len(rates))]
+                m, hw = paired(v, gs["kernel"])
+                diff = "" if stack == "kernel" else f"{100 * m:+.1f} % ± {100 * hw:.1f}"
                 print(f"| {name} ({' + '.join(rates)}) | {stack} | "
-                      f"{', '.join(f'{g:.1f}' for g in gs)} | {sum(gs) / len(gs):.1f} | "
-                      f"{' / '.join(f'{x:.0f}' for x in mean_sh)} |", flush=True)
+                      f"{', '.join(f'{g:.1f}' for g in v)} | {sum(v) / len(v):.1f} | "
+                      f"{' / '.join(f'{x:.0f}' for x in mean_sh)} | {diff} |", flush=True)
     finally:
         teardown()
 
