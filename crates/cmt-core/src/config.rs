@@ -157,6 +157,13 @@ pub struct Config {
     /// that SACK waits for the delayed-ack timer while a sender bounded by its send
     /// buffer waits for it (docs/algorithms.md §1.16, decision D59).
     pub ack_filled_holes: bool,
+    /// Set the I bit (RFC 7053, SACK-IMMEDIATELY) on the last DATA chunk of the stream
+    /// once the application has closed it, so the receiver acknowledges it at once
+    /// instead of after the delayed-ack timer — which a sender waiting for that SACK to
+    /// close pays at every transfer whose last packet is odd (with RTO.Min 0.2 s, a
+    /// timeout and a needless retransmission as well). The real runtime sets it; the
+    /// simulator's transfers end at delivery and never close.
+    pub sack_immediately: bool,
 }
 
 /// How the sender detects lost DATA (docs/algorithms.md §1.12).
@@ -308,6 +315,7 @@ impl Default for Config {
             send_buffer: SendBuffer::Off,
             prr: false,
             ack_filled_holes: false,
+            sack_immediately: false,
         }
     }
 }

@@ -133,3 +133,34 @@ fn a_held_shutdown_ack_waits_for_the_application_and_then_the_association_closes
     let closed = pair.drive(secs(40), |p| p.a.is_closed() && p.b.is_closed());
     assert!(closed, "{:?} {:?}", pair.a.closing(), pair.b.closing());
 }
+
+/// RFC 7053: with `sack_immediately`, the last chunk written before `close()` carries
+/// the I bit, and the receiver acknowledges it at once, so the shutdown that waits for
+/// that SACK does not wait for the receiver's delayed-ack timer (200 ms) too. Three
+/// chunks over one 10 ms path: the first two are acknowledged together, the third
+/// alone.
+#[test]
+fn the_last_chunk_before_close_asks_for_an_immediate_sack() {
+    let close_time = |on: bool| {
+        let cfg = Config {
+            sack_immediately: on,
+            ..Config::default()
+        };
+        let mut pair = Pair::new(cfg.clone(), cfg.clone(), vec![Faults::clean(10)], 4);
+        pair.a.write(Payload::Synthetic(3 * cfg.max_payload()));
+        pair.a.close();
+        assert!(pair.drive(Time::ZERO + Duration::from_secs(10), |p| p.a.is_closed()));
+        pair.now
+    };
+    // Data and its SACK, then SHUTDOWN, SHUTDOWN ACK: two round trips of 20 ms.
+    let on = close_time(true);
+    assert!(
+        on < Time::ZERO + Duration::from_millis(100),
+        "closed at {on:?} with the I bit"
+    );
+    let off = close_time(false);
+    assert!(
+        off >= Time::ZERO + Duration::from_millis(200),
+        "closed at {off:?} without it"
+    );
+}

@@ -466,12 +466,21 @@ impl<O: Observer> Association<O> {
 
     /// A DATA packet; with receiver-driven CMT the round info goes first.
     fn data_transmit(&mut self, path: PathId, tsn: u64, ssn: u16, payload: Payload) -> Transmit {
+        // RFC 7053: the stream's last chunk, once the application closed it, asks for an
+        // immediate SACK (the one the close waits for).
+        let last = self.cfg.sack_immediately
+            && self.closing == super::shutdown::Closing::Pending
+            && !self.snd.has_new_data()
+            && tsn + 1 == self.snd.next_tsn;
         let data = Chunk::Data(DataChunk {
             tsn: wire_tsn(tsn),
             sid: 0,
             ssn,
             ppid: 0,
-            flags: DataFlags::WHOLE,
+            flags: DataFlags {
+                immediate: last,
+                ..DataFlags::WHOLE
+            },
             payload,
         });
         let mut packet = self.packet(data);

@@ -324,9 +324,9 @@ fn setup_failed(p: &Packet, e: SetupError) -> TransferError {
 }
 
 /// The sender's part of the established phase: the source written in while less than
-/// a window is unacknowledged, a graceful close once all is acknowledged (announcing
-/// the file's length and SHA-256 with the SHUTDOWN), and the receiver's digest taken
-/// when it comes.
+/// a window is unacknowledged, a graceful close once it is all written (the SHUTDOWN,
+/// which announces the file's length and SHA-256, leaves once all is acknowledged),
+/// and the receiver's digest taken when it comes.
 struct Sending {
     src: Source,
     window: u64,
@@ -357,8 +357,11 @@ impl End for Sending {
             let Some(b) = piece else { break };
             assoc.write(Payload::Bytes(b));
         }
-        let all_acked = self.src.is_done() && assoc.unacked_bytes() == 0;
-        if all_acked && assoc.closing() == Closing::Open {
+        // Closed once the last byte is written, as an SCTP application closes after its
+        // last send: the association then shuts down when all is acknowledged, and
+        // marks the last chunk for an immediate SACK (RFC 7053), which the shutdown
+        // waits for.
+        if self.src.is_done() && assoc.closing() == Closing::Open {
             if self.confirm {
                 let announce = digest_chunk(self.src.read(), &self.src.sha256());
                 assoc.bundle_with(chunk_type::SHUTDOWN, announce);

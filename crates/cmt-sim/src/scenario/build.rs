@@ -284,6 +284,8 @@ fn config(s: &Scenario) -> Result<Config, BuildError> {
         },
         prr: a.prr.unwrap_or(d.prr),
         ack_filled_holes: a.ack_filled_holes.unwrap_or(d.ack_filled_holes),
+        // Simulated transfers end at delivery; no association closes.
+        sack_immediately: d.sack_immediately,
     })
 }
 
