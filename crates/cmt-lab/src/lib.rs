@@ -1,5 +1,6 @@
 //! # cmt-lab — experiments over many simulation runs
 //!
+//! * [`calibrate`] — a scenario of real paths fitted to the packet traces of a transfer;
 //! * [`sweep`] — sweep files (TOML) expanded into plans of runs with stable ids, run in
 //!   parallel, one result file per run (resumable, shardable);
 //! * [`results`] — `results.csv` (a row per run) and `runs.jsonl` (full summaries);
@@ -12,6 +13,7 @@
 //! * [`timeline`] — in-order goodput over time of runs that differ along one axis.
 
 pub mod aggregate;
+pub mod calibrate;
 pub mod claims;
 pub mod error;
 pub mod headroom;

@@ -179,6 +179,40 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Fit a scenario of real paths to the packet traces of a transfer over them (the
+    /// sender's and the receiver's `--trace FILE.csv`): per path its capacity, one-way
+    /// delay, queue and random loss, with their uncertainty (docs/calibrate.md). Run the
+    /// scenario with `cmtlab run` to predict what each scheduler does on these paths.
+    Calibrate {
+        /// The transfer's traces, CSV: the sender's and the receiver's (either order), or
+        /// one simulated run's.
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        /// Write the scenario here (else print it).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Also write each path's capacity as a Mahimahi trace beside the scenario
+        /// (`NAME.pathI.trace`: its busy periods as measured, the fitted rate between
+        /// them), and use it in the scenario.
+        #[arg(long)]
+        mahimahi: bool,
+        /// The scheduler the scenario names (else none: the simulator's default,
+        /// round-robin, and a preset given later chooses its own).
+        #[arg(long, value_name = "NAME")]
+        scheduler: Option<String>,
+        /// The receiver's buffer in the scenario, bytes (the runtime's default).
+        #[arg(long, default_value_t = 4 << 20, value_name = "BYTES")]
+        rbuf: u64,
+        /// Bytes below SCTP per packet: 28 for the runtime's IPv4 + UDP, 48 over IPv6,
+        /// 20 for a simulated run's trace (its default `association.ip_header`).
+        #[arg(long, default_value_t = 28, value_name = "BYTES")]
+        ip_header: u64,
+        /// Then predict with the simulator what round-robin, minRTT, the linux-mptcp
+        /// preset, DB-CMT's and BLEST's schedulers would each do moving a file of this
+        /// size over these paths (e.g. `50MB`; three seeds each).
+        #[arg(long, value_name = "SIZE")]
+        predict: Option<String>,
+    },
     /// Combine the output directories of a sharded sweep.
     Merge {
         /// Shard output directories.
@@ -217,6 +251,23 @@ pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
             shard,
         } => sweep::sweep(&file, jobs, out, shard.as_deref()),
         Command::Merge { dirs, out } => sweep::merge(&dirs, &out),
+        Command::Calibrate {
+            traces,
+            out,
+            mahimahi,
+            scheduler,
+            rbuf,
+            ip_header,
+            predict,
+        } => crate::calibrate::run(&crate::calibrate::Args {
+            traces: &traces,
+            out: out.as_deref(),
+            mahimahi,
+            scheduler: scheduler.as_deref(),
+            rbuf,
+            ip_header,
+            predict: predict.as_deref(),
+        }),
         Command::Send {
             file,
             measure,

@@ -74,6 +74,7 @@ pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+mod calibrate;
 mod cli;
 mod extend;
 mod locals;

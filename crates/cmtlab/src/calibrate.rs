@@ -1,0 +1,109 @@
+//! `cmtlab calibrate`: a scenario of real paths from the packet traces of a transfer
+//! over them (the sender's and the receiver's `--trace FILE.csv`), for `cmtlab run` to
+//! predict what the paths will do with any scheduler (cmt_lab::calibrate; method and
+//! limits in docs/calibrate.md).
+
+use std::path::{Path, PathBuf};
+
+use cmt_lab::calibrate::{calibrate as fit, mahimahi, Setup};
+
+/// What `cmtlab calibrate` was given.
+pub(crate) struct Args<'a> {
+    pub traces: &'a [PathBuf],
+    pub out: Option<&'a Path>,
+    pub mahimahi: bool,
+    pub scheduler: Option<&'a str>,
+    pub rbuf: u64,
+    pub ip_header: u64,
+    /// `--predict SIZE`: the file size to predict each scheduler's goodput for.
+    pub predict: Option<&'a str>,
+}
+
+/// What `--predict` runs: a label and the scenario overrides that choose it.
+const PREDICTED: [(&str, &str); 5] = [
+    ("round-robin (CMT)", "association.scheduler=\"round-robin\""),
+    ("minrtt", "association.scheduler=\"minrtt\""),
+    ("linux-mptcp preset", "association.preset=\"linux-mptcp\""),
+    ("db-cmt", "association.scheduler=\"db-cmt\""),
+    ("blest", "association.scheduler=\"blest\""),
+];
+
+/// Seeds per prediction.
+const SEEDS: u64 = 3;
+
+/// Each of [`PREDICTED`] on the scenario `file` moving `size`: mean goodput over
+/// [`SEEDS`] seeds and its range, one line each.
+fn predict(file: &Path, size: &str) -> Result<Vec<String>, String> {
+    let mut out = vec![format!(
+        "predicted goodput moving {size} (the simulator, {SEEDS} seeds: mean, lowest–highest):"
+    )];
+    for (label, set) in PREDICTED {
+        let mut g = Vec::new();
+        for seed in 1..=SEEDS {
+            let sets = [
+                set.to_string(),
+                format!("file_size=\"{size}\""),
+                format!("seed={seed}"),
+            ];
+            let built = cmt_sim::load_file(file, &sets).map_err(|e| e.to_string())?;
+            let mut sim =
+                cmt_sim::Simulation::new(built).map_err(|e| format!("{}: {e}", file.display()))?;
+            sim.try_run(&mut |_| {})
+                .map_err(|why| format!("{}: {why}", file.display()))?;
+            g.push(cmt_sim::Summary::of(&sim, 0.0).goodput_mbps);
+        }
+        let mean = g.iter().sum::<f64>() / g.len() as f64;
+        let (lo, hi) = g
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
+        out.push(format!("  {label:<20} {mean:8.2} Mbit/s ({lo:.2}–{hi:.2})"));
+    }
+    Ok(out)
+}
+
+/// Fits the paths and prints (or writes) the scenario.
+pub(crate) fn run(a: &Args<'_>) -> Result<(), String> {
+    if (a.mahimahi || a.predict.is_some()) && a.out.is_none() {
+        return Err(
+            "--mahimahi and --predict work on the written scenario: give --out FILE".into(),
+        );
+    }
+    let files: Vec<&Path> = a.traces.iter().map(PathBuf::as_path).collect();
+    let setup = Setup {
+        ip_header: a.ip_header,
+        rbuf: a.rbuf,
+        scheduler: a.scheduler.map(str::to_string),
+        ..Setup::default()
+    };
+    let cal = fit(&files, setup)?;
+    let Some(out) = a.out else {
+        say!("{}", cal.scenario(None));
+        return Ok(());
+    };
+    let mut names = Vec::new();
+    if a.mahimahi {
+        let stem = out
+            .file_stem()
+            .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned());
+        for (i, p) in cal.paths.iter().enumerate() {
+            let name = format!("{stem}.path{i}.trace");
+            let file = out.with_file_name(&name);
+            cmt_lab::sweep::write_atomic(&file, mahimahi(p).as_bytes())
+                .map_err(|e| format!("{}: {e}", file.display()))?;
+            names.push(name);
+        }
+    }
+    let text = cal.scenario(a.mahimahi.then_some(&names[..]));
+    cmt_lab::sweep::write_atomic(out, text.as_bytes())
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    for l in cal.lines() {
+        sayln!("{l}");
+    }
+    sayln!("scenario written to {}", out.display());
+    if let Some(size) = a.predict {
+        for l in predict(out, size)? {
+            sayln!("{l}");
+        }
+    }
+    Ok(())
+}

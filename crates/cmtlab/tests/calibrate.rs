@@ -1,0 +1,207 @@
+//! `cmtlab calibrate` against a known truth: a simulated run over paths whose rate,
+//! delay, queue and loss are given, traced, and fitted back. The simulator's trace has
+//! the real runtime's columns, so what the fit recovers here it reads from real traces
+//! the same way. Bounds come from the model: the rate and the delay are exact up to
+//! the trace's nanoseconds, the queue up to one packet (two where it overflows only
+//! now and then), a loss share must lie in its own 95 % interval.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn cmtlab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cmtlab"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cmtlab-cal-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Path 0: 10 Mbit/s, 20 ms, 40 packets, 1 % random loss of data (a Reno window that
+/// never fills the queue). Path 1: 4 Mbit/s, 5 ms, 100 packets, no loss (always full).
+/// Path 2: 6 Mbit/s, 10 ms, Gilbert–Elliott loss of 1 % in bursts of 3 on average.
+const TRUTH: &str = r#"
+name = "truth"
+seed = 7
+duration = "30s"
+[receiver]
+rbuf = "4MB"
+[[links]]
+name = "a"
+rate = "10Mbps"
+delay = "20ms"
+queue = 40
+loss = 0.01
+loss_direction = "forward"
+[[links]]
+name = "b"
+rate = "4Mbps"
+delay = "5ms"
+queue = 100
+loss_direction = "forward"
+[[links]]
+name = "c"
+rate = "6Mbps"
+delay = "10ms"
+queue = 60
+gilbert = "markov1pct"
+loss_direction = "forward"
+[[paths]]
+name = "a"
+links = ["a"]
+[[paths]]
+name = "b"
+links = ["b"]
+[[paths]]
+name = "c"
+links = ["c"]
+"#;
+
+/// The value of `key = …` in the `[[links]]` table of `link` in a scenario's text.
+fn link_value(scenario: &str, link: &str, key: &str) -> String {
+    let start = scenario
+        .find(&format!("name = \"{link}\""))
+        .unwrap_or_else(|| panic!("no link {link} in\n{scenario}"));
+    let rest = &scenario[start..];
+    let end = rest[1..].find("[[").map_or(rest.len(), |e| e + 1);
+    rest[..end]
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{key} = ")))
+        .unwrap_or_else(|| panic!("no {key} for {link}"))
+        .trim_matches('"')
+        .to_string()
+}
+
+fn number(v: &str, unit: &str) -> f64 {
+    v.strip_suffix(unit)
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("`{v}` is not a number of {unit}"))
+}
+
+fn traced(d: &Path) -> PathBuf {
+    let truth = d.join("truth.toml");
+    std::fs::write(&truth, TRUTH).unwrap();
+    let trace = d.join("trace.csv");
+    let o = cmtlab(&[
+        "run",
+        truth.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    trace
+}
+
+#[test]
+fn a_fitted_scenario_recovers_the_paths_a_simulated_run_went_over() {
+    let d = dir("truth");
+    let trace = traced(&d);
+    let out = d.join("fitted.toml");
+    // A simulated run counts a 20-byte IPv4 header per packet, no UDP.
+    let o = cmtlab(&[
+        "calibrate",
+        trace.to_str().unwrap(),
+        "--ip-header",
+        "20",
+        "--out",
+        out.to_str().unwrap(),
+        "--mahimahi",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = String::from_utf8_lossy(&o.stdout).to_string();
+    let s = std::fs::read_to_string(&out).unwrap();
+    for (link, rate, delay) in [
+        ("path0", 10e6, 20.0),
+        ("path1", 4e6, 5.0),
+        ("path2", 6e6, 10.0),
+    ] {
+        let r = number(&link_value(&s, link, "rate"), "bps");
+        assert!((r / rate - 1.0).abs() < 0.002, "{link}: rate {r}\n{report}");
+        let dl = number(&link_value(&s, link, "delay"), "ms");
+        assert!((dl - delay).abs() < 0.05, "{link}: delay {dl} ms\n{report}");
+    }
+    // The always-full queue: 100 waiting, up to one packet's rounding; the queue that
+    // overflows now and then: 60, from what its drops met.
+    let q: f64 = link_value(&s, "path1", "queue").parse().unwrap();
+    assert!((q - 100.0).abs() <= 1.0, "queue {q}\n{report}");
+    let q: f64 = link_value(&s, "path2", "queue").parse().unwrap();
+    assert!((q - 60.0).abs() <= 2.0, "queue {q}\n{report}");
+    // The lossy path's queue never filled: said so, and not set below what it held.
+    let line0 = report.lines().find(|l| l.starts_with("path 0")).unwrap();
+    assert!(line0.contains("never seen full"), "{line0}");
+    // Bernoulli 1 % inside the fit's interval, and no loss invented on the clean path.
+    let interval = |line: &str| -> (f64, f64) {
+        let i = line.find("% [").unwrap() + 3;
+        let j = line[i..].find(']').unwrap() + i;
+        let (lo, hi) = line[i..j].split_once(", ").unwrap();
+        (lo.parse().unwrap(), hi.parse().unwrap())
+    };
+    let (lo, hi) = interval(line0);
+    assert!(lo <= 1.0 && 1.0 <= hi, "{line0}");
+    let line1 = report.lines().find(|l| l.starts_with("path 1")).unwrap();
+    assert_eq!(interval(line1).0, 0.0, "{line1}");
+    // Loss in bursts of 3 is fitted as Gilbert–Elliott, its bursts near 3 packets.
+    let g = link_value(&s, "path2", "gilbert");
+    let r: f64 = g
+        .split("r = ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(" }")
+        .parse()
+        .unwrap();
+    assert!(
+        (0.2..=0.5).contains(&r),
+        "Gilbert r {r} for bursts of 3: {g}"
+    );
+    // Each capacity trace averages the fitted rate: (lines × 1500 bytes) over its span.
+    let t = std::fs::read_to_string(d.join("fitted.path1.trace")).unwrap();
+    let ms: Vec<u64> = t.lines().map(|l| l.parse().unwrap()).collect();
+    let rate = ms.len() as f64 * 1500.0 * 8.0 / (*ms.last().unwrap() as f64 / 1000.0);
+    assert!((rate / 4e6 - 1.0).abs() < 0.01, "trace rate {rate}");
+    // The scenario runs.
+    let o = cmtlab(&["run", out.to_str().unwrap(), "--set", "duration=\"2s\""]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn traces_that_cannot_be_fitted_are_refused_with_one_line() {
+    let d = dir("bad");
+    let not_trace = d.join("x.csv");
+    std::fs::write(&not_trace, "a,b,c\n1,2,3\n").unwrap();
+    let o = cmtlab(&["calibrate", not_trace.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("x.csv") && err.contains("not a cmtlab packet trace"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // A sender's rows alone: the receiver's trace is named as what is missing.
+    let trace = traced(&d);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let sender: String = text
+        .lines()
+        .filter(|l| !l.contains(",receiver,"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let only = d.join("sender.csv");
+    std::fs::write(&only, sender).unwrap();
+    let o = cmtlab(&["calibrate", only.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("receiver's trace"), "{err}");
+    let bad_row = d.join("bad_row.csv");
+    let mut lines: Vec<&str> = text.lines().take(50).collect();
+    lines[10] = "zero,sender,0,a,data,send,new,1,1444,,";
+    std::fs::write(&bad_row, lines.join("\n")).unwrap();
+    let o = cmtlab(&["calibrate", bad_row.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad_row.csv:11") && err.contains("`zero`"),
+        "{err}"
+    );
+}
