@@ -25,7 +25,8 @@ of the DATA bytes sent (predicted, measured) and the receiver's reordering delay
 time a delivered chunk waited for an earlier one), then per set whether the schedulers
 rank the same — counting only pairs whose measured goodputs differ by more than 5 %
 and whose real runs do not overlap. A Markdown table; BENCHMARKS.md has the last one.
-Each set's traces, scenario and results go to --out (default /tmp/cmtlab-twin).
+Each set's traces, scenario and results go to --out (default /tmp/cmtlab-twin);
+`--refit` fits and predicts again from them, the real transfers as they were measured.
 """
 import argparse, json, os, shutil, subprocess, sys, time
 
@@ -159,13 +160,24 @@ def simulate(scenario, overrides, size, seeds, out):
 
 def run_set(k, paths, args):
     out = os.path.join(args.out, f"set{k}")
+    st, rt = os.path.join(out, "sender.csv"), os.path.join(out, "receiver.csv")
+    scenario = os.path.join(out, "calibrated.toml")
+    if args.refit:
+        # The real measurements as they were; the fit and the predictions afresh.
+        old = json.load(open(os.path.join(out, "twin.json")))
+        fit = sh(BIN, "calibrate", st, rt, "--out", scenario).stdout
+        rows = []
+        for r, (label, _, over) in zip(old["rows"], SCHEDULERS):
+            pg, psh, pro = simulate(scenario, over, r["size"], args.sim_seeds, out)
+            rows.append(dict(r, predicted=pg, pred_shares=psh, pred_reorder_ms=pro))
+        json.dump(dict(old, fit=fit, rows=rows), open(os.path.join(out, "twin.json"), "w"),
+                  indent=1)
+        return fit, rows
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     n = len(paths)
     setup(paths)
-    st, rt = os.path.join(out, "sender.csv"), os.path.join(out, "receiver.csv")
     transfer(n, ["--measure", str(args.measure)], [], rt, st)
-    scenario = os.path.join(out, "calibrated.toml")
     fit = sh(BIN, "calibrate", st, rt, "--out", scenario).stdout
     total = sum(r for r, _, _ in paths) * 1e6 / 8
     size = int(total * args.seconds)
@@ -228,8 +240,11 @@ def main():
     ap.add_argument("--measure", type=float, default=8.0)
     ap.add_argument("--sim-seeds", type=int, default=3)
     ap.add_argument("--out", default="/tmp/cmtlab-twin")
+    ap.add_argument("--refit", action="store_true",
+                    help="keep each set's traces and real transfers in --out; fit and "
+                         "predict again (no namespaces, no root)")
     args = ap.parse_args()
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and not args.refit:
         sys.exit("twin.py: run as root (it creates network namespaces)")
     chosen = args.set or range(1, len(SETS) + 1)
     print("| set | paths (rate/queue/loss) | scheduler | predicted Mbit/s | measured | "
@@ -258,7 +273,8 @@ def main():
             print(f"| {k} | ranking: {a} of {t} decided pairs ordered alike | | | | | | | | | |",
                   flush=True)
     finally:
-        teardown()
+        if not args.refit:
+            teardown()
     for what, es in (("the measured goodput", errors), ("the data phase's", data_errors)):
         within = sum(abs(e) <= 0.10 for e in es)
         mean_abs = sum(abs(e) for e in es) / max(len(es), 1)

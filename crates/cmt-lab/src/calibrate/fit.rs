@@ -10,9 +10,11 @@
 //!   queued packet). Bytes are the IP packet's (SCTP plus the given per-packet header);
 //!   the 95 % interval comes from the rate of each second's busy periods.
 //! * **one-way delay** — half the smallest round trip a SACK measured on the path (the
-//!   TSN it acknowledges cumulatively sent once, on this path), less the packet's and
-//!   the SACK's time on the wire at that rate. The clocks of two hosts are never
-//!   compared.
+//!   TSN it acknowledges cumulatively sent once, on this path), less the time the
+//!   packet queued and the packet's and the SACK's time on the wire at that rate; then
+//!   (across paths, [`super::calibrate`]) the smallest one-way delay less the two
+//!   clocks' offset, which is the same on every path: the largest offset no path's
+//!   round trip contradicts.
 //! * **queue** — the queueing delay (one-way delay less its smallest value) the
 //!   queue's drops met, their median, in packets at that rate; a queue never seen to
 //!   overflow is given twice the most it held. Drops are told apart with the 99th
@@ -54,8 +56,15 @@ pub struct PathFit {
     pub busy_s: f64,
     /// Smallest round trip measured by a SACK, s.
     pub rtt_min_s: Option<f64>,
-    /// One-way propagation delay, s.
+    /// One-way propagation delay, s: the smallest one-way delay less the clocks'
+    /// offset (set for all paths by [`super::calibrate`]), else from the round trip.
     pub delay_s: f64,
+    /// One-way propagation delay from this path's round trip alone, s (half the
+    /// smallest, less the packet's and the SACK's time on the wire).
+    pub delay_rtt_s: Option<f64>,
+    /// The smallest one-way delay less one packet's time on the wire, s, with the
+    /// offset between the two ends' clocks in it.
+    pub owd_floor_s: f64,
     /// Queue limit, packets waiting (the one being sent excluded).
     pub queue: u32,
     /// Whether the queue was seen to overflow (else `queue` is a lower bound).
@@ -313,7 +322,7 @@ pub fn fit_path(p: &PathObs, ip_header: u64, sends: &Sends) -> PathFit {
     let rtt = rtt_min(p, &fates, owd_min, sends);
     let ser = |bytes: f64| rate.map_or(0.0, |r| bytes * 8.0 / r);
     let sack = (ip_header + 12 + 16) as f64;
-    let delay = rtt.map_or(0.0, |r| ((r - ser(pkt_bytes) - ser(sack)) / 2.0).max(0.0));
+    let delay = rtt.map(|r| ((r - ser(pkt_bytes) - ser(sack)) / 2.0).max(0.0));
     PathFit {
         name: p.name.clone(),
         sent: p.sent.len(),
@@ -322,7 +331,9 @@ pub fn fit_path(p: &PathObs, ip_header: u64, sends: &Sends) -> PathFit {
         rate_ci_bps: rate_ci,
         busy_s,
         rtt_min_s: rtt,
-        delay_s: delay,
+        delay_s: delay.unwrap_or(0.0),
+        delay_rtt_s: delay,
+        owd_floor_s: owd_min - ser(pkt_bytes),
         // The queue the drops met (its median: a full queue, robust to timing
         // outliers); one never seen to overflow did not limit the measured transfer:
         // twice the most it held keeps it from limiting the simulated one.

@@ -58,12 +58,25 @@ pub fn calibrate(files: &[&Path], setup: Setup) -> Result<Calibration, String> {
     for s in obs.paths.iter().flat_map(|p| &p.sent) {
         *sends.entry(s.tsn).or_default() += 1;
     }
-    let paths: Vec<PathFit> = obs
+    let mut paths: Vec<PathFit> = obs
         .paths
         .iter()
         .filter(|p| !p.sent.is_empty())
         .map(|p| fit_path(p, setup.ip_header, &sends))
         .collect();
+    // The two clocks' offset is one for all paths, and a round trip can only be
+    // measured too long (a SACK that waited), so each path's gives a lower bound of the
+    // offset: the largest of them, taken from each path's smallest one-way delay, gives
+    // every path its delay — a path whose own round trips were all delayed too.
+    let offset = paths
+        .iter()
+        .filter_map(|p| p.delay_rtt_s.map(|d| p.owd_floor_s - d))
+        .max_by(f64::total_cmp);
+    if let Some(offset) = offset {
+        for p in &mut paths {
+            p.delay_s = (p.owd_floor_s - offset).max(0.0);
+        }
+    }
     if let Some(p) = paths.iter().find(|p| p.arrived == 0) {
         return Err(format!(
             "path `{}`: {} packets sent, none in the receiver's trace (is it this transfer's?)",
