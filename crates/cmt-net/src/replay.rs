@@ -5,10 +5,12 @@
 //!
 //! Supported: a file transfer (`file_size`) over paths of one link each, with fixed
 //! delays and loss rates; no background traffic and no scheduled link events (a
-//! scenario with them is refused with a message saying which). Differences from the
-//! simulated run, stated: the real runtime's paths are confirmed by HEARTBEAT before
-//! they carry data and use CMT-PF with one timeout of grace (`transfer`), its clock is
-//! the machine's, and the algorithms run with their default parameters.
+//! scenario with them is refused with a message saying which). Both ends run the
+//! scenario's configuration and its algorithms with their parameters
+//! ([`Exact`](crate::transfer::Exact)). Differences from the simulated run, stated:
+//! the real runtime's paths are confirmed by HEARTBEAT before they carry data, its
+//! packets carry a UDP header, its last chunk asks for an immediate SACK (RFC 7053; the
+//! close waits for it), and its clock is the machine's.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -165,10 +167,17 @@ pub async fn replay(b: &Built, dir: &Path) -> Result<Replayed, String> {
     }
     tokio::time::sleep(std::time::Duration::from_millis(30)).await;
     let o = Options {
-        scheduler: b.scheduler.name().to_string(),
-        rtx: b.rtx.name().to_string(),
-        cc: b.cc.name().to_string(),
+        exact: Some(Box::new(crate::transfer::Exact {
+            config: b.config.clone(),
+            params: b.params.clone(),
+        })),
+        // The names the scenario gave, which its parameters belong to.
+        scheduler: b.params.names[0].clone(),
+        rtx: b.params.names[1].clone(),
+        cc: b.params.names[2].clone(),
         rbuf: b.config.rbuf,
+        // Both ends ask for receiver-driven rate control when the scenario runs it.
+        receiver_rates: b.config.rev.is_some(),
         // The simulator's MTU counts a 20-byte IPv4 header; the runtime's, IPv4 + UDP.
         mtu: b.config.mtu + 8,
         timeout_s: limit.as_secs_f64(),

@@ -80,3 +80,33 @@ async fn a_timed_scenario_or_one_with_background_is_refused_with_the_reason() {
     let e = replay(&b, &dir("ranged")).await.unwrap_err();
     assert!(e.contains("`slow`") && e.contains("fixed value"), "{e}");
 }
+
+/// Both ends run the scenario's algorithm parameters, not the runtime's defaults:
+/// Apple's handover type sends on the path that is not `cellular` (default 1, the slow
+/// one here), so `cellular = 0` moves the transfer to the slow path. The fast path
+/// carries only its head start while the slow one is confirmed (≤ 50 chunks, as in the
+/// test above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_scenario_runs_its_algorithms_with_their_parameters() {
+    let chunks = (300.0f64 * 1024.0 / 1444.0).ceil();
+    for cellular in [1, 0] {
+        let text = SCENARIO.replace(
+            "scheduler = \"round-robin-strict\"",
+            &format!(
+                "scheduler = \"ios-handover\"\nscheduler_params = {{ cellular = {cellular} }}"
+            ),
+        );
+        let built = cmt_sim::load_str(&text, "t", None, &[]).unwrap();
+        let m = replay(&built, &dir(&format!("params{cellular}")))
+            .await
+            .unwrap()
+            .metrics();
+        assert_eq!(m["delivered_bytes"], 300.0 * 1024.0);
+        let (fast, slow) = (m["paths.fast.sent_packets"], m["paths.slow.sent_packets"]);
+        if cellular == 1 {
+            assert!(fast >= chunks && slow == 0.0, "{m:?}");
+        } else {
+            assert!(fast <= 50.0 && slow >= chunks - 50.0, "{m:?}");
+        }
+    }
+}

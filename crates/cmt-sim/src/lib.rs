@@ -39,7 +39,7 @@ pub mod units;
 pub mod world;
 
 pub use build_info::{build, Build};
-pub use scenario::{load_file, load_str, load_str_in, Built, ScenarioError};
+pub use scenario::{load_file, load_str, load_str_in, AlgorithmParams, Built, ScenarioError};
 pub use summary::{
     fairness_names, write_outputs, Fairness, Share, Summary, FLOW_METRICS, METRICS, PATH_METRICS,
 };

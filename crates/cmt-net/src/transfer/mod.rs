@@ -27,7 +27,7 @@ mod wait;
 
 pub use connection::reconfig::SPARE_PATHS;
 pub use error::{Ended, TransferError};
-pub use options::{Options, Outputs, ReceiveOptions, SendOptions};
+pub use options::{Exact, Options, Outputs, ReceiveOptions, SendOptions};
 pub use recv::{receive, receive_on};
 pub use reorder::{ReorderStats, Reordering};
 pub use report::{Counters, PathCount, Report};

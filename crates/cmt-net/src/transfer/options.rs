@@ -21,6 +21,10 @@ pub struct Options {
     /// `picoquic-rr`: its timers, initial window, burst limit, delayed-ack time;
     /// [`cmt_core::preset::apply`]), all but RTO.Min, which stays `rto_min_s`.
     pub preset: Option<String>,
+    /// A simulated scenario's protocol settings to run exactly (`replay`): its
+    /// configuration and its algorithms' parameters replace every setting above but the
+    /// algorithm names, MTU, receive buffer and the runtime's own needs.
+    pub exact: Option<Box<Exact>>,
     /// Scheduler name (as in scenario files).
     pub scheduler: String,
     /// Retransmission policy name.
@@ -233,12 +237,26 @@ pub(super) fn overhead_of(addrs: &[SocketAddr]) -> u32 {
     }
 }
 
+/// A simulated scenario's protocol settings, for a real run of the scenario (the
+/// runtime's `replay`): the association runs this configuration and builds its
+/// algorithms with these parameters. Only what a real path needs is the runtime's: the
+/// MTU and per-packet overhead of UDP, path confirmation, receiver-driven rate control
+/// as the peers negotiate it, the immediate SACK its close waits for.
+#[derive(Clone, Debug)]
+pub struct Exact {
+    /// The scenario's configuration.
+    pub config: Config,
+    /// Its algorithms' parameters.
+    pub params: cmt_sim::AlgorithmParams,
+}
+
 /// Round-robin with `rtx-cwnd` and Reno, a 4 MiB receive buffer, MTU 1500, RTO.Min
 /// 0.2 s, an outage tolerance of 300 s, a 600 s time limit, reconfiguration on, no
 /// outputs.
 impl Default for Options {
     fn default() -> Self {
         Options {
+            exact: None,
             scheduler: "round-robin".into(),
             rtx: "rtx-cwnd".into(),
             cc: "reno".into(),

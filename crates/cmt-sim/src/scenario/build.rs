@@ -60,6 +60,8 @@ pub struct Built {
     pub rtx: Box<dyn RtxFactory>,
     /// Congestion control factory.
     pub cc: Box<dyn CcFactory>,
+    /// The parameters the three algorithms were built with.
+    pub params: AlgorithmParams,
     /// Links.
     pub links: Vec<BuiltLink>,
     /// Paths.
@@ -131,12 +133,29 @@ fn opt_dur(raw: &Option<Raw>, name: &str, default: Duration) -> Result<Duration,
         .map_or(Ok(default), |r| field(name, parse_duration(r)))
 }
 
-/// The factories of the association's three algorithms.
+/// The factories of the association's three algorithms, and their parameters.
 type Algorithms = (
     Box<dyn SchedulerFactory>,
     Box<dyn RtxFactory>,
     Box<dyn CcFactory>,
+    AlgorithmParams,
 );
+
+/// The names and parameters the scenario gave its three algorithms (what a real run of
+/// the scenario builds them with; a factory's own name may differ, as `cubic` with
+/// `flavour = "linux"` calls itself `linux-cubic`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AlgorithmParams {
+    /// The scheduler, retransmission policy and congestion control names, as given (or
+    /// the preset's).
+    pub names: [String; 3],
+    /// `association.scheduler_params`.
+    pub scheduler: cmt_core::Params,
+    /// `association.rtx_params`.
+    pub rtx: cmt_core::Params,
+    /// `association.cc_params`.
+    pub cc: cmt_core::Params,
+}
 
 pub(super) fn build(
     s: &Scenario,
@@ -144,7 +163,7 @@ pub(super) fn build(
     dir: Option<&std::path::Path>,
 ) -> Result<Built, BuildError> {
     let mut config = config(s)?;
-    let (scheduler, rtx, cc) = algorithms(s, &mut config)?;
+    let (scheduler, rtx, cc, params) = algorithms(s, &mut config)?;
     let workload = workload(s)?;
     let links = build_links(&s.links, dir)?;
     let paths = build_paths(s, &links)?;
@@ -179,6 +198,7 @@ pub(super) fn build(
         scheduler,
         rtx,
         cc,
+        params,
         links,
         paths,
         bin,
@@ -356,18 +376,21 @@ fn algorithms(s: &Scenario, config: &mut Config) -> Result<Algorithms, BuildErro
     }
     field("association", config.validate())?;
     let sched_name = a.scheduler.as_deref().unwrap_or(p_sched);
-    let scheduler = sched::by_name(
-        sched_name,
-        &params(&a.scheduler_params, "association.scheduler_params")?,
-    )
-    .map_err(|e| BuildError::new("association.scheduler".to_string(), e.0))?;
     let rtx_name = a.rtx.as_deref().unwrap_or(p_rtx);
-    let rtx = rtx::by_name(rtx_name, &params(&a.rtx_params, "association.rtx_params")?)
-        .map_err(|e| BuildError::new("association.rtx".to_string(), e.0))?;
     let cc_name = a.cc.as_deref().unwrap_or(p_cc);
-    let cc = cc::by_name(cc_name, &params(&a.cc_params, "association.cc_params")?)
+    let given = AlgorithmParams {
+        names: [sched_name, rtx_name, cc_name].map(str::to_string),
+        scheduler: params(&a.scheduler_params, "association.scheduler_params")?,
+        rtx: params(&a.rtx_params, "association.rtx_params")?,
+        cc: params(&a.cc_params, "association.cc_params")?,
+    };
+    let scheduler = sched::by_name(sched_name, &given.scheduler)
+        .map_err(|e| BuildError::new("association.scheduler".to_string(), e.0))?;
+    let rtx = rtx::by_name(rtx_name, &given.rtx)
+        .map_err(|e| BuildError::new("association.rtx".to_string(), e.0))?;
+    let cc = cc::by_name(cc_name, &given.cc)
         .map_err(|e| BuildError::new("association.cc".to_string(), e.0))?;
-    Ok((scheduler, rtx, cc))
+    Ok((scheduler, rtx, cc, given))
 }
 
 /// Which of the keys a preset may give the scenario set itself.

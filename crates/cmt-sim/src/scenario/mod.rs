@@ -12,7 +12,7 @@ mod load;
 mod queues;
 mod traffic;
 
-pub use build::{Built, BuiltPath, Workload};
+pub use build::{AlgorithmParams, Built, BuiltPath, Workload};
 pub use events::BuiltEvent;
 pub use links::{BuiltLink, LossDirection};
 pub use load::{load_file, load_str, load_str_in, ScenarioError};

@@ -6,7 +6,6 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use cmt_core::params::Params;
 use cmt_core::rev::RevConfig;
 use cmt_core::setup::Established as SetupDone;
 use cmt_core::wire::chunk_type;
@@ -112,15 +111,38 @@ fn association(
     now: Time,
 ) -> Result<Association<Counters>, String> {
     init.start = now;
-    let p = Params::default();
-    let sched = sched::by_name(&o.scheduler, &p).map_err(|e| e.0)?;
-    let rtx = rtx::by_name(&o.rtx, &p).map_err(|e| e.0)?;
+    let none = cmt_sim::AlgorithmParams::default();
+    let p = o.exact.as_ref().map_or(&none, |e| &e.params);
+    let sched = sched::by_name(&o.scheduler, &p.scheduler).map_err(|e| e.0)?;
+    let rtx = rtx::by_name(&o.rtx, &p.rtx).map_err(|e| e.0)?;
     // Without rate adverts the receiver-driven allowance has nothing to follow.
     let cc_name = match o.cc.as_str() {
         "receiver" if !receiver_rates => "reno",
         name => name,
     };
-    let cc = cc::by_name(cc_name, &p).map_err(|e| e.0)?;
+    let cc = cc::by_name(cc_name, &p.cc).map_err(|e| e.0)?;
+    let cfg = match &o.exact {
+        Some(e) => Config {
+            mtu: o.mtu,
+            ip_header_len: overhead,
+            rbuf: o.rbuf,
+            confirm_paths: true,
+            rev: receiver_rates.then(|| e.config.rev.unwrap_or_default()),
+            sack_immediately: true,
+            ..e.config.clone()
+        },
+        None => runtime_config(o, receiver_rates, overhead),
+    };
+    let algs = Algorithms {
+        scheduler: sched.build(paths),
+        rtx: rtx.build(),
+        cc: cc.as_ref(),
+    };
+    Association::new(cfg, paths, algs, init, Counters::default())
+}
+
+/// The runtime's own configuration from its options.
+fn runtime_config(o: &Options, receiver_rates: bool, overhead: u32) -> Config {
     let mut cfg = Config {
         mtu: o.mtu,
         ip_header_len: overhead,
@@ -142,18 +164,15 @@ fn association(
         reinject: o.reinject,
         send_buffer: o.send_buffer,
         prr: o.prr,
+        // The close waits for the SACK of the last chunk: ask for it at once (RFC 7053).
+        sack_immediately: true,
         ..Config::default()
     };
     if let Some(name) = &o.preset {
         // The runtime keeps its own RTO.Min (`--rto-min`).
         cmt_core::preset::apply(name, &mut cfg, |k| k == cmt_core::preset::Key::RtoMin);
     }
-    let algs = Algorithms {
-        scheduler: sched.build(paths),
-        rtx: rtx.build(),
-        cc: cc.as_ref(),
-    };
-    Association::new(cfg, paths, algs, init, Counters::default())
+    cfg
 }
 
 /// Starts the per-packet trace of this end (opened by [`open_outputs`]); paths are
