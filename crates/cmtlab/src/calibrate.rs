@@ -86,6 +86,12 @@ pub(crate) fn run(a: &Args<'_>) -> Result<(), String> {
             .file_stem()
             .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned());
         for (i, p) in cal.paths.iter().enumerate() {
+            // A path that never queued has no capacity to trace (nor a rate: the
+            // scenario's stands in, and says so).
+            if p.rate_bps.is_none() {
+                names.push(String::new());
+                continue;
+            }
             let name = format!("{stem}.path{i}.trace");
             let file = out.with_file_name(&name);
             cmt_lab::sweep::write_atomic(&file, mahimahi(p).as_bytes())

@@ -381,6 +381,20 @@ mod tests {
         }
     }
 
+    /// Packets a second apart never queue: no busy period, so no capacity is claimed.
+    #[test]
+    fn a_path_that_never_queued_has_no_capacity_estimate() {
+        let p = PathObs {
+            sent: (0..5).map(|i| pkt(i as f64, i)).collect(),
+            arrived: (0..5).map(|i| pkt(i as f64 + 0.02, i)).collect(),
+            ..PathObs::default()
+        };
+        let sends = p.sent.iter().map(|s| (s.tsn, 1)).collect();
+        let f = fit_path(&p, 28, &sends);
+        assert_eq!(f.rate_bps, None);
+        assert!(f.busy.is_empty());
+    }
+
     /// A 1 Mbit/s bottleneck with 10 ms one-way delay fed 20 packets at once: each
     /// 1244-byte IP packet (28 + 12 + 16 + 1188) takes 9.952 ms, and every packet after
     /// the first queued.

@@ -174,7 +174,7 @@ impl Calibration {
     }
 
     /// A scenario of the paths, for the runtime's setup; `traces`: per path the file
-    /// name of its Mahimahi trace, to use in place of the rate.
+    /// name of its Mahimahi trace, to use in place of the rate (empty: none).
     pub fn scenario(&self, traces: Option<&[String]>) -> String {
         let s = &self.setup;
         let mut t = String::from("# Fitted by `cmtlab calibrate` (docs/calibrate.md)\n");
@@ -195,9 +195,12 @@ impl Calibration {
         );
         for (i, p) in self.paths.iter().enumerate() {
             let _ = write!(t, "\n[[links]]\nname = \"path{i}\"\n");
+            if p.rate_bps.is_none() {
+                t += "# capacity unknown (no packet queued behind another): 1 Mbit/s stands in\n";
+            }
             let rate = p.rate_bps.unwrap_or(1e6);
             let _ = writeln!(t, "rate = \"{:.0}bps\"", rate);
-            if let Some(f) = traces.and_then(|v| v.get(i)) {
+            if let Some(f) = traces.and_then(|v| v.get(i)).filter(|f| !f.is_empty()) {
                 let _ = writeln!(t, "trace = \"{f}\"");
             }
             let _ = writeln!(
