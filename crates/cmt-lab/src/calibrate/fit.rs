@@ -67,8 +67,6 @@ pub struct PathFit {
     pub owd_floor_s: f64,
     /// Queue limit, packets waiting (the one being sent excluded).
     pub queue: u32,
-    /// Whether the queue was seen to overflow (else `queue` is a lower bound).
-    pub queue_overflowed: bool,
     /// Random losses, and the packets sent while they could happen.
     pub random_losses: usize,
     /// Packets sent with the queue below the near-full mark.
@@ -85,6 +83,13 @@ pub struct PathFit {
     pub busy: Vec<(f64, f64, f64)>,
     /// First and last arrival, receiver's clock.
     pub span: (f64, f64),
+}
+
+impl PathFit {
+    /// Whether the queue was seen to overflow (else `queue` was set from what it held).
+    pub fn queue_overflowed(&self) -> bool {
+        self.queue_drops > 0
+    }
 }
 
 /// The Wilson score 95 % interval of `k` successes in `n`.
@@ -343,7 +348,6 @@ pub fn fit_path(p: &PathObs, ip_header: u64, sends: &Sends) -> PathFit {
             (2.0 * q_max / ser(pkt_bytes).max(1e-9)).ceil()
         }
         .min(1e6) as u32,
-        queue_overflowed: l.drops > 0,
         random_losses: random,
         exposed: l.exposed,
         queue_drops: l.drops,
@@ -415,7 +419,7 @@ mod tests {
         assert_eq!(f.queue_drops + f.random_losses, 0);
         // The last packet waited 19 packet times; the queue never overflowed, so it
         // is given twice that.
-        assert!(!f.queue_overflowed);
+        assert!(!f.queue_overflowed());
         assert!((38..=39).contains(&f.queue), "{}", f.queue);
     }
 }

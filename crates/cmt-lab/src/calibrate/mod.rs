@@ -14,6 +14,8 @@ mod observed;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use cmt_sim::trace::OPPORTUNITY_BYTES;
+
 pub use fit::{fit_path, wilson, Gilbert, PathFit, Sends};
 pub use observed::{read, Observed, PathObs, Pkt};
 
@@ -86,7 +88,7 @@ pub fn calibrate(files: &[&Path], setup: Setup) -> Result<Calibration, String> {
     Ok(Calibration { paths, setup })
 }
 
-/// Mahimahi delivery opportunities (ms, one per 1500 bytes) of a path: where it was busy,
+/// Mahimahi delivery opportunities (ms, one per [`OPPORTUNITY_BYTES`]) of a path: where it was busy,
 /// when its bytes left the bottleneck; elsewhere at the fitted rate. Starts at the first
 /// arrival; at least one line.
 pub fn mahimahi(p: &PathFit) -> String {
@@ -109,12 +111,13 @@ pub fn mahimahi(p: &PathFit) -> String {
         bytes += (p.span.1 - now) * rate;
         corners.push((p.span.1, bytes));
     }
+    let unit = f64::from(OPPORTUNITY_BYTES);
     let mut out = String::new();
     let mut k = 1.0;
     for w in corners.windows(2) {
         let ((ta, ba), (tb, bb)) = (w[0], w[1]);
-        while k * 1500.0 <= bb && bb > ba {
-            let t = ta + (tb - ta) * (k * 1500.0 - ba) / (bb - ba);
+        while k * unit <= bb && bb > ba {
+            let t = ta + (tb - ta) * (k * unit - ba) / (bb - ba);
             let _ = writeln!(out, "{}", (((t - t0) * 1000.0).floor() as u64).max(1));
             k += 1.0;
         }
@@ -157,7 +160,7 @@ impl Calibration {
                 p.rtt_min_s.map_or("–".into(), ms),
                 ms(p.delay_s),
                 p.queue,
-                if p.queue_overflowed {
+                if p.queue_overflowed() {
                     ""
                 } else {
                     " (never seen full: twice the most it held)"
