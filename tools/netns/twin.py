@@ -6,11 +6,14 @@
 
 For each path set below, builds the paths for real between two private network
 namespaces (one veth per path; tbf for the rate and the queue, both ways; nftables for
-random loss of the data direction where it arrives; this kernel has no netem, so delay
-is the queues' own), then:
+random loss of the data direction where it arrives; this kernel has no netem, so the
+first twelve sets' delay is the queues' own, and the last sets' paths go through a
+`cmtlab relay` that adds a one-way delay each way), then:
 
-  1. calibrates: a `cmtlab send --measure` transfer with each end's `--trace`, fitted by
-     `cmtlab calibrate` into a scenario of the paths (docs/calibrate.md);
+  1. calibrates with the one command a user runs at the sender, `cmtlab send --measure
+     --calibrate` (the receiver returns its arrival times with its SACKs;
+     docs/calibrate.md); the receiver also writes its own trace, and the fit from the
+     two ends' traces is compared with the one command's (the returned times checked);
   2. predicts: `cmtlab run` of that scenario for each scheduler below, moving a file
      the size of about `--seconds` of the paths' total rate, over `--sim-seeds` seeds;
   3. measures: the same file moved for real with each scheduler (`--runs` times each,
@@ -34,8 +37,12 @@ S, R = "cmttwS", "cmttwR"
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.environ.get("CMTLAB", os.path.join(HERE, "../../target/release/cmtlab"))
 
-# (rate Mbit/s, queue packets, random loss per mille) per path. Twelve sets spanning
-# 2–4 paths, 2–100 Mbit/s, 0–3 % loss and queues of 10–300 packets.
+# (rate Mbit/s, queue packets, random loss per mille[, one-way delay ms]) per path.
+# Twelve sets spanning 2–4 paths, 2–100 Mbit/s, 0–3 % loss and queues of 10–300
+# packets; then sets whose paths have propagation delay, which the userspace relay adds
+# (`cmtlab relay`, run in the receiver's namespace in front of the receiver: this
+# kernel has no netem). Through the relay the receiver sees the relay's address, not
+# the sender's, so the calibration matches paths by the TSNs they carried.
 SETS = [
     [(20, 50, 0), (10, 50, 0)],
     [(50, 100, 0), (5, 20, 0)],
@@ -49,7 +56,11 @@ SETS = [
     [(25, 50, 0), (25, 50, 0), (10, 50, 0), (5, 50, 0)],
     [(60, 300, 2), (15, 80, 0), (8, 25, 10), (3, 12, 0)],
     [(40, 120, 0), (40, 20, 0)],
+    [(20, 100, 0, 10), (10, 60, 0, 40)],
+    [(30, 150, 5, 5), (8, 40, 0, 60), (4, 30, 0, 25)],
 ]
+# Relays running for the current set.
+RELAYS = []
 
 # (label, `send`/`recv` arguments, scenario overrides)
 SCHEDULERS = [
@@ -65,15 +76,24 @@ def sh(*args, check=True, **kw):
 
 
 def teardown():
+    for r in RELAYS:
+        r.kill()
+        r.wait()
+    RELAYS.clear()
     for ns in (S, R):
         sh("ip", "netns", "del", ns, check=False)
 
 
+# The path set being run.
+CURRENT = []
+
+
 def setup(paths):
     teardown()
+    CURRENT[:] = paths
     sh("ip", "netns", "add", S)
     sh("ip", "netns", "add", R)
-    for i, (rate, queue, loss) in enumerate(paths, 1):
+    for i, (rate, queue, loss, *_) in enumerate(paths, 1):
         sh("ip", "link", "add", f"s{i}", "netns", S, "type", "veth", "peer", "name", f"r{i}",
            "netns", R)
         sh("ip", "-n", S, "addr", "add", f"10.{i}.0.1/24", "dev", f"s{i}")
@@ -89,30 +109,102 @@ def setup(paths):
     for ns in (S, R):
         sh("ip", "-n", ns, "link", "set", "lo", "up")
     rules = "".join(f' iifname "r{i}" meta l4proto udp numgen random mod 1000 < {loss} drop;'
-                    for i, (_, _, loss) in enumerate(paths, 1) if loss > 0)
+                    for i, (_, _, loss, *_) in enumerate(paths, 1) if loss > 0)
     if rules:
         table = ("table ip twloss {\n chain in { type filter hook prerouting priority filter;"
                  f"{rules} }}\n}}\n")
         sh("ip", "netns", "exec", R, "nft", "-f", "-", input=table)
+    # Delay: a relay in front of the receiver, port 9900 to 9899, both ways, with no
+    # rate or queue of its own (tbf is the bottleneck).
+    for i, p in enumerate(paths, 1):
+        if len(p) > 3:
+            spec = f"10.{i}.0.2:9900>10.{i}.0.2:9899,delay={p[3]}ms,queue=unlimited"
+            RELAYS.append(subprocess.Popen(["ip", "netns", "exec", R, BIN, "relay", "--path",
+                                            spec], stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL))
+    if RELAYS:
+        time.sleep(0.3)
+
+
+def ends(n):
+    """The receiver's --listen, the sender's --remote (through the relay where the path
+    has delay) and --local."""
+    listen = ",".join(f"10.{i}.0.2:9899" for i in range(1, n + 1))
+    remote = ",".join(f"10.{i}.0.2:{9900 if len(CURRENT[i - 1]) > 3 else 9899}"
+                      for i in range(1, n + 1))
+    local = ",".join(f"10.{i}.0.1:0" for i in range(1, n + 1))
+    return listen, remote, local
 
 
 def transfer(n, what, extra, rx_trace=None, tx_trace=None):
     """One real transfer (`what`: a file, or ["--measure", secs]); the sender's and the
     receiver's JSON reports."""
-    listen = ",".join(f"10.{i}.0.2:9899" for i in range(1, n + 1))
-    local = ",".join(f"10.{i}.0.1:0" for i in range(1, n + 1))
+    listen, remote, local = ends(n)
     rt = ["--trace", rx_trace] if rx_trace else []
     tt = ["--trace", tx_trace] if tx_trace else []
     rx = subprocess.Popen(["ip", "netns", "exec", R, BIN, "recv", "--listen", listen, "--out",
                            "/tmp/cmttw.out", "--timeout", "120", "--json", *rt, *extra],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.4)
-    tx = sh("ip", "netns", "exec", S, BIN, "send", "--local", local, "--remote", listen,
+    tx = sh("ip", "netns", "exec", S, BIN, "send", "--local", local, "--remote", remote,
             "--timeout", "120", "--json", *tt, *extra, *what, check=False, timeout=150)
     out, err = rx.communicate(timeout=150)
     if tx.returncode != 0 or rx.returncode != 0:
         raise RuntimeError(f"transfer failed: {tx.stderr[-400:]} {err[-400:]}")
     return json.loads(tx.stdout), json.loads(out)
+
+
+def measure_one_command(n, secs, scenario, rx_trace):
+    """`send --measure SECS --calibrate SCENARIO`, the one command at the sender, while
+    the receiver writes its own trace too; the fit's report."""
+    listen, remote, local = ends(n)
+    rx = subprocess.Popen(["ip", "netns", "exec", R, BIN, "recv", "--listen", listen, "--out",
+                           "/dev/null", "--timeout", "120", "--trace", rx_trace],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.4)
+    tx = sh("ip", "netns", "exec", S, BIN, "send", "--local", local, "--remote", remote,
+            "--timeout", "120", "--measure", str(secs), "--calibrate", scenario, check=False,
+            timeout=150)
+    _, err = rx.communicate(timeout=150)
+    if tx.returncode != 0 or rx.returncode != 0:
+        raise RuntimeError(f"measurement failed: {tx.stderr[-400:]} {err[-400:]}")
+    return tx.stdout[tx.stdout.find("arrival times returned"):]
+
+
+def fitted(scenario):
+    """Per link of a calibrated scenario: rate (bit/s), delay (ms), queue, loss share."""
+    links, cur = [], None
+    for line in open(scenario):
+        line = line.strip()
+        if line == "[[links]]":
+            cur = {"loss": 0.0}
+            links.append(cur)
+        elif cur is not None and " = " in line:
+            k, v = line.split(" = ", 1)
+            v = v.strip('"')
+            if k == "rate":
+                cur["rate"] = float(v.removesuffix("bps"))
+            elif k == "delay":
+                cur["delay"] = float(v.removesuffix("ms"))
+            elif k == "queue":
+                cur["queue"] = int(v)
+            elif k == "loss":
+                cur["loss"] = float(v)
+            elif k == "gilbert":
+                p = float(v.split("p = ")[1].split(",")[0])
+                r = float(v.split("r = ")[1].rstrip(" }"))
+                cur["loss"] = p / (p + r)
+    return links
+
+
+def agreement(a, b):
+    """The largest differences between two fits of the same paths: rate (relative),
+    delay (ms), queue (packets), loss (percentage points)."""
+    fa, fb = fitted(a), fitted(b)
+    return (max(abs(x["rate"] / y["rate"] - 1) for x, y in zip(fa, fb)),
+            max(abs(x["delay"] - y["delay"]) for x, y in zip(fa, fb)),
+            max(abs(x["queue"] - y["queue"]) for x, y in zip(fa, fb)),
+            max(abs(x["loss"] - y["loss"]) * 100 for x, y in zip(fa, fb)))
 
 
 def data_phase(trace):
@@ -160,12 +252,17 @@ def simulate(scenario, overrides, size, seeds, out):
 
 def run_set(k, paths, args):
     out = os.path.join(args.out, f"set{k}")
-    st, rt = os.path.join(out, "sender.csv"), os.path.join(out, "receiver.csv")
     scenario = os.path.join(out, "calibrated.toml")
+    # The one command's traces: the sender's, and the receiver's rebuilt from the
+    # arrival times it returned; and the receiver's own.
+    st, rr = os.path.join(out, "calibrated.tx.csv"), os.path.join(out, "calibrated.rx.csv")
+    rt = os.path.join(out, "receiver.csv")
+    both = os.path.join(out, "both-ends.toml")
     if args.refit:
         # The real measurements as they were; the fit and the predictions afresh.
         old = json.load(open(os.path.join(out, "twin.json")))
-        fit = sh(BIN, "calibrate", st, rt, "--out", scenario).stdout
+        fit = sh(BIN, "calibrate", st, rr, "--out", scenario).stdout
+        sh(BIN, "calibrate", st, rt, "--out", both)
         rows = []
         for r, (label, _, over) in zip(old["rows"], SCHEDULERS):
             pg, psh, pro = simulate(scenario, over, r["size"], args.sim_seeds, out)
@@ -177,9 +274,9 @@ def run_set(k, paths, args):
     os.makedirs(out)
     n = len(paths)
     setup(paths)
-    transfer(n, ["--measure", str(args.measure)], [], rt, st)
-    fit = sh(BIN, "calibrate", st, rt, "--out", scenario).stdout
-    total = sum(r for r, _, _ in paths) * 1e6 / 8
+    fit = measure_one_command(n, args.measure, scenario, rt)
+    sh(BIN, "calibrate", st, rt, "--out", both)
+    total = sum(p[0] for p in paths) * 1e6 / 8
     size = int(total * args.seconds)
     data = os.path.join(out, "file.bin")
     with open(data, "wb") as f:
@@ -211,6 +308,16 @@ def run_set(k, paths, args):
     return fit, rows
 
 
+def print_agreement(k, out):
+    """How far the one command's fit (returned arrival times) is from the fit of the
+    two ends' own traces."""
+    d = agreement(os.path.join(out, "calibrated.toml"), os.path.join(out, "both-ends.toml"))
+    print(f"| {k} | returned times vs the receiver's own trace: rates within "
+          f"{100 * d[0]:.2f} %, delays {d[1]:.3f} ms, queues {d[2]} packets, loss "
+          f"{d[3]:.3f} points | | | | | | | | | |", flush=True)
+    return d
+
+
 def ranking(rows):
     """Pairs of schedulers whose measured goodputs differ by more than 5 % with runs
     that do not overlap (every run of one above every run of the other), and how many
@@ -229,7 +336,8 @@ def ranking(rows):
 
 
 def fmt_set(paths):
-    return " + ".join(f"{r}M/{q}p" + (f"/{l / 10:g}%" if l else "") for r, q, l in paths)
+    return " + ".join(f"{p[0]}M/{p[1]}p" + (f"/{p[2] / 10:g}%" if p[2] else "")
+                      + (f"/{p[3]}ms" if len(p) > 3 else "") for p in paths)
 
 
 def main():
@@ -247,11 +355,12 @@ def main():
     if os.geteuid() != 0 and not args.refit:
         sys.exit("twin.py: run as root (it creates network namespaces)")
     chosen = args.set or range(1, len(SETS) + 1)
-    print("| set | paths (rate/queue/loss) | scheduler | predicted Mbit/s | measured | "
+    print("| set | paths (rate/queue/loss/delay) | scheduler | predicted Mbit/s | measured | "
           "predicted / measured | data phase | predicted / data phase | shares predicted | "
           "shares measured | reordering ms predicted / measured |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     errors, data_errors, agree, pairs = [], [], 0, 0
+    worst = [0.0, 0.0, 0, 0.0]
     try:
         for k in chosen:
             fit, rows = run_set(k, SETS[k - 1], args)
@@ -270,6 +379,8 @@ def main():
                       flush=True)
             a, t = ranking(rows)
             agree, pairs = agree + a, pairs + t
+            worst = [max(x, y) for x, y in zip(worst, print_agreement(
+                k, os.path.join(args.out, f"set{k}")))]
             print(f"| {k} | ranking: {a} of {t} decided pairs ordered alike | | | | | | | | | |",
                   flush=True)
     finally:
@@ -282,6 +393,9 @@ def main():
         print(f"\n{within} of {len(es)} predictions within ±10 % of {what} (mean absolute "
               f"error {100 * mean_abs:.1f} %, mean signed {100 * bias:+.1f} %).")
     print(f"{agree} of {pairs} decided scheduler pairs ranked alike.")
+    print(f"The one command's fits against the two ends' own traces, worst over the sets: "
+          f"rates within {100 * worst[0]:.2f} %, delays {worst[1]:.3f} ms, queues "
+          f"{worst[2]} packets, loss {worst[3]:.3f} points.")
 
 
 if __name__ == "__main__":

@@ -115,7 +115,7 @@ pub struct AuthConfig {
 
 /// Every chunk type an association may change state with, and that RFC 4895 §3.2
 /// allows to be listed: what [`AuthConfig::with_key`] requires authenticated.
-pub const CHANGES_STATE: [u8; 15] = [
+pub const CHANGES_STATE: [u8; 16] = [
     chunk_type::DATA,
     chunk_type::SACK,
     chunk_type::HEARTBEAT,
@@ -129,6 +129,7 @@ pub const CHANGES_STATE: [u8; 15] = [
     chunk_type::ROUND_INFO,
     chunk_type::RATE_ADVERT,
     chunk_type::FILE_DIGEST,
+    chunk_type::ARRIVALS,
     chunk_type::ASCONF,
     chunk_type::ASCONF_ACK,
 ];

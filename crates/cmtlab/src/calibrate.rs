@@ -1,7 +1,8 @@
 //! `cmtlab calibrate`: a scenario of real paths from the packet traces of a transfer
 //! over them (the sender's and the receiver's `--trace FILE.csv`), for `cmtlab run` to
 //! predict what the paths will do with any scheduler (cmt_lab::calibrate; method and
-//! limits in docs/calibrate.md).
+//! limits in docs/calibrate.md). `send --measure --calibrate` does it from the sending
+//! end alone, with the arrival times the receiver returns.
 
 use std::path::{Path, PathBuf};
 
@@ -59,6 +60,95 @@ fn predict(file: &Path, size: &str) -> Result<Vec<String>, String> {
         out.push(format!("  {label:<20} {mean:8.2} Mbit/s ({lo:.2}–{hi:.2})"));
     }
     Ok(out)
+}
+
+/// `send --measure --calibrate FILE --predict SIZE`.
+pub struct Calibrate {
+    /// Where the scenario goes (the traces go beside it).
+    pub out: PathBuf,
+    /// The file size the predictions move.
+    pub predict: String,
+}
+
+/// `FILE`'s name with its extension replaced by `ext` (`paths.toml` → `paths.rx.csv`).
+fn beside(out: &Path, ext: &str) -> PathBuf {
+    let stem = out
+        .file_stem()
+        .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned());
+    out.with_file_name(format!("{stem}.{ext}"))
+}
+
+/// The sender's trace a calibration from a measurement reads: `--trace`, else beside
+/// the scenario.
+pub(crate) fn sender_trace(trace: Option<&Path>, out: &Path) -> PathBuf {
+    trace.map_or_else(|| beside(out, "tx.csv"), Path::to_path_buf)
+}
+
+/// Readies a measurement's options for `--calibrate out`: the receiver is asked for
+/// its arrival times and this end writes its packet trace (CSV, which the fit reads).
+pub(crate) fn prepare(
+    o: &mut cmt_net::transfer::Options,
+    out: &Path,
+    json: bool,
+) -> Result<(), String> {
+    if json {
+        return Err(
+            "--calibrate prints its fit and predictions as text: not with --json \
+                    (the written scenario keeps the fit)"
+                .into(),
+        );
+    }
+    let tx = sender_trace(o.outputs.trace.as_deref(), out);
+    if cmt_sim::packet_trace::Format::of(&tx) != cmt_sim::packet_trace::Format::Csv {
+        return Err(format!(
+            "--trace {}: --calibrate reads the trace as CSV: give a .csv name",
+            tx.display()
+        ));
+    }
+    o.outputs.trace = Some(tx);
+    o.send.return_arrivals = true;
+    Ok(())
+}
+
+/// After a measurement (`send --measure --calibrate`): the receiver's trace rebuilt
+/// from the arrival times it returned, written beside the scenario, then the fit and
+/// the predictions, as `cmtlab calibrate` gives them. `tx`: this end's trace.
+pub(crate) fn from_measurement(
+    r: &cmt_net::transfer::Report,
+    c: &Calibrate,
+    tx: &Path,
+    rbuf: u32,
+) -> Result<(), String> {
+    let Some(recs) = &r.arrivals else {
+        return Err(
+            "--calibrate: the receiver returned no arrival times (a cmtlab receiver \
+                    from before ARRIVALS); run it with --trace FILE.csv and give both traces \
+                    to `cmtlab calibrate`"
+                .into(),
+        );
+    };
+    let csv = cmt_net::transfer::receiver_trace_csv(recs);
+    let rx = beside(&c.out, "rx.csv");
+    cmt_lab::sweep::write_atomic(&rx, csv.as_bytes())
+        .map_err(|e| format!("{}: {e}", rx.display()))?;
+    let missing = recs.last().map_or(0, |l| l.seq + 1 - recs.len() as u64);
+    sayln!(
+        "arrival times returned by the receiver: {} packets ({missing} lost with their \
+         SACKs); traces {} and {}",
+        recs.len(),
+        tx.display(),
+        rx.display()
+    );
+    let ipv6 = r.routes.first().is_some_and(|(_, remote)| remote.is_ipv6());
+    run(&Args {
+        traces: &[tx.to_path_buf(), rx],
+        out: Some(&c.out),
+        mahimahi: false,
+        scheduler: None,
+        rbuf: rbuf as u64,
+        ip_header: if ipv6 { 48 } else { 28 },
+        predict: Some(&c.predict),
+    })
 }
 
 /// Fits the paths and prints (or writes) the scenario.

@@ -108,6 +108,22 @@ enum Command {
         /// that puts the same paths into the simulator.
         #[arg(long, value_name = "SECONDS")]
         measure: Option<f64>,
+        /// With `--measure`: fit a scenario of the paths to the measurement — this
+        /// end's packet trace and the arrival times the receiver returns with its SACKs
+        /// — and write it to FILE, with the two traces beside it (FILE's name with
+        /// `.tx.csv` and `.rx.csv`); then predict what round-robin, minRTT, the
+        /// linux-mptcp preset, DB-CMT's and BLEST's schedulers would each do on these
+        /// paths (docs/calibrate.md).
+        #[arg(long, value_name = "FILE", requires = "measure")]
+        calibrate: Option<PathBuf>,
+        /// With `--calibrate`: the file size the predictions move.
+        #[arg(
+            long,
+            value_name = "SIZE",
+            requires = "calibrate",
+            default_value = "20MB"
+        )]
+        predict: String,
         /// Local addresses, one per path, e.g. `127.0.1.1:0,127.0.1.2:0`, or interface
         /// names (`wlan0,eth1`: each one's first IPv4 address), or `auto` (every
         /// interface with a usable IPv4 address, in name order, but loopback, virtual
@@ -271,6 +287,8 @@ pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
         Command::Send {
             file,
             measure,
+            calibrate,
+            predict,
             local,
             exclude,
             remote,
@@ -279,7 +297,10 @@ pub(crate) fn dispatch(cli: Cli) -> Result<(), String> {
             algs,
         } => {
             let what = match (file, measure) {
-                (_, Some(secs)) => net::What::Measure(secs),
+                (_, Some(secs)) => net::What::Measure(
+                    secs,
+                    calibrate.map(|out| crate::calibrate::Calibrate { out, predict }),
+                ),
                 (Some(f), None) => net::What::File(f, name),
                 (None, None) => {
                     return Err("give a file, - for standard input, or --measure SECONDS".into())

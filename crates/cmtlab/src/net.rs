@@ -81,8 +81,9 @@ fn parse_backups(
 pub enum What {
     /// A file, or `-` for standard input, and the name to store it under (`--name`).
     File(std::path::PathBuf, Option<String>),
-    /// Generated data for this many seconds (`--measure`).
-    Measure(f64),
+    /// Generated data for this many seconds (`--measure`), and what to calibrate from
+    /// it (`--calibrate`).
+    Measure(f64, Option<crate::calibrate::Calibrate>),
 }
 
 /// `cmtlab send`; `locals`: the `--local` entries and the interfaces `auto` leaves out.
@@ -121,13 +122,23 @@ pub fn send(
         // `auto` also takes interfaces that appear during the transfer.
         let auto = |e: &String| e.trim() == "auto" || e.trim().starts_with("auto:");
         o.send.adopt = local_entries.iter().any(auto).then(|| exclude.to_vec());
+        if let What::Measure(_, Some(c)) = what {
+            crate::calibrate::prepare(&mut o, &c.out, a.json)?;
+        }
         Ok::<_, String>(transfer::send_source(&local, &remote, source(what)?, &o).await?)
     })?;
     let how = match what {
-        What::Measure(_) => Finish::Measured,
+        What::Measure(..) => Finish::Measured,
         What::File(..) => Finish::Plain,
     };
-    finish(&r, ("sent", &backups), a, summary, cpu, how)
+    finish(&r, ("sent", &backups), a, summary, cpu, how)?;
+    match what {
+        What::Measure(_, Some(c)) => {
+            let tx = crate::calibrate::sender_trace(a.trace.as_deref(), &c.out);
+            crate::calibrate::from_measurement(&r, c, &tx, a.rbuf)
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The source `what` names (checked before anything is bound).
@@ -138,10 +149,10 @@ fn source(what: &What) -> Result<cmt_net::source::Source, String> {
             Source::stream(std::io::stdin(), "standard input")
         }
         What::File(f, _) => Source::file(f)?,
-        What::Measure(s) if !(0.1..=3600.0).contains(s) => {
+        What::Measure(s, _) if !(0.1..=3600.0).contains(s) => {
             return Err(format!("--measure {s}: give 0.1 to 3600 seconds"))
         }
-        What::Measure(s) => Source::generated(*s),
+        What::Measure(s, _) => Source::generated(*s),
     })
 }
 

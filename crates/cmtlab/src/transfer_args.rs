@@ -87,7 +87,7 @@ pub struct AlgArgs {
     /// Write a per-packet trace of this end to this file (CSV; Parquet for a
     /// `.parquet` name, qlog JSON-SEQ for `.qlog`/`.sqlog`; columns in docs/metrics.md).
     #[arg(long, value_name = "FILE")]
-    trace: Option<std::path::PathBuf>,
+    pub(crate) trace: Option<std::path::PathBuf>,
     /// Write the final summary as JSON (the keys of the simulator's summary.json that
     /// apply to a real run).
     #[arg(long, value_name = "FILE")]

@@ -205,3 +205,121 @@ fn traces_that_cannot_be_fitted_are_refused_with_one_line() {
         "{err}"
     );
 }
+
+/// The number after `key` in the fit's report line for path `i` (`path 0 (…): …`).
+fn reported(stdout: &str, i: usize, key: &str) -> f64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("path {i} (")))
+        .unwrap_or_else(|| panic!("no fit of path {i} in\n{stdout}"));
+    let rest = &line[line
+        .find(key)
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+        + key.len()..];
+    let num: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    num.parse().unwrap_or_else(|_| panic!("{key}: `{rest}`"))
+}
+
+/// Per path, the queue drops a relay counted, from the report it prints when
+/// interrupted (`…: to the target N forwarded, D dropped (queue Q, …`).
+fn relay_queue_drops(stderr: &str) -> Vec<f64> {
+    stderr
+        .lines()
+        .filter_map(|l| l.split("dropped (queue ").nth(1))
+        .map(|r| r.split(',').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// The one command a user with a remote receiver runs: `send --measure --calibrate`
+/// fits the paths from the sending end alone, with the arrival times the receiver
+/// returns with its SACKs. Through two relays (8 Mbit/s, 10 ms, 40 packets; 4 Mbit/s,
+/// 25 ms, 40 packets; no random loss) that change the addresses on the way as a NAT
+/// would, so the receiver's paths are matched to the sender's by the TSNs they
+/// carried. Bounds: the relay's link model is exact, but it releases packets by the
+/// runtime's timers, late by up to a millisecond — so the rate within 3 % (a busy
+/// period averages the lateness out over many packets), the one-way delay within 1
+/// ms, the queue within two packets; the queue's drops are the relay's own count
+/// within 10 %, and at most two losses are taken for random ones.
+#[test]
+fn a_measurement_calibrates_the_paths_from_the_sending_end_alone() {
+    use std::process::Stdio;
+    let d = dir("one-command");
+    let relay = Command::new(env!("CARGO_BIN_EXE_cmtlab"))
+        .args([
+            "relay",
+            "--path",
+            "127.0.2.1:19611>127.0.0.1:19613,rate=8Mbps,delay=10ms,queue=40",
+            "--path",
+            "127.0.2.2:19612>127.0.0.2:19614,rate=4Mbps,delay=25ms,queue=40",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let recv = Command::new(env!("CARGO_BIN_EXE_cmtlab"))
+        .args(["recv", "--listen", "127.0.0.1:19613,127.0.0.2:19614"])
+        .args(["--out", "/dev/null", "--timeout", "60"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let scenario = d.join("paths.toml");
+    let sent = cmtlab(&[
+        "send",
+        "--measure",
+        "3",
+        "--local",
+        "127.0.1.1:0,127.0.1.2:0",
+        "--remote",
+        "127.0.2.1:19611,127.0.2.2:19612",
+        "--timeout",
+        "60",
+        "--calibrate",
+        scenario.to_str().unwrap(),
+        "--predict",
+        "2MB",
+    ]);
+    let recv = recv.wait_with_output().unwrap();
+    let pid = nix::unistd::Pid::from_raw(relay.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let relay = relay.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&sent.stdout);
+    let err = String::from_utf8_lossy(&sent.stderr);
+    assert!(sent.status.success(), "{out}\n{err}");
+    assert!(
+        recv.status.success(),
+        "{}",
+        String::from_utf8_lossy(&recv.stderr)
+    );
+    assert!(d.join("paths.tx.csv").exists() && d.join("paths.rx.csv").exists());
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    let drops = relay_queue_drops(&String::from_utf8_lossy(&relay.stderr));
+    assert_eq!(drops.len(), 2, "{}", String::from_utf8_lossy(&relay.stderr));
+    for (i, (rate, delay)) in [(8e6, 10.0), (4e6, 25.0)].into_iter().enumerate() {
+        let link = format!("path{i}");
+        let r = number(&link_value(&text, &link, "rate"), "bps");
+        assert!((r / rate - 1.0).abs() < 0.03, "path {i}: rate {r}");
+        let dl = number(&link_value(&text, &link, "delay"), "ms");
+        assert!((dl - delay).abs() <= 1.0, "path {i}: delay {dl} ms");
+        let q: f64 = link_value(&text, &link, "queue").parse().unwrap();
+        assert!((q - 40.0).abs() <= 2.0, "path {i}: queue {q}");
+        let fitted = reported(&out, i, "queue drops");
+        assert!(
+            (fitted - drops[i]).abs() <= 0.1 * drops[i],
+            "path {i}: {fitted} vs {drops:?}"
+        );
+        assert!(
+            reported(&out, i, "] (") <= 2.0,
+            "path {i}: random losses\n{out}"
+        );
+    }
+    // The prediction follows, one line per scheduler.
+    assert!(out.contains("predicted goodput moving 2MB"), "{out}");
+    assert!(out.contains("linux-mptcp preset"), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
+}

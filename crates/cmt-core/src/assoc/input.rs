@@ -124,7 +124,7 @@ impl<O: Observer> Association<O> {
                 },
             )),
             c @ Chunk::Unknown {
-                chunk_type: chunk_type::FILE_DIGEST,
+                chunk_type: chunk_type::FILE_DIGEST | chunk_type::ARRIVALS,
                 ..
             } => self.extension_in.push(c),
             // A T bit under our own tag (§8.5.1 B, C), and everything else.

@@ -192,7 +192,8 @@ impl Default for Rounds {
 ///   [`answer_address_request`](Self::answer_address_request);
 /// * **extension chunks and embedder knowledge**: [`bundle_with`](Self::bundle_with) sends
 ///   a chunk the core does not interpret (FILE-DIGEST) with every SHUTDOWN, SHUTDOWN ACK
-///   or ABORT, [`take_extension_chunks`](Self::take_extension_chunks)
+///   or ABORT, [`attach_to_next_sack`](Self::attach_to_next_sack) one (ARRIVALS) with
+///   the next SACK, [`take_extension_chunks`](Self::take_extension_chunks)
 ///   hands over those received; [`set_destination_loss_rate`](Self::set_destination_loss_rate)
 ///   and [`set_destination_capacity`](Self::set_destination_capacity) give algorithms a
 ///   path's loss rate or capacity known from outside (the simulator's oracle, an operator).
@@ -226,7 +227,9 @@ pub struct Association<O: Observer = ()> {
     /// Chunks the application asked to bundle in front of every chunk of a type
     /// (type, chunk), e.g. a FILE-DIGEST with our SHUTDOWN ACK and its retransmissions.
     bundled: Vec<(u8, Chunk)>,
-    /// FILE-DIGEST chunks received, for the application.
+    /// A chunk the application asked to send with the next SACK that has room for it.
+    sack_attachment: Option<Chunk>,
+    /// FILE-DIGEST and ARRIVALS chunks received, for the application.
     extension_in: Vec<Chunk>,
     /// The latest time an input or poll gave (for path views outside a call).
     now: Time,
@@ -328,6 +331,7 @@ impl<O: Observer> Association<O> {
             rtx_policy: algs.rtx,
             ctrl: VecDeque::new(),
             bundled: Vec::new(),
+            sack_attachment: None,
             extension_in: Vec::new(),
             now: init.start,
             start: init.start,
@@ -415,7 +419,19 @@ impl<O: Observer> Association<O> {
             .retain(|(b, c)| !(*b == before && c.chunk_type() == t));
         self.bundled.push((before, chunk));
     }
-    /// FILE-DIGEST chunks the peer sent, oldest first (the core does not interpret them).
+    /// Sends `chunk` with the next SACK whose packet has room for it (once, not with its
+    /// retransmissions: a SACK is never retransmitted), replacing one attached before
+    /// and not sent yet.
+    pub fn attach_to_next_sack(&mut self, chunk: Chunk) {
+        self.sack_attachment = Some(chunk);
+    }
+    /// Whether a chunk given to [`attach_to_next_sack`](Self::attach_to_next_sack) is
+    /// still waiting for a SACK.
+    pub fn sack_attachment_pending(&self) -> bool {
+        self.sack_attachment.is_some()
+    }
+    /// FILE-DIGEST and ARRIVALS chunks the peer sent, oldest first (the core does not
+    /// interpret them).
     pub fn take_extension_chunks(&mut self) -> Vec<Chunk> {
         std::mem::take(&mut self.extension_in)
     }

@@ -74,6 +74,11 @@ pub mod chunk_type {
     /// one answers what it stored with its SHUTDOWN ACK (or with an ABORT when the two
     /// differ).
     pub const FILE_DIGEST: u8 = 0xB2;
+    /// Arrivals (project extension, skip if unknown): when and where the receiver got
+    /// each DATA packet, returned with its SACKs to a sender that asked, so that one
+    /// end can calibrate a model of the paths (the receive timestamps QUIC's ACK
+    /// frames may carry, draft-smith-quic-receive-ts, for SCTP).
+    pub const ARRIVALS: u8 = 0xB3;
     /// ASCONF (RFC 5061 §4.1.1; see [`crate::addr_conf`]).
     pub const ASCONF: u8 = 0xC1;
     /// ASCONF-ACK (RFC 5061 §4.1.2).

@@ -341,13 +341,15 @@ pub fn fit_path(p: &PathObs, ip_header: u64, sends: &Sends) -> PathFit {
         owd_floor_s: owd_min - ser(pkt_bytes),
         // The queue the drops met (its median: a full queue, robust to timing
         // outliers); one never seen to overflow did not limit the measured transfer:
-        // twice the most it held keeps it from limiting the simulated one.
+        // twice the most it held keeps it from limiting the simulated one. At least
+        // one packet: a scenario's queue holds one or more (a path that never queued
+        // held none).
         queue: if let Some(full) = quantile(&mut l.at_drops.clone(), 0.5) {
             (full / ser(pkt_bytes).max(1e-9)).round()
         } else {
             (2.0 * q_max / ser(pkt_bytes).max(1e-9)).ceil()
         }
-        .min(1e6) as u32,
+        .clamp(1.0, 1e6) as u32,
         random_losses: random,
         exposed: l.exposed,
         queue_drops: l.drops,
@@ -397,6 +399,8 @@ mod tests {
         let f = fit_path(&p, 28, &sends);
         assert_eq!(f.rate_bps, None);
         assert!(f.busy.is_empty());
+        // It held nothing, yet a scenario's queue holds at least one packet.
+        assert_eq!(f.queue, 1);
     }
 
     /// A 1 Mbit/s bottleneck with 10 ms one-way delay fed 20 packets at once: each

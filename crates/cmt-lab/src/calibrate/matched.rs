@@ -4,7 +4,8 @@
 //! arriving there j times lost k − j of its transmissions, taken to be the earliest
 //! (a retransmission follows a loss); the delay is only read for TSNs sent once.
 //! Packets sent after the last one that arrived are not judged: the traces may end
-//! while they are in flight.
+//! while they are in flight. Nor are those whose TSN the receiver's trace has no
+//! record of though it was acknowledged ([`PathObs::unrecorded`]).
 
 use std::collections::BTreeMap;
 
@@ -19,8 +20,9 @@ pub enum Fate {
     ArrivedSomeTime,
     /// It never arrived.
     Lost,
-    /// It never arrived, and neither did anything sent after it on the path: still in
-    /// flight when the traces end (a simulated run cut at its duration), not judged.
+    /// Not judged: it never arrived, and neither did anything sent after it on the
+    /// path (still in flight when the traces end: a simulated run cut at its
+    /// duration); or its TSN was acknowledged but the receiver's trace lacks its record.
     Unknown,
 }
 
@@ -45,7 +47,9 @@ pub fn match_path(p: &PathObs) -> (Vec<Fate>, Vec<Option<usize>>) {
             *k += 1;
             let got = arrivals.get(&s.tsn).map_or(&[][..], Vec::as_slice);
             let lost = sends[&s.tsn].saturating_sub(got.len());
-            if nth < lost {
+            if p.unrecorded.contains(&s.tsn) {
+                Fate::Unknown
+            } else if nth < lost {
                 Fate::Lost
             } else if sends[&s.tsn] == 1 {
                 Fate::Arrived(got[0] - s.t)
@@ -112,5 +116,8 @@ mod tests {
         let mut p = p;
         p.sent.push(pkt(0.8, 5));
         assert_eq!(match_path(&p).0[5], Fate::Unknown);
+        // Nor a packet whose arrival record is missing: not lost, not judged.
+        p.unrecorded.insert(3);
+        assert_eq!(match_path(&p).0[3], Fate::Unknown);
     }
 }

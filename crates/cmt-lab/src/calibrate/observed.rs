@@ -9,7 +9,7 @@
 //! own (seconds since it started): only differences on one end, or on one path across
 //! the two ends up to a constant offset, mean anything.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// One DATA packet as one end saw it.
@@ -36,6 +36,10 @@ pub struct PathObs {
     pub arrived: Vec<Pkt>,
     /// SACKs that arrived at the sender on it: (time, cumulative TSN).
     pub acks: Vec<(f64, u64)>,
+    /// TSNs sent on it that the receiver acknowledged but its trace never shows
+    /// arriving, on any path: their records are missing (arrivals the receiver
+    /// returned with SACKs that were lost), so their packets are not judged.
+    pub unrecorded: BTreeSet<u64>,
 }
 
 /// Both ends of one transfer.
@@ -134,9 +138,9 @@ fn read_file(
     Ok(())
 }
 
-/// The sender's path index of the receiver's path named `name` (index `i`): the one
-/// named with the two addresses swapped, else the one of the same name, else `i`.
-fn sender_index(sender: &BTreeMap<usize, String>, name: &str, i: usize) -> Option<usize> {
+/// The sender's path index of the receiver's path named `name`: the one named with the
+/// two addresses swapped, else the one of the same name (a simulated run's).
+fn sender_index(sender: &BTreeMap<usize, String>, name: &str) -> Option<usize> {
     let swapped = name
         .split_once('>')
         .map(|(a, b)| format!("{b}>{a}"))
@@ -146,7 +150,26 @@ fn sender_index(sender: &BTreeMap<usize, String>, name: &str, i: usize) -> Optio
         .find(|(_, n)| **n == swapped)
         .or_else(|| sender.iter().find(|(_, n)| *n == name))
         .map(|(k, _)| *k)
-        .or_else(|| sender.contains_key(&i).then_some(i))
+}
+
+/// The sender's path that sent most of the TSNs that arrived on the receiver's path `r`
+/// (a NAT or a relay on the way changed the addresses, so names do not match), if any
+/// did.
+fn by_tsns(s: &Side, r: &Side, path: usize) -> Option<usize> {
+    let arrived: BTreeSet<u64> = (r.data.iter())
+        .filter(|(p, _)| *p == path)
+        .map(|(_, k)| k.tsn)
+        .collect();
+    let mut count: BTreeMap<usize, usize> = BTreeMap::new();
+    for (p, k) in &s.data {
+        if arrived.contains(&k.tsn) {
+            *count.entry(*p).or_default() += 1;
+        }
+    }
+    count
+        .into_iter()
+        .max_by_key(|(p, n)| (*n, std::cmp::Reverse(*p)))
+        .map(|(p, _)| p)
 }
 
 /// Reads the traces `files` (one holding both ends, or one per end, in any order) of a
@@ -164,6 +187,12 @@ pub fn read(files: &[&Path], max_sctp: u64) -> Result<Observed, String> {
             "no DATA arrivals in the traces: give the receiver's trace too (`recv --trace`)".into(),
         );
     }
+    let map: BTreeMap<usize, usize> = (r.names.iter())
+        .filter_map(|(i, name)| {
+            let by_name = sender_index(&s.names, name);
+            Some((*i, by_name.or_else(|| by_tsns(&s, &r, *i))?))
+        })
+        .collect();
     let n = s.names.keys().max().map_or(0, |m| m + 1);
     let mut paths: Vec<PathObs> = (0..n)
         .map(|i| PathObs {
@@ -179,17 +208,32 @@ pub fn read(files: &[&Path], max_sctp: u64) -> Result<Observed, String> {
             o.acks.push((t, cum));
         }
     }
-    let map: BTreeMap<usize, usize> = r
-        .names
-        .iter()
-        .filter_map(|(i, name)| Some((*i, sender_index(&s.names, name, *i)?)))
-        .collect();
     for (p, pkt) in r.data {
         if let Some(o) = map.get(&p).and_then(|q| paths.get_mut(*q)) {
             o.arrived.push(pkt);
         }
     }
+    mark_unrecorded(&mut paths);
     Ok(Observed { paths })
+}
+
+/// Fills each path's [`PathObs::unrecorded`]: a TSN at or below the highest cumulative
+/// acknowledgement arrived, so if no arrival on any path holds it (as the first chunk
+/// or one after it), the receiver's trace lacks its record.
+fn mark_unrecorded(paths: &mut [PathObs]) {
+    let covered: BTreeSet<u64> = paths
+        .iter()
+        .flat_map(|p| &p.arrived)
+        .flat_map(|a| a.tsn..a.tsn + a.chunks.max(1) as u64)
+        .collect();
+    let Some(acked) = paths.iter().flat_map(|p| &p.acks).map(|a| a.1).max() else {
+        return;
+    };
+    for p in paths {
+        p.unrecorded = (p.sent.iter().map(|s| s.tsn))
+            .filter(|t| *t <= acked && !covered.contains(t))
+            .collect();
+    }
 }
 
 #[cfg(test)]
@@ -197,11 +241,68 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_acknowledged_tsn_with_no_arrival_anywhere_is_unrecorded() {
+        let pkt = |tsn, chunks| Pkt {
+            t: 0.0,
+            tsn,
+            bytes: 1000,
+            chunks,
+        };
+        let mut paths = vec![
+            PathObs {
+                // 2 went on path 0, 3 was lost there and resent on path 1.
+                sent: vec![pkt(1, 1), pkt(2, 1), pkt(3, 1), pkt(6, 1)],
+                arrived: vec![pkt(1, 1)],
+                acks: vec![(1.0, 4)],
+                ..PathObs::default()
+            },
+            PathObs {
+                // 4 arrived inside the packet led by 3.
+                sent: vec![pkt(3, 2)],
+                arrived: vec![pkt(3, 2)],
+                ..PathObs::default()
+            },
+        ];
+        mark_unrecorded(&mut paths);
+        // 2 was acknowledged (4 is the cumulative ack) and never recorded arriving;
+        // 3 arrived on path 1; 6 is beyond the acknowledgement.
+        assert_eq!(paths[0].unrecorded, BTreeSet::from([2]));
+        assert!(paths[1].unrecorded.is_empty());
+    }
+
+    #[test]
     fn a_receivers_path_is_the_senders_with_the_addresses_swapped() {
         let s: BTreeMap<usize, String> = [(0, "a:1>b:2".into()), (1, "c:1>d:2".into())].into();
-        assert_eq!(sender_index(&s, "d:2>c:1", 0), Some(1));
-        assert_eq!(sender_index(&s, "a:1>b:2", 1), Some(0));
-        assert_eq!(sender_index(&s, "other", 1), Some(1));
-        assert_eq!(sender_index(&s, "other", 5), None);
+        assert_eq!(sender_index(&s, "d:2>c:1"), Some(1));
+        assert_eq!(sender_index(&s, "a:1>b:2"), Some(0));
+        assert_eq!(sender_index(&s, "other"), None);
+    }
+
+    #[test]
+    fn a_path_whose_addresses_changed_on_the_way_is_matched_by_its_tsns() {
+        let pkt = |tsn| Pkt {
+            t: 0.0,
+            tsn,
+            bytes: 1000,
+            chunks: 1,
+        };
+        let s = Side {
+            data: vec![
+                (0, pkt(1)),
+                (1, pkt(2)),
+                (1, pkt(3)),
+                (0, pkt(4)),
+                (1, pkt(4)),
+            ],
+            ..Side::default()
+        };
+        // The receiver's path 0 got 2, 3 and 4: path 1 sent all three, path 0 one.
+        let r = Side {
+            data: vec![(0, pkt(2)), (1, pkt(1)), (0, pkt(3)), (0, pkt(4))],
+            ..Side::default()
+        };
+        assert_eq!(by_tsns(&s, &r, 0), Some(1));
+        assert_eq!(by_tsns(&s, &r, 1), Some(0));
+        assert_eq!(by_tsns(&s, &r, 2), None);
     }
 }

@@ -14,12 +14,15 @@ use super::{error::TransferError, options::Options, routes::Routes};
 use crate::io::Sockets;
 
 /// What this end offers in its INIT or INIT ACK: its receive buffer and addresses, the
-/// chunk types it announces (FILE-DIGEST always; receiver-driven rates and ASCONF when
-/// the options ask), authentication, and the INIT's padding.
+/// chunk types it announces (FILE-DIGEST always; receiver-driven rates, ASCONF and a
+/// sender's wish for ARRIVALS when the options ask), authentication, and the INIT's padding.
 pub(super) fn setup_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
     let mut extensions = vec![chunk_type::FILE_DIGEST];
     if o.receiver_rates {
         extensions.splice(0..0, [chunk_type::ROUND_INFO, chunk_type::RATE_ADVERT]);
+    }
+    if o.send.return_arrivals {
+        extensions.push(chunk_type::ARRIVALS);
     }
     let mut auth = o.auth.clone();
     if o.reconfigure {
@@ -84,6 +87,14 @@ pub(super) async fn refuse(
     let (local, remote) = routes.paths[0];
     let _ = socks.send(local, remote, routes.peer_port, &abort).await;
     TransferError::Setup(why.to_string())
+}
+
+/// A receiver's offer: [`setup_config`] and ARRIVALS, which it returns to a sender
+/// that asks.
+pub(super) fn receiver_config(o: &Options, locals: &[SocketAddr]) -> SetupConfig {
+    let mut cfg = setup_config(o, locals);
+    cfg.extensions.push(chunk_type::ARRIVALS);
+    cfg
 }
 
 /// Opens the outputs that must exist before a peer is involved (`--pcap`, `--trace`),

@@ -9,6 +9,7 @@
 //! [`serve`] runs many receiving associations at once on the same sockets, each storing
 //! a file in a directory under the name its sender gives.
 
+mod arrivals;
 mod connection;
 mod digest;
 mod door;
@@ -25,6 +26,7 @@ mod send;
 pub mod serve;
 mod wait;
 
+pub use arrivals::{receiver_trace_csv, ArrivalRecord};
 pub use connection::reconfig::SPARE_PATHS;
 pub use error::{Ended, TransferError};
 pub use options::{Exact, Options, Outputs, ReceiveOptions, SendOptions};

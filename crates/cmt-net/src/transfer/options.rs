@@ -137,6 +137,11 @@ pub struct SendOptions {
     /// gives the file's own name when this is `None`. A receiver writing to a file it
     /// was given ignores it.
     pub name: Option<String>,
+    /// Ask the receiver to return when and where each DATA packet arrived (the
+    /// ARRIVALS chunk type, which every cmtlab receiver announces):
+    /// [`Report::arrivals`](crate::transfer::Report::arrivals) then holds them, for a
+    /// calibration from this end alone.
+    pub return_arrivals: bool,
 }
 
 /// What only a receiver uses.

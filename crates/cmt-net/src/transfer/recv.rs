@@ -21,7 +21,7 @@ use super::{
         TransferError::{self, Ended, Invalid, Io, Setup},
     },
     gate::{Accepted, Gate, Passed},
-    handshake::{confirms, open_outputs, refuse, setup_config},
+    handshake::{confirms, open_outputs, receiver_config, refuse},
     options::{overhead_of, Options},
     report::{Counters, Report},
     routes::{pair_remotes, Routes},
@@ -205,7 +205,7 @@ async fn accept(
     o: &Options,
     offer: Option<Offer>,
 ) -> Result<(Accepted, u64, Gate), TransferError> {
-    let mut cfg = setup_config(o, &socks.local_addrs());
+    let mut cfg = receiver_config(o, &socks.local_addrs());
     cfg.extra_params.extend(offer.map(|o| o.param()));
     let mut gate = Gate::new(cfg);
     let mut rejected = 0u64;

@@ -155,6 +155,10 @@ pub struct Report {
     pub stored_as: Option<std::path::PathBuf>,
     /// Receiver: how long delivered chunks waited for earlier ones.
     pub reordering: Option<super::reorder::Reordering>,
+    /// Sender that asked for them ([`SendOptions::return_arrivals`](super::SendOptions::return_arrivals))
+    /// of a receiver that returns them: each DATA packet's arrival, by sequence number
+    /// (those whose SACKs were all lost are missing).
+    pub arrivals: Option<Vec<super::arrivals::ArrivalRecord>>,
 }
 
 impl Report {

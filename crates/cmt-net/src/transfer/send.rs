@@ -15,6 +15,7 @@ use cmt_core::{Association, Closing, Packet, PathId, Payload, Time};
 use tokio::sync::Notify;
 
 use super::{
+    arrivals::Collector,
     connection::{Connection, End, Halt, Opening},
     digest::{check_digest, digest_chunk, parse_digest, parse_refusal, refused},
     error::TransferError::{self, Invalid, Refused, Setup, Unconfirmed},
@@ -97,6 +98,8 @@ pub async fn send_source(
         0
     };
     let overhead = overhead + socks.authenticate(est.auth.clone());
+    let returns_arrivals =
+        o.send.return_arrivals && est.peer_extensions.contains(&chunk_type::ARRIVALS);
     let opening = Opening {
         est,
         routes,
@@ -142,12 +145,14 @@ pub async fn send_source(
         confirm,
         digest: None,
         refusal: None,
+        returned: returns_arrivals.then(Collector::default),
     };
     let ran = s.run(&mut socks, &mut end, o).await;
     end.verdict(ran)?;
     let (total, sha256) = (end.src.read(), end.src.sha256());
     let mut report = s.finish(&mut socks, o, (total, sha256, confirm))?;
     report.resumed_from = first;
+    report.arrivals = end.returned.take().map(Collector::finish);
     if confirm {
         check_digest((total, &report.sha256), end.digest).map_err(Unconfirmed)?;
     }
@@ -335,6 +340,8 @@ struct Sending {
     digest: Option<(u64, String)>,
     /// Why the receiver refused the transfer, when it said.
     refusal: Option<String>,
+    /// The arrivals the receiver returns, when asked for and announced.
+    returned: Option<Collector>,
 }
 
 impl End for Sending {
@@ -403,6 +410,9 @@ impl End for Sending {
             }
             if let Some(why) = parse_refusal(&c) {
                 self.refusal = Some(why);
+            }
+            if let Some(r) = &mut self.returned {
+                r.take(&c);
             }
         }
     }

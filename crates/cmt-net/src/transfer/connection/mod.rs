@@ -20,6 +20,7 @@ use tokio::sync::Notify;
 
 use crate::ifwatch::AddrWatch;
 use crate::io::{Arrival, Sockets};
+use crate::transfer::arrivals::Recorder;
 use crate::transfer::digest::refusal_chunk;
 use crate::transfer::error::TransferError;
 use crate::transfer::options::Options;
@@ -117,6 +118,8 @@ pub(super) struct Connection {
     pub(super) receiver_rates: bool,
     /// The datagram being handled arrived marked Congestion Experienced.
     ce: bool,
+    /// A receiver whose sender asked for ARRIVALS: what it records and returns.
+    pub(super) arrivals: Option<Recorder>,
 }
 
 impl Connection {
@@ -133,6 +136,9 @@ impl Connection {
             if let Err(halt) = end.exchange(&mut self.assoc) {
                 self.abort(socks, halt.cause).await;
                 return Err(TransferError::Io(halt.why));
+            }
+            if let Some(r) = &mut self.arrivals {
+                r.attach(&mut self.assoc);
             }
             let done = end.done(&self.assoc);
             ticker.tick(socks.now(), done, &mut self.assoc, o);

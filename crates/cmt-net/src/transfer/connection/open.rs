@@ -59,6 +59,7 @@ impl Connection {
         let Opening { est, routes, .. } = op;
         let n = routes.paths.len();
         let receiver_rates = negotiated_receiver_rates(o, &est);
+        let est_arrivals = est.peer_extensions.contains(&chunk_type::ARRIVALS);
         let reconfigure = reconfig::negotiated(o, &est);
         // Slots for addresses the peer adds later, removed until then.
         let spare = if reconfigure { SPARE_PATHS } else { 0 };
@@ -87,6 +88,8 @@ impl Connection {
             addrs: Addresses::new(op.announced),
             receiver_rates,
             ce: false,
+            arrivals: (!op.sender && est_arrivals)
+                .then(|| crate::transfer::arrivals::Recorder::new(socks.local_addrs())),
         })
     }
 }

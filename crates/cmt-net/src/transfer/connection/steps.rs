@@ -127,6 +127,10 @@ impl Connection {
         if let Some((t, true)) = &mut self.assoc.observer_mut().trace {
             t.sender_received(now, path, &p);
         }
+        if let Some(r) = &mut self.arrivals {
+            let at_us = now.saturating_since(self.start).as_nanos() / 1000;
+            r.record(at_us, (local, from), &p);
+        }
         // The CE mark belongs to the datagram being handled, not to a packet held
         // earlier and released with it.
         let ce = std::mem::take(&mut self.ce);
@@ -180,6 +184,7 @@ impl Connection {
             resumed_from: 0,
             stored_as: None,
             reordering: self.assoc.observer().reorder.summary(),
+            arrivals: None,
         })
     }
 

@@ -39,7 +39,7 @@ use tokio::task::JoinSet;
 use super::{
     error::TransferError::{self, Invalid},
     gate::{Accepted, Gate, Passed},
-    handshake::setup_config,
+    handshake::receiver_config,
     meter::Meter,
     options::{overhead_of, Options},
     recv::{bind_listening, receive_accepted, Dest},
@@ -223,7 +223,7 @@ struct Dispatcher {
 
 impl Dispatcher {
     fn new(socks: &Sockets, s: &Serve, o: &Options) -> Self {
-        let cfg = setup_config(o, &socks.local_addrs());
+        let cfg = receiver_config(o, &socks.local_addrs());
         Dispatcher {
             serve: s.clone(),
             o: o.clone(),
