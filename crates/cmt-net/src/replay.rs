@@ -4,8 +4,11 @@
 //! its DelaySocket harness, and what lets one study be measured in both worlds.
 //!
 //! Supported: a file transfer (`file_size`) over paths of one link each, with fixed
-//! delays and loss rates; no background traffic and no scheduled link events (a
-//! scenario with them is refused with a message saying which). Both ends run the
+//! delays and loss rates, and scheduled link events that change both directions of a
+//! link (failures, flapping, delay or rate changes: the relay's changes, timed from
+//! when the relays start, just before the association); no background traffic and no
+//! path address events (a scenario with them is refused with a message saying which).
+//! Both ends run the
 //! scenario's configuration and its algorithms with their parameters
 //! ([`Exact`](crate::transfer::Exact)). Differences from the simulated run, stated:
 //! the real runtime's paths are confirmed by HEARTBEAT before they carry data, its
@@ -66,8 +69,18 @@ fn unsupported(b: &Built) -> Option<String> {
     if !b.traffic.is_empty() {
         return Some("background traffic has no real counterpart here".into());
     }
-    if !b.events.is_empty() {
-        return Some("scheduled link events have no real counterpart here".into());
+    for e in &b.events {
+        if e.path.is_some() {
+            return Some("path address events have no real counterpart here".into());
+        }
+        // The relay changes a path both ways at once.
+        if let Some(&d) = e.links.iter().find(|&&d| !e.links.contains(&(d ^ 1))) {
+            return Some(format!(
+                "link `{}`: the event at {:.3} s changes one direction; a relay changes both",
+                b.links[d / 2].name,
+                e.at.as_secs_f64()
+            ));
+        }
     }
     for p in &b.paths {
         if p.links.len() != 1 {

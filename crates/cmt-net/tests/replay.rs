@@ -81,6 +81,35 @@ async fn a_timed_scenario_or_one_with_background_is_refused_with_the_reason() {
     assert!(e.contains("`slow`") && e.contains("fixed value"), "{e}");
 }
 
+/// A scheduled link event happens on the real path too: the fast path down for good
+/// 0.3 s in (the relays' clock starts just before the association). Without it
+/// round-robin's shares are about even; with it the fast path carries at most what it
+/// could in the first 0.3 s (4 Mbit/s · 0.3 s ≈ 104 chunks of 1444 bytes, with the
+/// timeouts that follow resent elsewhere), and the slow path the rest, which bounds the
+/// transfer from below by the slow path's rate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_failure_takes_the_relayed_path_down() {
+    let text = SCENARIO.replace("round-robin-strict", "round-robin")
+        + "[[events]]\nat = \"0.3s\"\nlink = \"fast\"\nstate = \"down\"\n";
+    let built = cmt_sim::load_str(&text, "t", None, &[]).unwrap();
+    let m = replay(&built, &dir("down")).await.unwrap().metrics();
+    assert_eq!(m["delivered_bytes"], 300.0 * 1024.0);
+    let chunks = (300.0f64 * 1024.0 / 1444.0).ceil();
+    let fast_max = 4e6 * 0.3 / (1472.0 * 8.0);
+    let slow = m["paths.slow.sent_packets"];
+    assert!(slow >= chunks - fast_max, "slow {slow} of {chunks}: {m:?}");
+    let min_ftt = (chunks - fast_max) / (1e6 / (1472.0 * 8.0));
+    assert!(m["ftt_s"] >= min_ftt, "ftt {} below {min_ftt}", m["ftt_s"]);
+    // An event on one direction only cannot be relayed.
+    let one_way = text.replace(
+        "state = \"down\"",
+        "state = \"down\"\ndirection = \"forward\"",
+    );
+    let b = cmt_sim::load_str(&one_way, "t", None, &[]).unwrap();
+    let e = replay(&b, &dir("one-way")).await.unwrap_err();
+    assert!(e.contains("`fast`") && e.contains("one direction"), "{e}");
+}
+
 /// Both ends run the scenario's algorithm parameters, not the runtime's defaults:
 /// Apple's handover type sends on the path that is not `cellular` (default 1, the slow
 /// one here), so `cellular = 0` moves the transfer to the slow path. The fast path

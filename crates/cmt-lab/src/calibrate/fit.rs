@@ -155,11 +155,18 @@ fn capacity(busy: &[(f64, f64, f64)]) -> (Option<f64>, Option<f64>, f64) {
     if secs <= 0.0 {
         return (None, None, 0.0);
     }
+    // A busy period that spans seconds gives each its share (the bottleneck sent at
+    // one rate throughout), so that one long period is several samples, not one.
     let mut bins: std::collections::BTreeMap<i64, (f64, f64)> = Default::default();
-    for r in busy {
-        let e = bins.entry(r.0.floor() as i64).or_default();
-        e.0 += r.2;
-        e.1 += r.1 - r.0;
+    for &(start, end, bytes) in busy {
+        for sec in start.floor() as i64..=end.floor() as i64 {
+            let part = end.min(sec as f64 + 1.0) - start.max(sec as f64);
+            if part > 0.0 {
+                let e = bins.entry(sec).or_default();
+                e.0 += bytes * part / (end - start);
+                e.1 += part;
+            }
+        }
     }
     // Seconds with at least 50 ms of busy time give a rate each.
     let per_second: Vec<f64> = bins
@@ -401,6 +408,17 @@ mod tests {
         assert!(f.busy.is_empty());
         // It held nothing, yet a scenario's queue holds at least one packet.
         assert_eq!(f.queue, 1);
+    }
+
+    /// One busy period of three seconds is three samples of the rate, not one.
+    #[test]
+    fn a_long_busy_period_gives_a_sample_each_second() {
+        let (rate, ci, secs) = capacity(&[(0.5, 3.5, 3.0 * 1e6 / 8.0)]);
+        assert_eq!((rate, secs), (Some(1e6), 3.0));
+        // Four seconds with 0.5, 1, 1 and 0.5 s busy at the same rate: no spread.
+        assert!(ci.is_some_and(|c| c.abs() < 1e-6), "{ci:?}");
+        let (_, one, _) = capacity(&[(0.2, 0.9, 1e5)]);
+        assert_eq!(one, None, "one sample has no interval");
     }
 
     /// A 1 Mbit/s bottleneck with 10 ms one-way delay fed 20 packets at once: each
