@@ -84,13 +84,21 @@ pub(crate) fn sender_trace(trace: Option<&Path>, out: &Path) -> PathBuf {
     trace.map_or_else(|| beside(out, "tx.csv"), Path::to_path_buf)
 }
 
-/// Readies a measurement's options for `--calibrate out`: the receiver is asked for
-/// its arrival times and this end writes its packet trace (CSV, which the fit reads).
+/// Readies a measurement's options for `--calibrate`: the receiver is asked for its
+/// arrival times and this end writes its packet trace (CSV, which the fit reads). What
+/// would only fail after the measurement is checked now.
 pub(crate) fn prepare(
     o: &mut cmt_net::transfer::Options,
-    out: &Path,
+    c: &Calibrate,
     json: bool,
 ) -> Result<(), String> {
+    let out = &c.out;
+    cmt_sim::units::parse_size(&cmt_sim::units::Raw::Text(c.predict.clone()))
+        .map_err(|e| format!("--predict {}: {e}", c.predict))?;
+    let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+    if dir.is_some_and(|d| !d.is_dir()) {
+        return Err(format!("--calibrate {}: no such directory", out.display()));
+    }
     if json {
         return Err(
             "--calibrate prints its fit and predictions as text: not with --json \

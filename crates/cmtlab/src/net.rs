@@ -123,7 +123,7 @@ pub fn send(
         let auto = |e: &String| e.trim() == "auto" || e.trim().starts_with("auto:");
         o.send.adopt = local_entries.iter().any(auto).then(|| exclude.to_vec());
         if let What::Measure(_, Some(c)) = what {
-            crate::calibrate::prepare(&mut o, &c.out, a.json)?;
+            crate::calibrate::prepare(&mut o, c, a.json)?;
         }
         Ok::<_, String>(transfer::send_source(&local, &remote, source(what)?, &o).await?)
     })?;

@@ -323,3 +323,46 @@ fn a_measurement_calibrates_the_paths_from_the_sending_end_alone() {
     assert!(out.contains("linux-mptcp preset"), "{out}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// What would only fail after a measurement is refused before it, in one line: a
+/// scenario in a directory that does not exist, a prediction size that is not one, a
+/// trace the fit cannot read, and `--json` (the fit prints text).
+#[test]
+fn a_calibrating_measurement_refuses_what_would_fail_after_it() {
+    let d = dir("refused");
+    let toml = d.join("paths.toml");
+    let toml = toml.to_str().unwrap();
+    let base = [
+        "send",
+        "--measure",
+        "1",
+        "--local",
+        "127.0.1.1:0",
+        "--remote",
+        "127.0.0.1:9",
+    ];
+    for (extra, want) in [
+        (
+            vec!["--calibrate", "/nonexistent/dir/paths.toml"],
+            "--calibrate",
+        ),
+        (
+            vec!["--calibrate", toml, "--predict", "lots"],
+            "--predict lots",
+        ),
+        (vec!["--calibrate", toml, "--trace", "t.parquet"], "CSV"),
+        (vec!["--calibrate", toml, "--json"], "--json"),
+    ] {
+        let args: Vec<&str> = base.iter().copied().chain(extra).collect();
+        let o = cmtlab(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    assert!(
+        !d.join("paths.tx.csv").exists(),
+        "nothing written before the refusal"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
