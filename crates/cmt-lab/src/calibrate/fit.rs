@@ -9,6 +9,12 @@
 //!   (the packet-pair idea of Keshav 1991 and Dovrolis et al. 2004, applied to every
 //!   queued packet). Bytes are the IP packet's (SCTP plus the given per-packet header);
 //!   the 95 % interval comes from the rate of each second's busy periods.
+//! * **delay noise** — the delay above the smallest of packets that found the
+//!   bottleneck empty: what a forwarder after it (a userspace relay releasing on a
+//!   timer) or the receiver's read timing adds. A packet counts as queued only when it
+//!   left earlier than the one ahead could have arrived by more than the noise's 90th
+//!   percentile, a busy period only when twenty times longer; the scenario gets a
+//!   half-normal jitter of the noise's mean.
 //! * **one-way delay** — half the smallest round trip a SACK measured on the path (the
 //!   TSN it acknowledges cumulatively sent once, on this path), less the time the
 //!   packet queued and the packet's and the SACK's time on the wire at that rate; then
@@ -65,6 +71,10 @@ pub struct PathFit {
     /// The smallest one-way delay less one packet's time on the wire, s, with the
     /// offset between the two ends' clocks in it.
     pub owd_floor_s: f64,
+    /// The delay's variation outside the queue, as the σ of a half-normal jitter (of
+    /// the same mean), s: a forwarder after the bottleneck that releases late, the
+    /// receiver's read timing.
+    pub jitter_s: f64,
     /// Queue limit, packets waiting (the one being sent excluded).
     pub queue: u32,
     /// Random losses, and the packets sent while they could happen.
@@ -111,14 +121,36 @@ fn quantile(xs: &mut [f64], q: f64) -> Option<f64> {
     xs.get(i).copied()
 }
 
+/// The path's delay noise that is not queueing at the bottleneck (a forwarder after it
+/// that releases packets late, timestamps taken by an application), from the delay
+/// above the smallest of packets that found the bottleneck empty — sent later than the
+/// packet sent just before them (which arrived) could have left it, by `ser`, one
+/// packet's time on its wire — when there are 20 or more (else none): its 90th
+/// percentile, and the σ of the half-normal jitter of the same mean (mean / √(2/π)).
+fn delay_noise(p: &PathObs, sent_at: &[Option<usize>], owd_min: f64, ser: f64) -> (f64, f64) {
+    let mut q: Vec<f64> = (1..p.arrived.len())
+        .filter_map(|j| {
+            let (i, k) = (sent_at[j]?, sent_at[j - 1]?);
+            let s = &p.sent[i];
+            (k + 1 == i && s.t + owd_min > p.arrived[j - 1].t + ser)
+                .then(|| p.arrived[j].t - s.t - owd_min)
+        })
+        .collect();
+    if q.len() < 20 {
+        return (0.0, 0.0);
+    }
+    let sigma = mean(&q).unwrap_or(0.0).max(0.0) / (2.0 / std::f64::consts::PI).sqrt();
+    (quantile(&mut q, 0.9).unwrap_or(0.0).max(0.0), sigma)
+}
+
 /// Busy periods of the arrivals `arrived`, which were the packets `sent_at` of `sent`,
-/// with the path's smallest one-way delay `owd_min`: (start, end, bytes after the
-/// start). `lost_before[i]`: bytes of packets lost after the bottleneck among the first
-/// `i` sent (they used its time between two arrivals).
+/// with the path's smallest one-way delay `owd_min` and its delay noise `noise`:
+/// (start, end, bytes after the start). `lost_before[i]`: bytes of packets lost after
+/// the bottleneck among the first `i` sent (they used its time between two arrivals).
 fn busy_periods(
     p: &PathObs,
     sent_at: &[Option<usize>],
-    owd_min: f64,
+    (owd_min, noise): (f64, f64),
     lost_before: &[f64],
     wire: impl Fn(&Pkt) -> f64,
 ) -> Vec<(f64, f64, f64)> {
@@ -126,7 +158,9 @@ fn busy_periods(
     let mut out = Vec::new();
     let mut run: Option<(f64, f64, f64)> = None;
     for j in 1..arrived.len() {
-        let queued = sent_at[j].is_some_and(|s| p.sent[s].t + owd_min <= arrived[j - 1].t)
+        // Sent before the one ahead could have arrived, by more than the noise that
+        // could have made that one late without a queue: it waited behind it.
+        let queued = sent_at[j].is_some_and(|s| p.sent[s].t + owd_min + noise <= arrived[j - 1].t)
             && arrived[j].t >= arrived[j - 1].t;
         let lost = match (sent_at[j - 1], sent_at[j]) {
             (Some(a), Some(b)) if b > a => lost_before[b] - lost_before[a + 1],
@@ -143,7 +177,9 @@ fn busy_periods(
         }
     }
     out.extend(run);
-    out.retain(|r| r.1 > r.0);
+    // A period's ends are each off by up to the noise: one at least twenty times as
+    // long reads the rate within about a tenth.
+    out.retain(|r| r.1 - r.0 > (20.0 * noise).max(0.0));
     out
 }
 
@@ -298,8 +334,20 @@ pub fn fit_path(p: &PathObs, ip_header: u64, sends: &Sends) -> PathFit {
         .collect();
     let owd_min = owds.iter().copied().min_by(f64::total_cmp).unwrap_or(0.0);
     let no_losses = vec![0.0; p.sent.len() + 1];
-    let first = capacity(&busy_periods(p, &sent_at, owd_min, &no_losses, wire)).0;
     let pkt_bytes = mean(&p.arrived.iter().map(wire).collect::<Vec<_>>()).unwrap_or(1500.0);
+    // One packet's time on the wire at the rate read without allowing for noise (too
+    // fast, if anything: the margin it gives is a lower bound).
+    let rough = capacity(&busy_periods(p, &sent_at, (owd_min, 0.0), &no_losses, wire)).0;
+    let ser0 = rough.map_or(0.0, |r| pkt_bytes * 8.0 / r);
+    let (noise, jitter) = delay_noise(p, &sent_at, owd_min, ser0);
+    let first = capacity(&busy_periods(
+        p,
+        &sent_at,
+        (owd_min, noise),
+        &no_losses,
+        wire,
+    ))
+    .0;
     let q99 = quantile(&mut owds, 0.99).map_or(0.0, |x| x - owd_min);
     let q_max = owds.last().map_or(0.0, |x| x - owd_min);
     let queue_at = |rate: Option<f64>| {
@@ -318,7 +366,7 @@ pub fn fit_path(p: &PathObs, ip_header: u64, sends: &Sends) -> PathFit {
         let last = lost_before[lost_before.len() - 1];
         lost_before.push(last + if *lost { wire(s) } else { 0.0 });
     }
-    let busy = busy_periods(p, &sent_at, owd_min, &lost_before, wire);
+    let busy = busy_periods(p, &sent_at, (owd_min, noise), &lost_before, wire);
     let (rate, rate_ci, busy_s) = capacity(&busy);
     let random = l.random.iter().filter(|x| **x).count();
     let share = random as f64 / l.exposed.max(1) as f64;
@@ -346,6 +394,7 @@ pub fn fit_path(p: &PathObs, ip_header: u64, sends: &Sends) -> PathFit {
         delay_s: delay.unwrap_or(0.0),
         delay_rtt_s: delay,
         owd_floor_s: owd_min - ser(pkt_bytes),
+        jitter_s: jitter,
         // The queue the drops met (its median: a full queue, robust to timing
         // outliers); one never seen to overflow did not limit the measured transfer:
         // twice the most it held keeps it from limiting the simulated one. At least
@@ -408,6 +457,35 @@ mod tests {
         assert!(f.busy.is_empty());
         // It held nothing, yet a scenario's queue holds at least one packet.
         assert_eq!(f.queue, 1);
+    }
+
+    /// A forwarder after the bottleneck that releases what it holds every 5 ms: packets
+    /// sent 2 ms apart over a 10 Mbit/s bottleneck (1 ms a packet) never queue there,
+    /// yet arrive in bunches, late by up to 5 ms. Read as queued, a bunch would be a
+    /// link of unbounded rate; allowing for the path's delay noise, no busy period is
+    /// claimed, and the lateness becomes the path's jitter: a half-normal whose mean
+    /// (σ·√(2/π)) lies within the lateness, above 1 ms and at most 5 ms.
+    #[test]
+    fn bunched_arrivals_after_the_bottleneck_are_jitter_not_capacity() {
+        // Released every 5 ms, back to back 0.1 ms apart on a fast link.
+        let mut arrived: Vec<Pkt> = Vec::new();
+        for i in 0..200u64 {
+            let mut t = (((0.002 * i as f64 + 0.011) / 0.005) - 1e-9).ceil() * 0.005;
+            if let Some(last) = arrived.last() {
+                t = t.max(last.t + 0.0001);
+            }
+            arrived.push(pkt(t, i));
+        }
+        let p = PathObs {
+            sent: (0..200).map(|i| pkt(0.002 * i as f64, i)).collect(),
+            arrived,
+            ..PathObs::default()
+        };
+        let sends = p.sent.iter().map(|s| (s.tsn, 1)).collect();
+        let f = fit_path(&p, 28, &sends);
+        assert_eq!(f.rate_bps, None, "{:?}", f.busy);
+        let mean = f.jitter_s * (2.0 / std::f64::consts::PI).sqrt();
+        assert!(mean > 0.001 && mean <= 0.005, "{}", f.jitter_s);
     }
 
     /// One busy period of three seconds is three samples of the rate, not one.

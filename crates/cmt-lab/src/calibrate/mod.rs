@@ -152,13 +152,14 @@ impl Calibration {
                 None => String::new(),
             };
             out.push(format!(
-                "path {i} ({}): capacity {rate} over {:.2} s busy; RTT min {}; one-way delay {}; \
-                 queue {} packets{}; random loss {:.3} % [{:.3}, {:.3}] ({} of {}){model}; \
-                 queue drops {}",
+                "path {i} ({}): capacity {rate} over {:.2} s busy; RTT min {}; one-way delay {} \
+                 (jitter {}); queue {} packets{}; random loss {:.3} % [{:.3}, {:.3}] ({} of \
+                 {}){model}; queue drops {}",
                 p.name,
                 p.busy_s,
                 p.rtt_min_s.map_or("–".into(), ms),
                 ms(p.delay_s),
+                ms(p.jitter_s),
                 p.queue,
                 if p.queue_overflowed() {
                     ""
@@ -212,6 +213,13 @@ impl Calibration {
                 ms(p.delay_s),
                 p.queue
             );
+            if p.jitter_s >= 1e-5 {
+                let _ = writeln!(
+                    t,
+                    "jitter = \"{}\"\njitter_model = \"half-normal\"",
+                    ms(p.jitter_s)
+                );
+            }
             match p.gilbert {
                 Some(g) => {
                     let _ = writeln!(t, "gilbert = {{ p = {:.6}, r = {:.6} }}", g.p, g.r);
