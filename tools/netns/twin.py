@@ -31,7 +31,7 @@ and whose real runs do not overlap. A Markdown table; BENCHMARKS.md has the last
 Each set's traces, scenario and results go to --out (default /tmp/cmtlab-twin);
 `--refit` fits and predicts again from them, the real transfers as they were measured.
 """
-import argparse, json, os, shutil, subprocess, sys, time
+import argparse, json, os, shutil, subprocess, sys, time, tomllib
 
 S, R = "cmttwS", "cmttwR"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -136,65 +136,50 @@ def ends(n):
     return listen, remote, local
 
 
-def transfer(n, what, extra, rx_trace=None, tx_trace=None):
-    """One real transfer (`what`: a file, or ["--measure", secs]); the sender's and the
-    receiver's JSON reports."""
+def pair(n, recv_args, send_args, what):
+    """The receiver, then the sender, in their namespaces; both standard outputs. `what`
+    names the run in the error when either end fails."""
     listen, remote, local = ends(n)
-    rt = ["--trace", rx_trace] if rx_trace else []
-    tt = ["--trace", tx_trace] if tx_trace else []
-    rx = subprocess.Popen(["ip", "netns", "exec", R, BIN, "recv", "--listen", listen, "--out",
-                           "/tmp/cmttw.out", "--timeout", "120", "--json", *rt, *extra],
+    rx = subprocess.Popen(["ip", "netns", "exec", R, BIN, "recv", "--listen", listen,
+                           "--timeout", "120", *recv_args],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.4)
     tx = sh("ip", "netns", "exec", S, BIN, "send", "--local", local, "--remote", remote,
-            "--timeout", "120", "--json", *tt, *extra, *what, check=False, timeout=150)
+            "--timeout", "120", *send_args, check=False, timeout=150)
     out, err = rx.communicate(timeout=150)
     if tx.returncode != 0 or rx.returncode != 0:
-        raise RuntimeError(f"transfer failed: {tx.stderr[-400:]} {err[-400:]}")
-    return json.loads(tx.stdout), json.loads(out)
+        raise RuntimeError(f"{what} failed: {tx.stderr[-400:]} {err[-400:]}")
+    return tx.stdout, out
+
+
+def transfer(n, what, extra, rx_trace=None, tx_trace=None):
+    """One real transfer (`what`: a file); the sender's and the receiver's JSON reports."""
+    rt = ["--trace", rx_trace] if rx_trace else []
+    tt = ["--trace", tx_trace] if tx_trace else []
+    tx, rx = pair(n, ["--out", "/tmp/cmttw.out", "--json", *rt, *extra],
+                  ["--json", *tt, *extra, *what], "transfer")
+    return json.loads(tx), json.loads(rx)
 
 
 def measure_one_command(n, secs, scenario, rx_trace):
     """`send --measure SECS --calibrate SCENARIO`, the one command at the sender, while
     the receiver writes its own trace too; the fit's report."""
-    listen, remote, local = ends(n)
-    rx = subprocess.Popen(["ip", "netns", "exec", R, BIN, "recv", "--listen", listen, "--out",
-                           "/dev/null", "--timeout", "120", "--trace", rx_trace],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.4)
-    tx = sh("ip", "netns", "exec", S, BIN, "send", "--local", local, "--remote", remote,
-            "--timeout", "120", "--measure", str(secs), "--calibrate", scenario, check=False,
-            timeout=150)
-    _, err = rx.communicate(timeout=150)
-    if tx.returncode != 0 or rx.returncode != 0:
-        raise RuntimeError(f"measurement failed: {tx.stderr[-400:]} {err[-400:]}")
-    return tx.stdout[tx.stdout.find("arrival times returned"):]
+    tx, _ = pair(n, ["--out", "/dev/null", "--trace", rx_trace],
+                 ["--measure", str(secs), "--calibrate", scenario], "measurement")
+    return tx[tx.find("arrival times returned"):]
 
 
 def fitted(scenario):
-    """Per link of a calibrated scenario: rate (bit/s), delay (ms), queue, loss share."""
-    links, cur = [], None
-    for line in open(scenario):
-        line = line.strip()
-        if line == "[[links]]":
-            cur = {"loss": 0.0}
-            links.append(cur)
-        elif cur is not None and " = " in line:
-            k, v = line.split(" = ", 1)
-            v = v.strip('"')
-            if k == "rate":
-                cur["rate"] = float(v.removesuffix("bps"))
-            elif k == "delay":
-                cur["delay"] = float(v.removesuffix("ms"))
-            elif k == "queue":
-                cur["queue"] = int(v)
-            elif k == "loss":
-                cur["loss"] = float(v)
-            elif k == "gilbert":
-                p = float(v.split("p = ")[1].split(",")[0])
-                r = float(v.split("r = ")[1].rstrip(" }"))
-                cur["loss"] = p / (p + r)
-    return links
+    """Per link of a calibrated scenario: rate (bit/s), delay (ms), queue, loss share
+    (a Gilbert-Elliott link's stationary p / (p + r))."""
+    with open(scenario, "rb") as f:
+        links = tomllib.load(f)["links"]
+    return [{"rate": float(l["rate"].removesuffix("bps")),
+             "delay": float(l["delay"].removesuffix("ms")),
+             "queue": l["queue"],
+             "loss": (l["gilbert"]["p"] / (l["gilbert"]["p"] + l["gilbert"]["r"])
+                      if "gilbert" in l else l.get("loss", 0.0))}
+            for l in links]
 
 
 def agreement(a, b):

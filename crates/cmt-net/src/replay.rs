@@ -8,8 +8,7 @@
 //! link (failures, flapping, delay or rate changes: the relay's changes, timed from
 //! when the relays start, just before the association); no background traffic and no
 //! path address events (a scenario with them is refused with a message saying which).
-//! Both ends run the
-//! scenario's configuration and its algorithms with their parameters
+//! Both ends run the scenario's configuration and its algorithms with their parameters
 //! ([`Exact`](crate::transfer::Exact)). Differences from the simulated run, stated:
 //! the real runtime's paths are confirmed by HEARTBEAT before they carry data, its
 //! packets carry a UDP header, its last chunk asks for an immediate SACK (RFC 7053; the

@@ -180,9 +180,6 @@ pub(crate) fn run(a: &Args<'_>) -> Result<(), String> {
     };
     let mut names = Vec::new();
     if a.mahimahi {
-        let stem = out
-            .file_stem()
-            .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned());
         for (i, p) in cal.paths.iter().enumerate() {
             // A path that never queued has no capacity to trace (nor a rate: the
             // scenario's stands in, and says so).
@@ -190,11 +187,16 @@ pub(crate) fn run(a: &Args<'_>) -> Result<(), String> {
                 names.push(String::new());
                 continue;
             }
-            let name = format!("{stem}.path{i}.trace");
-            let file = out.with_file_name(&name);
+            let file = beside(out, &format!("path{i}.trace"));
             cmt_lab::sweep::write_atomic(&file, mahimahi(p).as_bytes())
                 .map_err(|e| format!("{}: {e}", file.display()))?;
-            names.push(name);
+            // The scenario names it relative to itself: they are side by side.
+            names.push(
+                file.file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned(),
+            );
         }
     }
     let text = cal.scenario(a.mahimahi.then_some(&names[..]));

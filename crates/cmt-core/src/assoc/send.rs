@@ -154,14 +154,16 @@ impl<O: Observer> Association<O> {
                 let (seq, rates) = rx.make_advert(now);
                 packet.chunks.push(Chunk::RateAdvert { seq, rates });
             }
-            // Room for an ECN Echo, which may still go in front.
-            let room = self.cfg.mtu.saturating_sub(self.cfg.ip_header_len + 12 + 8) as usize;
-            let used: usize = packet.chunks.iter().map(Chunk::wire_len).sum();
-            if let Some(c) = self
-                .sack_attachment
-                .take_if(|c| used + c.wire_len() <= room)
-            {
-                packet.chunks.push(c);
+            if self.sack_attachment.is_some() {
+                // Room for an ECN Echo, which may still go in front.
+                let room = self.cfg.mtu.saturating_sub(self.cfg.ip_header_len + 12 + 8) as usize;
+                let used: usize = packet.chunks.iter().map(Chunk::wire_len).sum();
+                if let Some(c) = self
+                    .sack_attachment
+                    .take_if(|c| used + c.wire_len() <= room)
+                {
+                    packet.chunks.push(c);
+                }
             }
             return Some(self.sack_transmit(path, packet));
         }

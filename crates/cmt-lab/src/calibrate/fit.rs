@@ -340,14 +340,18 @@ pub fn fit_path(p: &PathObs, ip_header: u64, sends: &Sends) -> PathFit {
     let rough = capacity(&busy_periods(p, &sent_at, (owd_min, 0.0), &no_losses, wire)).0;
     let ser0 = rough.map_or(0.0, |r| pkt_bytes * 8.0 / r);
     let (noise, jitter) = delay_noise(p, &sent_at, owd_min, ser0);
-    let first = capacity(&busy_periods(
-        p,
-        &sent_at,
-        (owd_min, noise),
-        &no_losses,
-        wire,
-    ))
-    .0;
+    let first = if noise > 0.0 {
+        capacity(&busy_periods(
+            p,
+            &sent_at,
+            (owd_min, noise),
+            &no_losses,
+            wire,
+        ))
+        .0
+    } else {
+        rough
+    };
     let q99 = quantile(&mut owds, 0.99).map_or(0.0, |x| x - owd_min);
     let q_max = owds.last().map_or(0.0, |x| x - owd_min);
     let queue_at = |rate: Option<f64>| {

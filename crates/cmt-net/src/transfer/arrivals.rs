@@ -131,7 +131,9 @@ impl Recorder {
         if !self.fresh || self.held.is_empty() {
             return;
         }
-        let recs: Vec<ArrivalRecord> = self.held.iter().map(|(r, _)| *r).collect();
+        let recs: Vec<ArrivalRecord> = (self.held.iter().take(MAX_RECORDS))
+            .map(|(r, _)| *r)
+            .collect();
         let (chunk, n) = encode(&recs);
         self.attached = n;
         self.fresh = false;
