@@ -29,6 +29,28 @@ pub struct RealSpec {
     /// (an axis a sweep does not have leaves that sweep alone).
     #[serde(default)]
     pub only: toml::Table,
+    /// The metrics the report's "Simulated and real" section puts side by side
+    /// (default `goodput_mbps`; claims on real runs use any metric a real run has).
+    #[serde(default = "default_metrics")]
+    pub metrics: Vec<String>,
+}
+
+fn default_metrics() -> Vec<String> {
+    vec!["goodput_mbps".into()]
+}
+
+impl RealSpec {
+    /// Refuses, before anything runs, a metric a real run does not measure.
+    pub fn check(&self) -> Result<(), String> {
+        match self.metrics.iter().find(|m| !measured_for_real(m)) {
+            Some(m) => Err(format!(
+                "[real] metrics: `{m}` is not measured by a real run (it has goodput_mbps, \
+                 ftt_s, delivered_bytes, paths.<name>.sent_packets and \
+                 paths.<name>.retransmissions)"
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Runs one scenario over real sockets (scratch files go to the directory given) and
@@ -103,6 +125,14 @@ fn run_plan(
     Ok(agg.finish())
 }
 
+/// Whether a real run measures `metric` (`cmt_net::replay::Replayed::metrics`).
+fn measured_for_real(metric: &str) -> bool {
+    matches!(metric, "goodput_mbps" | "ftt_s" | "delivered_bytes")
+        || metric.strip_prefix("paths.").is_some_and(|rest| {
+            rest.ends_with(".sent_packets") || rest.ends_with(".retransmissions")
+        })
+}
+
 /// Runs the `[real]` sweeps of a study whose simulated sweeps are `done`.
 pub fn run_all(
     spec: &RealSpec,
@@ -135,59 +165,73 @@ pub fn run_all(
     Ok(res)
 }
 
-/// The report section: per real grid point, `metric` simulated (same grid point, all
-/// seeds) and real, mean ± 95 % CI.
-pub fn section(real: &[(Plan, Aggregate)], sim: &[(Plan, Aggregate)], metric: &str) -> String {
+/// The report section: per real grid point, each of `metrics` simulated (same grid
+/// point, all seeds) and real, mean ± 95 % CI.
+pub fn section(
+    real: &[(Plan, Aggregate)],
+    sim: &[(Plan, Aggregate)],
+    metrics: &[String],
+) -> String {
     let mut md = String::new();
     if real.is_empty() {
         return md;
     }
+    let names: Vec<String> = metrics.iter().map(|m| format!("`{m}`")).collect();
     let _ = writeln!(
         md,
         "## Simulated and real\n\nThe same grid points over real sockets: the real runtime \
          (`cmtlab send`/`recv`'s code) through loopback relays with the simulator's link \
-         model. `{metric}`, mean ± 95 % CI (n runs).\n"
+         model. {}, mean ± 95 % CI (n runs that have the value: a transfer whose \
+         association was lost has no `ftt_s`).\n",
+        names.join(", ")
     );
-    for (plan, ragg) in real {
-        let Some((_, sagg)) = sim.iter().find(|(p, _)| p.name == plan.name) else {
-            continue;
+    for metric in metrics {
+        for (plan, ragg) in real {
+            if let Some((_, sagg)) = sim.iter().find(|(p, _)| p.name == plan.name) {
+                md += &point_table(plan, ragg, sagg, metric);
+            }
+        }
+    }
+    md
+}
+
+/// One sweep's table of `metric`, simulated against real, per real grid point.
+fn point_table(plan: &Plan, ragg: &Aggregate, sagg: &Aggregate, metric: &str) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "### `{}`: `{metric}`\n", plan.name);
+    let _ = writeln!(
+        md,
+        "| grid point | simulated | real | real / simulated |\n|---|---|---|---|"
+    );
+    for s in ragg.stats.iter().filter(|s| s.metric == metric) {
+        let sim = sagg
+            .stats
+            .iter()
+            .find(|x| x.point == s.point && x.metric == metric);
+        let point: Vec<String> = plan
+            .axes
+            .iter()
+            .zip(&s.point)
+            .map(|(a, &v)| plain(&a.values[v]))
+            .collect();
+        let fmt = |m: Option<f64>, ci: Option<f64>, n: usize| match (m, ci) {
+            (Some(m), Some(ci)) => format!("{} ± {} ({n})", sig(m), sig(ci)),
+            (Some(m), None) => format!("{} ({n})", sig(m)),
+            _ => "–".into(),
         };
-        let _ = writeln!(md, "### `{}`\n", plan.name);
+        let ratio = match (s.mean, sim.and_then(|x| x.mean)) {
+            (Some(r), Some(m)) if m != 0.0 => format!("{:.2}", r / m),
+            _ => "–".into(),
+        };
         let _ = writeln!(
             md,
-            "| grid point | simulated | real | real / simulated |\n|---|---|---|---|"
+            "| {} | {} | {} | {} |",
+            point.join(", "),
+            sim.map_or("–".into(), |x| fmt(x.mean, x.ci, x.n)),
+            fmt(s.mean, s.ci, s.n),
+            ratio
         );
-        for s in ragg.stats.iter().filter(|s| s.metric == metric) {
-            let Some(rm) = s.mean else { continue };
-            let sim = sagg
-                .stats
-                .iter()
-                .find(|x| x.point == s.point && x.metric == metric);
-            let point: Vec<String> = plan
-                .axes
-                .iter()
-                .zip(&s.point)
-                .map(|(a, &v)| plain(&a.values[v]))
-                .collect();
-            let fmt = |m: Option<f64>, ci: Option<f64>, n: usize| match (m, ci) {
-                (Some(m), Some(ci)) => format!("{} ± {} ({n})", sig(m), sig(ci)),
-                (Some(m), None) => format!("{} ({n})", sig(m)),
-                _ => "–".into(),
-            };
-            let ratio = sim
-                .and_then(|x| x.mean)
-                .filter(|m| *m != 0.0)
-                .map_or("–".into(), |m| format!("{:.2}", rm / m));
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {} |",
-                point.join(", "),
-                sim.map_or("–".into(), |x| fmt(x.mean, x.ci, x.n)),
-                fmt(s.mean, s.ci, s.n),
-                ratio
-            );
-        }
-        md.push('\n');
     }
+    md.push('\n');
     md
 }

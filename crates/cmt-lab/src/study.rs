@@ -131,6 +131,9 @@ pub fn reproduce_with(
         crate::names::check_folder_name("senders.key", &s.key)
             .map_err(|e| LabError::at(&label, e))?;
     }
+    if let (Some(_), Some(spec)) = (real, &study.real) {
+        spec.check().map_err(|e| LabError::at(&label, e))?;
+    }
     let primary = study.senders.first();
     let done = run_sweeps(&study, dir, quick, jobs, (out, primary, false), progress)?;
     let mut second = Vec::new();
@@ -198,7 +201,9 @@ pub fn reproduce_with(
         ));
     }
     md += &crate::headroom::section(&headroom);
-    md += &crate::real::section(&real_done, &done, "goodput_mbps");
+    if let Some(spec) = &study.real {
+        md += &crate::real::section(&real_done, &done, &spec.metrics);
+    }
     md += &timelines_md;
     if !runs_md.is_empty() {
         let _ = writeln!(md, "## Single runs\n\n{runs_md}");

@@ -17,39 +17,80 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use cmt_sim::scenario::Workload;
 use cmt_sim::units::Spread;
 use cmt_sim::Built;
 use rand::RngCore;
+use tokio::sync::Notify;
 
 use crate::io::Sockets;
 use crate::relay::{run_path, RelaySpec};
-use crate::transfer::{receive_on, send, Options, Report, SendOptions};
+use crate::transfer::meter::Meter;
+use crate::transfer::{receive_on, send, Ended, Options, Report, SendOptions, TransferError};
 
 /// What a real run of a scenario measured.
 #[derive(Clone, Debug)]
 pub struct Replayed {
-    /// The sender's report.
-    pub sender: Report,
-    /// The receiver's report.
-    pub receiver: Report,
+    /// How the transfer ended.
+    pub outcome: Outcome,
     /// The scenario's path names, in path order.
     pub path_names: Vec<String>,
 }
 
+/// How a real run's transfer ended: every byte delivered, or the association lost as
+/// the protocol decides (the peer stopped answering, the outage tolerance or the
+/// scenario's time limit passed) — a result to measure, as the simulator records an
+/// unfinished transfer, not a failure of the run.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// The file arrived whole and was confirmed.
+    Completed {
+        /// The sender's report.
+        sender: Box<Report>,
+        /// The receiver's report.
+        receiver: Box<Report>,
+    },
+    /// The association ended before the file did.
+    Lost {
+        /// Why, as the sender reports it.
+        why: Ended,
+        /// Bytes of the file the receiver had stored in order when it ended.
+        delivered: u64,
+        /// Seconds from the sender's start to the loss.
+        seconds: f64,
+    },
+}
+
 impl Replayed {
     /// The values a real run has, under the simulator's metric names: `goodput_mbps`,
-    /// `ftt_s` (association set up → every byte acknowledged), `delivered_bytes`, and
-    /// per path `paths.<name>.sent_packets` and `paths.<name>.retransmissions`.
+    /// `delivered_bytes`, and for a completed transfer also `ftt_s` (association set up
+    /// → every byte acknowledged) and per path `paths.<name>.sent_packets` and
+    /// `paths.<name>.retransmissions`. A lost association, as in the simulator, has no
+    /// `ftt_s` and its goodput is what was delivered over the time until the loss.
     pub fn metrics(&self) -> BTreeMap<String, f64> {
-        let s = &self.sender;
         let mut m = BTreeMap::new();
-        m.insert("goodput_mbps".to_string(), s.goodput_mbps());
-        m.insert("ftt_s".to_string(), s.seconds);
-        m.insert("delivered_bytes".to_string(), self.receiver.bytes as f64);
-        for (name, p) in self.path_names.iter().zip(&s.paths) {
+        let (sender, receiver) = match &self.outcome {
+            Outcome::Completed { sender, receiver } => (sender, receiver),
+            Outcome::Lost {
+                delivered, seconds, ..
+            } => {
+                m.insert("delivered_bytes".to_string(), *delivered as f64);
+                let g = if *seconds > 0.0 {
+                    *delivered as f64 * 8.0 / seconds / 1e6
+                } else {
+                    0.0
+                };
+                m.insert("goodput_mbps".to_string(), g);
+                return m;
+            }
+        };
+        m.insert("goodput_mbps".to_string(), sender.goodput_mbps());
+        m.insert("ftt_s".to_string(), sender.seconds);
+        m.insert("delivered_bytes".to_string(), receiver.bytes as f64);
+        for (name, p) in self.path_names.iter().zip(&sender.paths) {
             m.insert(format!("paths.{name}.sent_packets"), p.sent_packets as f64);
             m.insert(
                 format!("paths.{name}.retransmissions"),
@@ -150,9 +191,60 @@ fn free_port(ip: &str) -> Result<SocketAddr, String> {
     s.local_addr().map_err(|e| e.to_string())
 }
 
+/// Both ends' options for a real run of `b`: its configuration and algorithms exactly,
+/// with the runtime's MTU overhead and the scenario's time limit.
+fn options(b: &Built, limit_s: f64) -> Options {
+    Options {
+        exact: Some(Box::new(crate::transfer::Exact {
+            config: b.config.clone(),
+            params: b.params.clone(),
+        })),
+        // The names the scenario gave, which its parameters belong to.
+        scheduler: b.params.names[0].clone(),
+        rtx: b.params.names[1].clone(),
+        cc: b.params.names[2].clone(),
+        rbuf: b.config.rbuf,
+        // Both ends ask for receiver-driven rate control when the scenario runs it.
+        receiver_rates: b.config.rev.is_some(),
+        // The simulator's MTU counts a 20-byte IPv4 header; the runtime's, IPv4 + UDP.
+        mtu: b.config.mtu + 8,
+        timeout_s: limit_s,
+        // The scenario's RTO.Min, not the runtime's default: one experiment, two worlds.
+        rto_min_s: b.config.rto_min.as_secs_f64(),
+        send: SendOptions {
+            capacities: b
+                .paths
+                .iter()
+                .map(|p| Some(b.links[p.links[0]].rate_bps as f64 / 8.0))
+                .collect(),
+            backups: b.paths.iter().map(|p| p.backup).collect(),
+            ..SendOptions::default()
+        },
+        ..Options::default()
+    }
+}
+
+/// Whether a sender's error is the protocol losing the association (measured like the
+/// simulator's unfinished transfer), not a failure of the run.
+fn lost(e: &TransferError) -> Option<Ended> {
+    match e {
+        TransferError::Ended(
+            why @ (Ended::PeerStopped | Ended::PeerSilent(_) | Ended::TimedOut(_)),
+        ) => Some(why.clone()),
+        _ => None,
+    }
+}
+
+/// How long a receiver is given to stop once told to, after its sender lost the
+/// association (it sends an ABORT and returns at once; this only bounds the wait).
+const RECEIVER_STOP: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Runs `b` over real sockets on loopback: receiver on 127.0.0.(i+1), relays on
 /// 127.0.3.(i+1), sender on 127.0.4.(i+1); the received file goes to `dir` and is
-/// compared with what was sent. Bounded by the scenario's time limit (plus 30 s).
+/// compared with what was sent. When the protocol loses the association (a scenario
+/// whose paths all fail for longer than its failure handling allows), the receiver is
+/// stopped and what it had stored in order is the run's result ([`Outcome::Lost`]).
+/// Bounded by the scenario's time limit (plus 30 s).
 pub async fn replay(b: &Built, dir: &Path) -> Result<Replayed, String> {
     if let Some(why) = unsupported(b) {
         return Err(format!("scenario `{}` cannot run for real: {why}", b.name));
@@ -178,64 +270,69 @@ pub async fn replay(b: &Built, dir: &Path) -> Result<Replayed, String> {
         fronts.push(front);
     }
     tokio::time::sleep(std::time::Duration::from_millis(30)).await;
-    let o = Options {
-        exact: Some(Box::new(crate::transfer::Exact {
-            config: b.config.clone(),
-            params: b.params.clone(),
-        })),
-        // The names the scenario gave, which its parameters belong to.
-        scheduler: b.params.names[0].clone(),
-        rtx: b.params.names[1].clone(),
-        cc: b.params.names[2].clone(),
-        rbuf: b.config.rbuf,
-        // Both ends ask for receiver-driven rate control when the scenario runs it.
-        receiver_rates: b.config.rev.is_some(),
-        // The simulator's MTU counts a 20-byte IPv4 header; the runtime's, IPv4 + UDP.
-        mtu: b.config.mtu + 8,
-        timeout_s: limit.as_secs_f64(),
-        // The scenario's RTO.Min, not the runtime's default: one experiment, two worlds.
-        rto_min_s: b.config.rto_min.as_secs_f64(),
-        send: SendOptions {
-            capacities: b
-                .paths
-                .iter()
-                .map(|p| Some(b.links[p.links[0]].rate_bps as f64 / 8.0))
-                .collect(),
-            backups: b.paths.iter().map(|p| p.backup).collect(),
-            ..SendOptions::default()
-        },
-        ..Options::default()
-    };
+    let o = options(b, limit.as_secs_f64());
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let out = dir.join("received.bin");
     let mut data = vec![0u8; bytes as usize];
     cmt_sim::rng::stream(b.seed, "real-file").fill_bytes(&mut data);
-    let (out2, o2) = (out.clone(), o.clone());
-    let server = tokio::spawn(async move { receive_on(rx, &out2, &o2).await });
+    // The receiver counts what it stores, and stops when told.
+    let meter = Arc::new(Meter::default());
+    let stop = Arc::new(Notify::new());
+    let o2 = Options {
+        meter: Some(meter.clone()),
+        abort: Some(stop.clone()),
+        ..o.clone()
+    };
+    let out2 = out.clone();
+    let mut server = tokio::spawn(async move { receive_on(rx, &out2, &o2).await });
     let locals: Vec<SocketAddr> = (0..n)
         .map(|i| format!("127.0.4.{}:0", i + 1).parse().expect("literal"))
         .collect();
     let bound = std::time::Duration::from_secs_f64(limit.as_secs_f64() + 30.0);
+    let began = std::time::Instant::now();
     let outcome = tokio::time::timeout(bound, async {
-        let sent = send(&locals, &fronts, Bytes::from(data), &o).await?;
-        let got = server.await.map_err(|e| format!("receiver task: {e}"))??;
-        Ok::<_, String>((sent, got))
+        match send(&locals, &fronts, Bytes::from(data), &o).await {
+            Ok(sent) => {
+                let got = (&mut server)
+                    .await
+                    .map_err(|e| format!("receiver task: {e}"))??;
+                Ok::<_, String>(Outcome::Completed {
+                    sender: Box::new(sent),
+                    receiver: Box::new(got),
+                })
+            }
+            Err(e) => {
+                let why = lost(&e).ok_or_else(|| e.to_string())?;
+                let seconds = began.elapsed().as_secs_f64();
+                stop.notify_one();
+                // The receiver's own result is its ABORT's; what counts is what it stored.
+                let _ = tokio::time::timeout(RECEIVER_STOP, &mut server).await;
+                let header = crate::resume::HEADER_LEN as u64;
+                Ok(Outcome::Lost {
+                    why,
+                    delivered: meter.bytes().saturating_sub(header).min(bytes),
+                    seconds,
+                })
+            }
+        }
     })
     .await;
+    server.abort();
     for r in relays {
         r.abort();
     }
-    let (sender, receiver) = outcome.map_err(|_| format!("no result within {bound:?}"))??;
+    let outcome = outcome.map_err(|_| format!("no result within {bound:?}"))??;
     let _ = std::fs::remove_file(&out);
-    if sender.sha256 != receiver.sha256 || receiver.bytes != bytes {
-        return Err(format!(
-            "the receiver got {} bytes with sha256 {}, {} were sent with {}",
-            receiver.bytes, receiver.sha256, bytes, sender.sha256
-        ));
+    if let Outcome::Completed { sender, receiver } = &outcome {
+        if sender.sha256 != receiver.sha256 || receiver.bytes != bytes {
+            return Err(format!(
+                "the receiver got {} bytes with sha256 {}, {} were sent with {}",
+                receiver.bytes, receiver.sha256, bytes, sender.sha256
+            ));
+        }
     }
     Ok(Replayed {
-        sender,
-        receiver,
+        outcome,
         path_names: b.paths.iter().map(|p| p.name.clone()).collect(),
     })
 }

@@ -483,6 +483,7 @@ sweeps = ["sweep.toml"]
 sweeps = ["sched"]
 seeds = 3
 only = { "association.scheduler" = ["round-robin-strict"] }
+metrics = ["goodput_mbps", "ftt_s"]
 [[claims]]
 text = "strict round-robin stays under the paths' capacity"
 paper = "-"
@@ -495,14 +496,18 @@ right_value = 4.72
     std::fs::write(d.join("base.toml"), base).unwrap();
     std::fs::write(d.join("sweep.toml"), sweep).unwrap();
     std::fs::write(d.join("study.toml"), study).unwrap();
+    // `reproduce --real` of the study in `d` into `d/<out>`.
+    let real_into = |out: &str| {
+        cmtlab(&[
+            "reproduce",
+            d.to_str().unwrap(),
+            "--real",
+            "--out",
+            d.join(out).to_str().unwrap(),
+        ])
+    };
     let out = d.join("out");
-    let o = cmtlab(&[
-        "reproduce",
-        d.to_str().unwrap(),
-        "--real",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = real_into("out");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     let rows: Vec<&str> = md
@@ -523,7 +528,13 @@ right_value = 4.72
         rows.iter().all(|r| r.ends_with("| same direction |")),
         "{rows:?}"
     );
-    assert!(md.contains("## Simulated and real"), "{md}");
+    // A table per metric the [real] section names.
+    assert!(
+        md.contains("## Simulated and real")
+            && md.contains("### `sched`: `goodput_mbps`")
+            && md.contains("### `sched`: `ftt_s`"),
+        "{md}"
+    );
     // Three real runs, saved for resumption; minRTT was not selected.
     assert_eq!(
         std::fs::read_dir(out.join("real/sched/runs"))
@@ -531,6 +542,20 @@ right_value = 4.72
             .count(),
         3
     );
+    // A metric a real run does not measure is refused by name before any real run.
+    std::fs::write(
+        d.join("study.toml"),
+        study.replace("\"ftt_s\"]", "\"throughput_mbps\"]"),
+    )
+    .unwrap();
+    let o = real_into("o3");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`throughput_mbps`") && err.contains("[real] metrics"),
+        "{err}"
+    );
+    assert!(!d.join("o3/real/sched/runs").exists());
     // Without a [real] section, --real is an error naming the study file.
     std::fs::write(
         d.join("study.toml"),
@@ -538,13 +563,7 @@ right_value = 4.72
             + &study[study.find("[[claims]]").unwrap()..],
     )
     .unwrap();
-    let o = cmtlab(&[
-        "reproduce",
-        d.to_str().unwrap(),
-        "--real",
-        "--out",
-        d.join("o2").to_str().unwrap(),
-    ]);
+    let o = real_into("o2");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2));
     assert!(
