@@ -33,6 +33,11 @@ pub struct RealSpec {
     /// (default `goodput_mbps`; claims on real runs use any metric a real run has).
     #[serde(default = "default_metrics")]
     pub metrics: Vec<String>,
+    /// Keep each real run's capture at the sender (`real/<sweep>/captures/<run id>.pcap`:
+    /// every datagram, so tens of MB per run), to compare a real run's mechanism —
+    /// heartbeats, timeouts, retransmissions — with the simulator's `--pcap`.
+    #[serde(default)]
+    pub capture: bool,
 }
 
 fn default_metrics() -> Vec<String> {
@@ -53,10 +58,11 @@ impl RealSpec {
     }
 }
 
-/// Runs one scenario over real sockets (scratch files go to the directory given) and
-/// returns its values by metric name.
-pub type RealRunner<'a> =
-    &'a (dyn Fn(&cmt_sim::Built, &Path) -> Result<BTreeMap<String, f64>, String> + Sync);
+/// Runs one scenario over real sockets (scratch files go to the first directory given;
+/// the sender's capture to the file given, when one is) and returns its values by metric
+/// name.
+pub type RealRunner<'a> = &'a (dyn Fn(&cmt_sim::Built, &Path, Option<&Path>) -> Result<BTreeMap<String, f64>, String>
+         + Sync);
 
 /// Whether `r` is a run the spec selects; errors name an axis or value that is not in
 /// the sweep.
@@ -111,7 +117,13 @@ fn run_plan(
             Ok(b) => serde_json::from_slice(&b).map_err(|e| LabError::at(&here, e))?,
             Err(_) => {
                 let built = plan.scenario(r).map_err(|e| LabError::at(&here, e))?;
-                let v = runner(&built, &out.join("scratch")).map_err(|e| {
+                let capture = spec
+                    .capture
+                    .then(|| out.join("captures").join(format!("{}.pcap", r.id)));
+                if let Some(c) = capture.as_ref().and_then(|c| c.parent()) {
+                    std::fs::create_dir_all(c).map_err(|e| LabError::at(&here, e))?;
+                }
+                let v = runner(&built, &out.join("scratch"), capture.as_deref()).map_err(|e| {
                     LabError::at(&here, format!("real run {} ({}): {e}", r.index, r.id))
                 })?;
                 let bytes = serde_json::to_vec(&v).map_err(|e| LabError::at(&here, e))?;

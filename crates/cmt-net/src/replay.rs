@@ -246,6 +246,17 @@ const RECEIVER_STOP: std::time::Duration = std::time::Duration::from_secs(10);
 /// stopped and what it had stored in order is the run's result ([`Outcome::Lost`]).
 /// Bounded by the scenario's time limit (plus 30 s).
 pub async fn replay(b: &Built, dir: &Path) -> Result<Replayed, String> {
+    replay_capturing(b, dir, None).await
+}
+
+/// [`replay`], with the sender's capture of every datagram it sent and received written
+/// to `pcap` when given (SCTP over UDP, for Wireshark or tshark: the heartbeats, timeouts
+/// and retransmissions of a real run, to compare with the simulator's `--pcap`).
+pub async fn replay_capturing(
+    b: &Built,
+    dir: &Path,
+    pcap: Option<&Path>,
+) -> Result<Replayed, String> {
     if let Some(why) = unsupported(b) {
         return Err(format!("scenario `{}` cannot run for real: {why}", b.name));
     }
@@ -270,7 +281,7 @@ pub async fn replay(b: &Built, dir: &Path) -> Result<Replayed, String> {
         fronts.push(front);
     }
     tokio::time::sleep(std::time::Duration::from_millis(30)).await;
-    let o = options(b, limit.as_secs_f64());
+    let mut o = options(b, limit.as_secs_f64());
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let out = dir.join("received.bin");
     let mut data = vec![0u8; bytes as usize];
@@ -283,6 +294,8 @@ pub async fn replay(b: &Built, dir: &Path) -> Result<Replayed, String> {
         abort: Some(stop.clone()),
         ..o.clone()
     };
+    // The capture is the sender's alone.
+    o.outputs.pcap = pcap.map(Path::to_path_buf);
     let out2 = out.clone();
     let mut server = tokio::spawn(async move { receive_on(rx, &out2, &o2).await });
     let locals: Vec<SocketAddr> = (0..n)

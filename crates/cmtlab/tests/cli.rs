@@ -484,6 +484,7 @@ sweeps = ["sched"]
 seeds = 3
 only = { "association.scheduler" = ["round-robin-strict"] }
 metrics = ["goodput_mbps", "ftt_s"]
+capture = true
 [[claims]]
 text = "strict round-robin stays under the paths' capacity"
 paper = "-"
@@ -542,6 +543,31 @@ right_value = 4.72
             .count(),
         3
     );
+    // Each real run's sender capture is kept: whole pcap records of raw IPv4, every one
+    // sent or received by the sender (127.0.4.x; the receiver is 127.0.0.x), holding at
+    // least every byte of the file.
+    let caps: Vec<_> = std::fs::read_dir(out.join("real/sched/captures"))
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    assert_eq!(caps.len(), 3);
+    for c in &caps {
+        assert_eq!(c[..4], 0xa1b2c3d4u32.to_le_bytes(), "not a pcap file");
+        assert_eq!(c[20..24], 101u32.to_le_bytes(), "not raw IP");
+        let mut at = 24;
+        while at < c.len() {
+            let len = u32::from_le_bytes(c[at + 8..at + 12].try_into().unwrap()) as usize;
+            let ip = &c[at + 16..at + 16 + len];
+            let (src, dst) = (&ip[12..16], &ip[16..20]);
+            assert!(
+                src[..3] == [127, 0, 4] || dst[..3] == [127, 0, 4],
+                "a packet between {src:?} and {dst:?} in the sender's capture"
+            );
+            at += 16 + len;
+        }
+        assert_eq!(at, c.len(), "a cut record");
+        assert!(c.len() > 200 * 1024, "{} bytes", c.len());
+    }
     // A metric a real run does not measure is refused by name before any real run.
     std::fs::write(
         d.join("study.toml"),
