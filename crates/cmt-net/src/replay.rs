@@ -3,11 +3,14 @@
 //! runtime, the scenario's algorithms and receive buffer. What the JAPS paper did with
 //! its DelaySocket harness, and what lets one study be measured in both worlds.
 //!
-//! Supported: a file transfer (`file_size`) over paths of one link each, with fixed
-//! delays and loss rates, and scheduled link events that change both directions of a
-//! link (failures, flapping, delay or rate changes: the relay's changes, timed from
-//! when the relays start, just before the association); no background traffic and no
-//! path address events (a scenario with them is refused with a message saying which).
+//! Supported: a file transfer (`file_size`) or a timed run (`duration`: the sender is
+//! cut when the time is up and what the receiver stored by then is measured) over paths
+//! of one or more links each — a relay per link, in series, none shared by two paths —
+//! with the delays and loss rates a simulated run with the same seed draws from their
+//! ranges, and scheduled link events that change both directions of a link (failures,
+//! flapping, delay or rate changes: the relay's changes, timed from when the relays
+//! start, just before the association); no background traffic and no path address
+//! events (a scenario with them is refused with a message saying which).
 //! Both ends run the scenario's configuration and its algorithms with their parameters
 //! ([`Exact`](crate::transfer::Exact)). Differences from the simulated run, stated:
 //! the real runtime's paths are confirmed by HEARTBEAT before they carry data, its
@@ -21,13 +24,13 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use cmt_sim::scenario::Workload;
-use cmt_sim::units::Spread;
 use cmt_sim::Built;
 use rand::RngCore;
 use tokio::sync::Notify;
 
 use crate::io::Sockets;
 use crate::relay::{run_path, RelaySpec};
+use crate::resume::HEADER_LEN;
 use crate::transfer::meter::Meter;
 use crate::transfer::{receive_on, send, Ended, Options, Report, SendOptions, TransferError};
 
@@ -53,6 +56,13 @@ pub enum Outcome {
         /// The receiver's report.
         receiver: Box<Report>,
     },
+    /// A timed run (`duration`): cut when its time was up.
+    Timed {
+        /// Bytes the receiver had stored in order by then.
+        delivered: u64,
+        /// The run's time, s.
+        seconds: f64,
+    },
     /// The association ended before the file did.
     Lost {
         /// Why, as the sender reports it.
@@ -76,7 +86,8 @@ impl Replayed {
             Outcome::Completed { sender, receiver } => (sender, receiver),
             Outcome::Lost {
                 delivered, seconds, ..
-            } => {
+            }
+            | Outcome::Timed { delivered, seconds } => {
                 m.insert("delivered_bytes".to_string(), *delivered as f64);
                 let g = if *seconds > 0.0 {
                     *delivered as f64 * 8.0 / seconds / 1e6
@@ -103,9 +114,6 @@ impl Replayed {
 
 /// Why a scenario cannot run over real sockets, or `None`.
 fn unsupported(b: &Built) -> Option<String> {
-    if matches!(b.workload, Workload::Timed(_)) {
-        return Some("a real run transfers a file: give `file_size`, not `duration`".into());
-    }
     if !b.traffic.is_empty() {
         return Some("background traffic has no real counterpart here".into());
     }
@@ -122,47 +130,40 @@ fn unsupported(b: &Built) -> Option<String> {
             ));
         }
     }
+    let mut used = vec![0; b.links.len()];
     for p in &b.paths {
-        if p.links.len() != 1 {
-            return Some(format!(
-                "path `{}` has {} links; a real run relays one link per path",
-                p.name,
-                p.links.len()
-            ));
-        }
-        let l = &b.links[p.links[0]];
-        if !matches!(l.delay, Spread::Fixed(_)) || !matches!(l.loss, Spread::Fixed(_)) {
-            return Some(format!(
-                "link `{}`: a delay or loss range is drawn per simulated run; give a fixed value",
-                l.name
-            ));
-        }
-        if l.loss_direction != cmt_sim::scenario::LossDirection::Both {
-            return Some(format!(
-                "link `{}`: the relay applies loss in both directions",
-                l.name
-            ));
+        for &link in &p.links {
+            used[link] += 1;
+            let l = &b.links[link];
+            if used[link] > 1 {
+                return Some(format!(
+                    "link `{}` is shared by paths; a relay per path cannot share its queue",
+                    l.name
+                ));
+            }
+            if l.loss_direction != cmt_sim::scenario::LossDirection::Both {
+                return Some(format!(
+                    "link `{}`: the relay applies loss in both directions",
+                    l.name
+                ));
+            }
         }
     }
     None
 }
 
-/// The relay of path `i` from `listen` to `target`, with the scenario's link model and
-/// the link's scheduled changes (its `[[events]]`: failures, flapping, delay jumps).
-fn relay_spec(b: &Built, i: usize, listen: SocketAddr, target: SocketAddr) -> RelaySpec {
-    let link = b.paths[i].links[0];
+/// The relay of `link` from `listen` to `target`, with the scenario's link model as a
+/// run with the scenario's seed draws it (delay and loss ranges) and the link's
+/// scheduled changes (its `[[events]]`: failures, flapping, delay jumps).
+fn relay_spec(b: &Built, link: usize, listen: SocketAddr, target: SocketAddr) -> RelaySpec {
     let l = &b.links[link];
-    let fixed = |s: &Spread<f64>| match s {
-        Spread::Fixed(x) | Spread::Uniform(x, _) => *x,
-    };
+    let (delay_ns, loss) = cmt_sim::world::draw_link(l, b.seed);
     RelaySpec {
         listen,
         target,
         params: cmt_sim::link::LinkParams {
             rate_bps: l.rate_bps,
-            delay: match l.delay {
-                Spread::Fixed(d) | Spread::Uniform(d, _) => d,
-            },
+            delay: cmt_core::Duration::from_nanos(delay_ns),
             jitter: l.jitter,
             jitter_half: l.jitter_half,
             queue: l.queue,
@@ -172,7 +173,7 @@ fn relay_spec(b: &Built, i: usize, listen: SocketAddr, target: SocketAddr) -> Re
             loss_at: l.loss_at.unwrap_or_default(),
             aqm: l.aqm,
         },
-        loss: fixed(&l.loss),
+        loss,
         gilbert: l.gilbert,
         changes: b
             .events
@@ -183,6 +184,29 @@ fn relay_spec(b: &Built, i: usize, listen: SocketAddr, target: SocketAddr) -> Re
         idle: crate::relay::DEFAULT_IDLE,
         senders: crate::relay::DEFAULT_SENDERS,
     }
+}
+
+/// Running relay tasks.
+type Relays = Vec<tokio::task::JoinHandle<std::io::Result<()>>>;
+
+/// The relays of every path, each path's links in series (the last in front of the
+/// receiver's address in `targets`), on 127.0.3.(i+1); the running relays and each
+/// path's first relay, where the sender sends.
+fn start_relays(b: &Built, targets: &[SocketAddr]) -> Result<(Relays, Vec<SocketAddr>), String> {
+    let mut relays = Vec::new();
+    let mut fronts = Vec::new();
+    for (i, p) in b.paths.iter().enumerate() {
+        let mut target = targets[i];
+        for (hop, &link) in p.links.iter().enumerate().rev() {
+            let listen = free_port(&format!("127.0.3.{}", i + 1))?;
+            let seed = b.seed.wrapping_mul(1000) + (100 * hop + i) as u64;
+            let spec = relay_spec(b, link, listen, target);
+            relays.push(tokio::spawn(run_path(spec, seed)));
+            target = listen;
+        }
+        fronts.push(target);
+    }
+    Ok((relays, fronts))
 }
 
 /// A free UDP port on `ip` (bound and released; loopback only, so nobody takes it).
@@ -215,7 +239,10 @@ fn options(b: &Built, limit_s: f64) -> Options {
             capacities: b
                 .paths
                 .iter()
-                .map(|p| Some(b.links[p.links[0]].rate_bps as f64 / 8.0))
+                .map(|p| {
+                    let rate = p.links.iter().map(|&l| b.links[l].rate_bps).min();
+                    rate.map(|r| r as f64 / 8.0)
+                })
                 .collect(),
             backups: b.paths.iter().map(|p| p.backup).collect(),
             ..SendOptions::default()
@@ -233,6 +260,17 @@ fn lost(e: &TransferError) -> Option<Ended> {
         ) => Some(why.clone()),
         _ => None,
     }
+}
+
+/// Bytes a timed run sends from: a quarter more than its paths' narrowest links carry
+/// in its time, and at least 1 MiB, so the sender is never short of data.
+fn backlog(b: &Built, d: cmt_core::Duration) -> u64 {
+    let bps: u64 = b
+        .paths
+        .iter()
+        .filter_map(|p| p.links.iter().map(|&l| b.links[l].rate_bps).min())
+        .sum();
+    (bps as f64 / 8.0 * d.as_secs_f64() * 1.25) as u64 + (1 << 20)
 }
 
 /// How long a receiver is given to stop once told to, after its sender lost the
@@ -260,32 +298,25 @@ pub async fn replay_capturing(
     if let Some(why) = unsupported(b) {
         return Err(format!("scenario `{}` cannot run for real: {why}", b.name));
     }
-    let Workload::File { bytes, limit } = b.workload else {
-        unreachable!("checked above")
+    // A timed run sends from more than its paths can carry in its time, and is cut then.
+    let (bytes, limit_s, timed) = match b.workload {
+        Workload::File { bytes, limit } => (bytes, limit.as_secs_f64(), None),
+        Workload::Timed(d) => (backlog(b, d), d.as_secs_f64() + 30.0, Some(d)),
     };
     let n = b.paths.len();
     let rx_addrs: Vec<SocketAddr> = (0..n)
         .map(|i| format!("127.0.0.{}:0", i + 1).parse().expect("literal"))
         .collect();
     let rx = Sockets::bind(&rx_addrs).await.map_err(|e| e.to_string())?;
-    let targets = rx.local_addrs();
-    let mut relays = Vec::new();
-    let mut fronts = Vec::new();
-    for (i, target) in targets.iter().enumerate().take(n) {
-        let front = free_port(&format!("127.0.3.{}", i + 1))?;
-        let spec = relay_spec(b, i, front, *target);
-        relays.push(tokio::spawn(run_path(
-            spec,
-            b.seed.wrapping_mul(1000) + i as u64,
-        )));
-        fronts.push(front);
-    }
+    let (relays, fronts) = start_relays(b, &rx.local_addrs())?;
     tokio::time::sleep(std::time::Duration::from_millis(30)).await;
-    let mut o = options(b, limit.as_secs_f64());
+    let mut o = options(b, limit_s);
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let out = dir.join("received.bin");
     let mut data = vec![0u8; bytes as usize];
-    cmt_sim::rng::stream(b.seed, "real-file").fill_bytes(&mut data);
+    if timed.is_none() {
+        cmt_sim::rng::stream(b.seed, "real-file").fill_bytes(&mut data);
+    }
     // The receiver counts what it stores, and stops when told.
     let meter = Arc::new(Meter::default());
     let stop = Arc::new(Notify::new());
@@ -294,17 +325,36 @@ pub async fn replay_capturing(
         abort: Some(stop.clone()),
         ..o.clone()
     };
-    // The capture is the sender's alone.
+    // The capture is the sender's alone; so is the cut of a timed run.
     o.outputs.pcap = pcap.map(Path::to_path_buf);
+    let cut = Arc::new(Notify::new());
+    o.abort = Some(cut.clone());
     let out2 = out.clone();
     let mut server = tokio::spawn(async move { receive_on(rx, &out2, &o2).await });
     let locals: Vec<SocketAddr> = (0..n)
         .map(|i| format!("127.0.4.{}:0", i + 1).parse().expect("literal"))
         .collect();
-    let bound = std::time::Duration::from_secs_f64(limit.as_secs_f64() + 30.0);
+    let bound = std::time::Duration::from_secs_f64(limit_s + 30.0);
     let began = std::time::Instant::now();
+    let delivered = || meter.bytes().saturating_sub(HEADER_LEN as u64).min(bytes);
     let outcome = tokio::time::timeout(bound, async {
-        match send(&locals, &fronts, Bytes::from(data), &o).await {
+        let sending = send(&locals, &fronts, Bytes::from(data), &o);
+        tokio::pin!(sending);
+        let sent = match timed {
+            None => sending.await,
+            Some(d) => tokio::select! {
+                r = &mut sending => r,
+                _ = tokio::time::sleep(std::time::Duration::from_nanos(d.as_nanos())) => {
+                    let got = delivered();
+                    cut.notify_one();
+                    let _ = sending.await;
+                    stop.notify_one();
+                    let _ = tokio::time::timeout(RECEIVER_STOP, &mut server).await;
+                    return Ok(Outcome::Timed { delivered: got, seconds: d.as_secs_f64() });
+                }
+            },
+        };
+        match sent {
             Ok(sent) => {
                 let got = (&mut server)
                     .await
@@ -320,10 +370,9 @@ pub async fn replay_capturing(
                 stop.notify_one();
                 // The receiver's own result is its ABORT's; what counts is what it stored.
                 let _ = tokio::time::timeout(RECEIVER_STOP, &mut server).await;
-                let header = crate::resume::HEADER_LEN as u64;
                 Ok(Outcome::Lost {
                     why,
-                    delivered: meter.bytes().saturating_sub(header).min(bytes),
+                    delivered: delivered(),
                     seconds,
                 })
             }
@@ -348,4 +397,45 @@ pub async fn replay_capturing(
         outcome,
         path_names: b.paths.iter().map(|p| p.name.clone()).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RANGED: &str = r#"
+name = "ranged"
+seed = 7
+file_size = "10KB"
+[[links]]
+name = "l"
+rate = "1Mbps"
+delay = "10ms..200ms"
+loss = "1%..5%"
+[[paths]]
+name = "p"
+links = ["l"]
+"#;
+
+    /// A relay builds the delay and loss a simulated run with the same seed draws from
+    /// the ranges — not the range's low end — and another seed draws other values.
+    #[test]
+    fn a_relay_gets_the_values_the_simulated_run_draws() {
+        let any: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let mut seen = Vec::new();
+        for seed in [7, 8] {
+            let b = cmt_sim::load_str(RANGED, "t", None, &[format!("seed={seed}")]).unwrap();
+            let spec = relay_spec(&b, 0, any, any);
+            let (delay_ns, loss) = cmt_sim::world::draw_link(&b.links[0], seed);
+            assert_eq!(spec.params.delay.as_nanos(), delay_ns);
+            assert_eq!(spec.loss, loss);
+            assert!(
+                delay_ns > 10_000_000 && delay_ns < 200_000_000,
+                "{delay_ns}"
+            );
+            assert!(loss > 0.01 && loss < 0.05, "{loss}");
+            seen.push(delay_ns);
+        }
+        assert_ne!(seen[0], seen[1]);
+    }
 }

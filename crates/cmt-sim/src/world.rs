@@ -24,6 +24,7 @@ mod packets;
 mod propagation;
 mod timer_keys;
 
+pub use assemble::draw_link;
 use endpoint::Endpoint;
 use packets::{Packets, Pkt};
 

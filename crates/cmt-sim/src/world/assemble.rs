@@ -125,9 +125,11 @@ fn build_links(built: &Built) -> (Vec<Link<Pkt>>, Vec<Drawn>) {
     (links, drawn)
 }
 
-/// One duplex link: its per-run draws (delay, Bernoulli loss) and its two directions,
-/// each with its own loss and jitter streams.
-fn link_directions(l: &BuiltLink, seed: u64, loss_at: LossPoint) -> ([Link<Pkt>; 2], Drawn) {
+/// The propagation delay (ns) and Bernoulli loss that a run with `seed` draws for link
+/// `l` (each a fixed value or drawn uniformly from its range, once per run, from the
+/// link's own stream): what the simulator runs, and what a real run of the same
+/// scenario and seed must build.
+pub fn draw_link(l: &BuiltLink, seed: u64) -> (u64, f64) {
     let mut rng = stream(seed, &format!("link/{}/draw", l.name));
     let delay_ns = draw(
         match l.delay {
@@ -136,7 +138,13 @@ fn link_directions(l: &BuiltLink, seed: u64, loss_at: LossPoint) -> ([Link<Pkt>;
         },
         &mut rng,
     );
-    let loss = draw(l.loss, &mut rng);
+    (delay_ns, draw(l.loss, &mut rng))
+}
+
+/// One duplex link: its per-run draws (delay, Bernoulli loss) and its two directions,
+/// each with its own loss and jitter streams.
+fn link_directions(l: &BuiltLink, seed: u64, loss_at: LossPoint) -> ([Link<Pkt>; 2], Drawn) {
+    let (delay_ns, loss) = draw_link(l, seed);
     let drawn = Drawn {
         link: l.name.clone(),
         delay_ms: delay_ns as f64 * 1e-6,
