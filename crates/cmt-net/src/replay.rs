@@ -9,8 +9,9 @@
 //! with the delays and loss rates a simulated run with the same seed draws from their
 //! ranges, and scheduled link events that change both directions of a link (failures,
 //! flapping, delay or rate changes: the relay's changes, timed from when the relays
-//! start, just before the association); no background traffic and no path address
-//! events (a scenario with them is refused with a message saying which).
+//! start, just before the association); no background traffic (an open-loop source
+//! set to no load is none) and no path address events (a scenario with them is refused
+//! with a message saying which).
 //! Both ends run the scenario's configuration and its algorithms with their parameters
 //! ([`Exact`](crate::transfer::Exact)). Differences from the simulated run, stated:
 //! the real runtime's paths are confirmed by HEARTBEAT before they carry data, its
@@ -114,7 +115,11 @@ impl Replayed {
 
 /// Why a scenario cannot run over real sockets, or `None`.
 fn unsupported(b: &Built) -> Option<String> {
-    if !b.traffic.is_empty() {
+    // An open-loop source set to no load sends nothing (a study's "no background").
+    let silent = |t: &cmt_sim::scenario::BuiltTraffic| {
+        !t.tcp && matches!(t.rate_bps, cmt_sim::units::Spread::Fixed(r) if r == 0.0)
+    };
+    if b.traffic.iter().any(|t| !silent(t)) {
         return Some("background traffic has no real counterpart here".into());
     }
     for e in &b.events {
@@ -138,12 +143,6 @@ fn unsupported(b: &Built) -> Option<String> {
             if used[link] > 1 {
                 return Some(format!(
                     "link `{}` is shared by paths; a relay per path cannot share its queue",
-                    l.name
-                ));
-            }
-            if l.loss_direction != cmt_sim::scenario::LossDirection::Both {
-                return Some(format!(
-                    "link `{}`: the relay applies loss in both directions",
                     l.name
                 ));
             }
@@ -175,6 +174,7 @@ fn relay_spec(b: &Built, link: usize, listen: SocketAddr, target: SocketAddr) ->
         },
         loss,
         gilbert: l.gilbert,
+        loss_direction: l.loss_direction,
         changes: b
             .events
             .iter()
@@ -416,6 +416,21 @@ loss = "1%..5%"
 name = "p"
 links = ["l"]
 "#;
+
+    /// Background a study switches off (an open-loop source at no load) is no
+    /// background; any load is refused.
+    #[test]
+    fn a_source_at_no_load_is_no_background() {
+        for (load, refused) in [("0%", false), ("10%", true)] {
+            let text = format!(
+                "{RANGED}[[traffic]]\nname = \"vbr\"\nkind = \"pareto\"\nlinks = [\"l\"]\n\
+                 load = \"{load}\"\n"
+            );
+            let b = cmt_sim::load_str(&text, "t", None, &[]).unwrap();
+            let why = unsupported(&b);
+            assert_eq!(why.is_some(), refused, "{load}: {why:?}");
+        }
+    }
 
     /// A relay builds the delay and loss a simulated run with the same seed draws from
     /// the ranges — not the range's low end — and another seed draws other values.

@@ -165,3 +165,43 @@ async fn two_senders_in_turn_through_the_same_relays() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Everything `s` receives until it has been quiet for 300 ms.
+async fn drain(s: &UdpSocket) -> Vec<(Vec<u8>, SocketAddr)> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 256];
+    while let Ok(Ok((n, from))) =
+        tokio::time::timeout(Duration::from_millis(300), s.recv_from(&mut buf)).await
+    {
+        got.push((buf[..n].to_vec(), from));
+    }
+    got
+}
+
+/// `loss_direction=forward` drops only on the way to the target, as a scenario's link
+/// with forward loss: of 200 datagrams at 50 % loss, Binomial(200, ½) arrive (100 ± 7
+/// standard deviation: 60–140 is a bound of almost six), and every answer to them comes
+/// back — with loss both ways about half would not.
+#[tokio::test]
+async fn forward_loss_spares_the_answers() {
+    let target = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let settings = ",loss=50%,loss_direction=forward,queue=unlimited";
+    let stats = relay("127.0.2.1:19925", target.local_addr().unwrap(), settings, 7);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let x = UdpSocket::bind("127.0.1.1:0").await.unwrap();
+    for i in 0..200u32 {
+        x.send_to(&i.to_be_bytes(), "127.0.2.1:19925")
+            .await
+            .unwrap();
+    }
+    let arrived = drain(&target).await;
+    assert!((60..=140).contains(&arrived.len()), "{}", arrived.len());
+    for (m, from) in &arrived {
+        target.send_to(m, from).await.unwrap();
+    }
+    let answers = drain(&x).await;
+    assert_eq!(answers.len(), arrived.len());
+    let st = now(&stats);
+    assert_eq!(st.dropped[0].loss, 200 - arrived.len() as u64);
+    assert_eq!(st.dropped[1].total(), 0);
+}

@@ -185,7 +185,7 @@ enum Command {
     /// sender's address and port gets a port of its own towards the target, as behind
     /// a NAT, expiring when idle; they share the path's rate and queue.
     Relay {
-        /// One per path: `LISTEN>TARGET[,rate=R][,delay=D][,jitter=D][,jitter_model=half-normal][,loss=P][,queue=N|unlimited][,gilbert=markov1pct][,trace=FILE][,change=T/KEY=V…][,idle=D][,senders=N]`;
+        /// One per path: `LISTEN>TARGET[,rate=R][,delay=D][,jitter=D][,jitter_model=half-normal][,loss=P][,loss_direction=forward][,queue=N|unlimited][,gilbert=markov1pct][,trace=FILE][,change=T/KEY=V…][,idle=D][,senders=N]`;
         /// `change=8s/delay=200ms` or `change=5s/state=down` changes the path at T;
         /// `idle` (60s) ends a sender's mapping after that long without a datagram;
         /// `senders` (256) bounds the mappings at once (datagrams of more are refused).

@@ -12,11 +12,12 @@
 //! mapping expires after `idle` (default 60 s) without a datagram either way; at most
 //! `senders` (default 256) exist at once. [`RelayStats`] counts what the path did.
 //! Spec syntax (one per path):
-//! `LISTEN>TARGET[,rate=RATE][,delay=D][,jitter=D][,jitter_model=half-normal][,loss=P][,queue=N|unlimited][,gilbert=markov1pct][,trace=FILE][,idle=D][,senders=N]`,
+//! `LISTEN>TARGET[,rate=RATE][,delay=D][,jitter=D][,jitter_model=half-normal][,loss=P][,loss_direction=both|forward|reverse][,queue=N|unlimited][,gilbert=markov1pct][,trace=FILE][,idle=D][,senders=N]`,
 //! e.g. `127.0.0.1:19001>127.0.0.1:9899,rate=2Mbps,delay=40ms,loss=1%`. `trace=FILE` is
 //! a Mahimahi capacity trace (one line per 1500-byte delivery opportunity, ms) that
 //! replaces the rate in both directions. `jitter_model=half-normal` adds σ·|G| instead of
-//! σ·G (the JAPS paper's "10 + 2|G| ms"); `queue=unlimited` never drops (a delaying
+//! σ·G (the JAPS paper's "10 + 2|G| ms"); `loss_direction=forward` applies the loss
+//! models towards the target only (data, not acknowledgements); `queue=unlimited` never drops (a delaying
 //! socket, not a router). `change=T/KEY=VALUE[/KEY=VALUE…]` (any number of them) changes
 //! both directions T after the relay starts, as a scenario's link events do: `delay`,
 //! `rate`, `loss`, or `state=down` / `state=up` (e.g. `change=8s/delay=200ms`, a delay
@@ -153,10 +154,15 @@ pub async fn run_path_counted(
 /// One direction of the path: its link with the spec's impairments and random streams.
 fn link(spec: &RelaySpec, seed: u64, dir: &str) -> Link<InFlight> {
     let name = spec.listen.to_string();
+    let chain = if spec.loss_direction.applies(dir == "reverse") {
+        LossChain::new(spec.loss, spec.gilbert)
+    } else {
+        LossChain::new(0.0, None)
+    };
     Link::new(
         format!("{name}/{dir}"),
         spec.params.clone(),
-        LossChain::new(spec.loss, spec.gilbert),
+        chain,
         LinkStreams {
             loss: stream(seed, &format!("relay/{name}/{dir}/loss")),
             jitter: stream(seed, &format!("relay/{name}/{dir}/jitter")),

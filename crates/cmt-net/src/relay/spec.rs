@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use cmt_core::Duration;
 use cmt_sim::link::{LinkChange, LinkParams};
 use cmt_sim::loss::Gilbert;
+use cmt_sim::scenario::LossDirection;
 use cmt_sim::units::{parse_duration, parse_probability, parse_rate, Raw};
 
 /// One relayed path.
@@ -21,6 +22,9 @@ pub struct RelaySpec {
     pub loss: f64,
     /// Gilbert–Elliott loss in series.
     pub gilbert: Option<Gilbert>,
+    /// Which directions the loss models act on (`loss_direction=forward`: only towards
+    /// the target, as a scenario's link with `loss_direction = "forward"`).
+    pub loss_direction: LossDirection,
     /// Changes of both directions, by time since the relay started (in time order).
     pub changes: Vec<(Duration, LinkChange)>,
     /// A sender's mapping expires after this long without a datagram either way.
@@ -89,6 +93,7 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
         },
         loss: 0.0,
         gilbert: None,
+        loss_direction: LossDirection::Both,
         changes: Vec::new(),
         idle: DEFAULT_IDLE,
         senders: DEFAULT_SENDERS,
@@ -119,6 +124,18 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
                 }
             }
             "gilbert" if v.trim() == "markov1pct" => spec.gilbert = Some(Gilbert::markov_1pct()),
+            "loss_direction" => {
+                spec.loss_direction = match v.trim() {
+                    "both" => LossDirection::Both,
+                    "forward" => LossDirection::Forward,
+                    "reverse" => LossDirection::Reverse,
+                    o => {
+                        return Err(format!(
+                            "`loss_direction`: `{o}` (both, forward or reverse)"
+                        ))
+                    }
+                }
+            }
             "change" => spec.changes.push(parse_change(v).map_err(e)?),
             "idle" => spec.idle = parse_duration(&raw).map_err(e)?,
             "senders" => {
@@ -173,6 +190,9 @@ mod tests {
         assert_eq!(s.params.delay, Duration::from_millis(40));
         assert_eq!((s.loss, s.params.queue), (0.01, Some(20)));
         assert!(!s.params.jitter_half);
+        assert_eq!(s.loss_direction, LossDirection::Both);
+        let f = parse_spec("127.0.0.1:1>127.0.0.1:2,loss=1%,loss_direction=forward").unwrap();
+        assert_eq!(f.loss_direction, LossDirection::Forward);
         // The JAPS paper's delaying socket: never drops, jitter σ·|G|.
         let d = parse_spec(
             "127.0.0.1:1>127.0.0.1:2,jitter=2ms,jitter_model=half-normal,queue=unlimited",
@@ -221,6 +241,10 @@ mod tests {
                 "`senders`: `0` is not a count of 1 to 65536",
             ),
             ("127.0.0.1:1>127.0.0.1:2,idle=soon", "`idle`"),
+            (
+                "127.0.0.1:1>127.0.0.1:2,loss_direction=up",
+                "`loss_direction`: `up` (both, forward or reverse)",
+            ),
         ] {
             let e = parse_spec(bad).unwrap_err();
             assert!(e.contains(want), "{bad}: {e}");
