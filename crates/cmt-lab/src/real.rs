@@ -193,8 +193,8 @@ pub fn section(
         md,
         "## Simulated and real\n\nThe same grid points over real sockets: the real runtime \
          (`cmtlab send`/`recv`'s code) through loopback relays with the simulator's link \
-         model. {}, mean ± 95 % CI (n runs that have the value: a transfer whose \
-         association was lost has no `ftt_s`).\n",
+         model. {}, mean ± 95 % CI (n runs that have the value: a timed run, or a \
+         transfer whose association was lost, has no `ftt_s`).\n",
         names.join(", ")
     );
     for metric in metrics {

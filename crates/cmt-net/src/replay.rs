@@ -16,7 +16,9 @@
 //! ([`Exact`](crate::transfer::Exact)). Differences from the simulated run, stated:
 //! the real runtime's paths are confirmed by HEARTBEAT before they carry data, its
 //! packets carry a UDP header, its last chunk asks for an immediate SACK (RFC 7053; the
-//! close waits for it), and its clock is the machine's.
+//! close waits for it), its relays draw loss and jitter events from their own random
+//! streams (the same rates, other events: runs pair with simulated ones by their
+//! parameters, not event by event), and its clock is the machine's.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
