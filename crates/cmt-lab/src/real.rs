@@ -104,6 +104,9 @@ fn run_plan(
 ) -> Result<Aggregate, LabError> {
     let here = out.display().to_string();
     std::fs::create_dir_all(out.join("runs")).map_err(|e| LabError::at(&here, e))?;
+    if spec.capture {
+        std::fs::create_dir_all(out.join("captures")).map_err(|e| LabError::at(&here, e))?;
+    }
     let mut runs = Vec::new();
     for r in &plan.runs {
         if selected(spec, plan, r).map_err(|e| LabError::at(&here, e))? {
@@ -120,9 +123,6 @@ fn run_plan(
                 let capture = spec
                     .capture
                     .then(|| out.join("captures").join(format!("{}.pcap", r.id)));
-                if let Some(c) = capture.as_ref().and_then(|c| c.parent()) {
-                    std::fs::create_dir_all(c).map_err(|e| LabError::at(&here, e))?;
-                }
                 let v = runner(&built, &out.join("scratch"), capture.as_deref()).map_err(|e| {
                     LabError::at(&here, format!("real run {} ({}): {e}", r.index, r.id))
                 })?;

@@ -137,17 +137,13 @@ fn unsupported(b: &Built) -> Option<String> {
             ));
         }
     }
-    let mut used = vec![0; b.links.len()];
-    for p in &b.paths {
-        for &link in &p.links {
-            used[link] += 1;
-            let l = &b.links[link];
-            if used[link] > 1 {
-                return Some(format!(
-                    "link `{}` is shared by paths; a relay per path cannot share its queue",
-                    l.name
-                ));
-            }
+    let mut used = vec![false; b.links.len()];
+    for &link in b.paths.iter().flat_map(|p| &p.links) {
+        if std::mem::replace(&mut used[link], true) {
+            return Some(format!(
+                "link `{}` is shared by paths; a relay per path cannot share its queue",
+                b.links[link].name
+            ));
         }
     }
     None
@@ -241,16 +237,18 @@ fn options(b: &Built, limit_s: f64) -> Options {
             capacities: b
                 .paths
                 .iter()
-                .map(|p| {
-                    let rate = p.links.iter().map(|&l| b.links[l].rate_bps).min();
-                    rate.map(|r| r as f64 / 8.0)
-                })
+                .map(|p| narrowest_bps(b, p).map(|r| r as f64 / 8.0))
                 .collect(),
             backups: b.paths.iter().map(|p| p.backup).collect(),
             ..SendOptions::default()
         },
         ..Options::default()
     }
+}
+
+/// The rate of a path's narrowest link, bit/s.
+fn narrowest_bps(b: &Built, p: &cmt_sim::scenario::BuiltPath) -> Option<u64> {
+    p.links.iter().map(|&l| b.links[l].rate_bps).min()
 }
 
 /// Whether a sender's error is the protocol losing the association (measured like the
@@ -267,17 +265,20 @@ fn lost(e: &TransferError) -> Option<Ended> {
 /// Bytes a timed run sends from: a quarter more than its paths' narrowest links carry
 /// in its time, and at least 1 MiB, so the sender is never short of data.
 fn backlog(b: &Built, d: cmt_core::Duration) -> u64 {
-    let bps: u64 = b
-        .paths
-        .iter()
-        .filter_map(|p| p.links.iter().map(|&l| b.links[l].rate_bps).min())
-        .sum();
+    let bps: u64 = b.paths.iter().filter_map(|p| narrowest_bps(b, p)).sum();
     (bps as f64 / 8.0 * d.as_secs_f64() * 1.25) as u64 + (1 << 20)
 }
 
 /// How long a receiver is given to stop once told to, after its sender lost the
 /// association (it sends an ABORT and returns at once; this only bounds the wait).
 const RECEIVER_STOP: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Tells the receiver to stop and waits for it (at most [`RECEIVER_STOP`]); its own
+/// result is its ABORT's, and what counts is what it stored.
+async fn stop_receiver<T>(stop: &Notify, server: &mut tokio::task::JoinHandle<T>) {
+    stop.notify_one();
+    let _ = tokio::time::timeout(RECEIVER_STOP, server).await;
+}
 
 /// Runs `b` over real sockets on loopback: receiver on 127.0.0.(i+1), relays on
 /// 127.0.3.(i+1), sender on 127.0.4.(i+1); the received file goes to `dir` and is
@@ -350,8 +351,7 @@ pub async fn replay_capturing(
                     let got = delivered();
                     cut.notify_one();
                     let _ = sending.await;
-                    stop.notify_one();
-                    let _ = tokio::time::timeout(RECEIVER_STOP, &mut server).await;
+                    stop_receiver(&stop, &mut server).await;
                     return Ok(Outcome::Timed { delivered: got, seconds: d.as_secs_f64() });
                 }
             },
@@ -369,9 +369,7 @@ pub async fn replay_capturing(
             Err(e) => {
                 let why = lost(&e).ok_or_else(|| e.to_string())?;
                 let seconds = began.elapsed().as_secs_f64();
-                stop.notify_one();
-                // The receiver's own result is its ABORT's; what counts is what it stored.
-                let _ = tokio::time::timeout(RECEIVER_STOP, &mut server).await;
+                stop_receiver(&stop, &mut server).await;
                 Ok(Outcome::Lost {
                     why,
                     delivered: delivered(),

@@ -17,8 +17,8 @@
 //! a Mahimahi capacity trace (one line per 1500-byte delivery opportunity, ms) that
 //! replaces the rate in both directions. `jitter_model=half-normal` adds σ·|G| instead of
 //! σ·G (the JAPS paper's "10 + 2|G| ms"); `loss_direction=forward` applies the loss
-//! models towards the target only (data, not acknowledgements); `queue=unlimited` never drops (a delaying
-//! socket, not a router). `change=T/KEY=VALUE[/KEY=VALUE…]` (any number of them) changes
+//! models towards the target only (data, not acknowledgements); `queue=unlimited` never
+//! drops (a delaying socket, not a router). `change=T/KEY=VALUE[/KEY=VALUE…]` (any number of them) changes
 //! both directions T after the relay starts, as a scenario's link events do: `delay`,
 //! `rate`, `loss`, or `state=down` / `state=up` (e.g. `change=8s/delay=200ms`, a delay
 //! that jumps).

@@ -125,16 +125,9 @@ pub fn parse_spec(s: &str) -> Result<RelaySpec, String> {
             }
             "gilbert" if v.trim() == "markov1pct" => spec.gilbert = Some(Gilbert::markov_1pct()),
             "loss_direction" => {
-                spec.loss_direction = match v.trim() {
-                    "both" => LossDirection::Both,
-                    "forward" => LossDirection::Forward,
-                    "reverse" => LossDirection::Reverse,
-                    o => {
-                        return Err(format!(
-                            "`loss_direction`: `{o}` (both, forward or reverse)"
-                        ))
-                    }
-                }
+                let d = v.trim();
+                spec.loss_direction = LossDirection::parse(Some(d))
+                    .map_err(|_| format!("`loss_direction`: `{d}` (both, forward or reverse)"))?
             }
             "change" => spec.changes.push(parse_change(v).map_err(e)?),
             "idle" => spec.idle = parse_duration(&raw).map_err(e)?,

@@ -69,7 +69,8 @@ impl LossDirection {
         }
     }
 
-    fn parse(s: Option<&str>) -> Result<Self, String> {
+    /// `both` (also when absent), `forward` or `reverse`.
+    pub fn parse(s: Option<&str>) -> Result<Self, String> {
         match s {
             None | Some("both") => Ok(LossDirection::Both),
             Some("forward") => Ok(LossDirection::Forward),
